@@ -1,0 +1,217 @@
+// A check is data: a stable id, the contract clause it enforces, its level, a title, and the
+// code that runs it against a CheckContext. runCheck turns whatever the code does into one
+// of the four outcomes, with evidence; it never lets a bug of ours read as the target's fault.
+import { Faker, base, en } from '@faker-js/faker';
+import { summarise, toCurl, type Exchange } from './exchange.js';
+import { HttpClient, type HttpResponse, type RequestSpec } from './http.js';
+import { Ledger, type LedgerEntry } from './ledger.js';
+import { CheckFailure, CheckSkip, SuiteError, type Level, type Outcome } from './outcome.js';
+import { Secrets } from './secrets.js';
+
+export interface Check {
+  /** Stable forever: reports, baselines and --check refer to it. `area.subject.rule`. */
+  id: string;
+  /** Folder under suites/ that holds it. */
+  area: string;
+  /** The section of the contract (and of READING.md) the check enforces. */
+  clause: string;
+  level: Level;
+  title: string;
+  run(ctx: CheckContext): Promise<void>;
+}
+
+export interface FailureEvidence {
+  expected: string;
+  actual: string;
+  /** The request as a command line, token masked. */
+  request?: string;
+  status?: number;
+  bodyExcerpt?: string;
+  /** Every exchange of the check, one line each, in order. */
+  exchanges: string[];
+}
+
+export interface CheckResult {
+  id: string;
+  area: string;
+  clause: string;
+  level: Level;
+  title: string;
+  outcome: Outcome;
+  /** Why it failed, errored or was skipped. */
+  reason?: string;
+  durationMs: number;
+  evidence?: FailureEvidence;
+  /** Observations the check made on the way (INFO-worthy facts, statuses seen). */
+  notes?: string[];
+}
+
+export interface RunSettings {
+  baseUrl: string;
+  token: string;
+  seed: number;
+  runId: string;
+  timeoutMs: number;
+  maxBodyBytes: number;
+  concurrency: number;
+  ledgerPath: string;
+}
+
+function hash32(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 16777619);
+  }
+  return h >>> 0;
+}
+
+/** What one run shares between its checks: one HTTP client, one ledger, one set of secrets. */
+export class RunContext {
+  readonly settings: RunSettings;
+  readonly secrets = new Secrets();
+  readonly http: HttpClient;
+  readonly ledger: Ledger;
+  readonly #shared = new Map<string, Promise<{ value: unknown; exchanges: Exchange[] }>>();
+
+  constructor(settings: RunSettings) {
+    this.settings = settings;
+    this.http = new HttpClient({
+      baseUrl: settings.baseUrl,
+      token: settings.token,
+      timeoutMs: settings.timeoutMs,
+      maxBodyBytes: settings.maxBodyBytes,
+      concurrency: settings.concurrency,
+      secrets: this.secrets,
+    });
+    this.ledger = new Ledger(settings.ledgerPath);
+  }
+
+  /** A faker seeded from the run's seed and a key: the same data whatever runs beside it. */
+  faker(key: string): Faker {
+    const f = new Faker({ locale: [en, base] });
+    f.seed(hash32(`${this.settings.seed}:${key}`));
+    return f;
+  }
+
+  /** A name for something the run creates: `conformance-<run id>-<label>`. */
+  name(label: string): string {
+    return `conformance-${this.settings.runId}-${label.replace(/[^a-z0-9]+/gi, '-')}`;
+  }
+
+  /**
+   * Work that several checks inspect (one creation, one delete) is done once per run, by
+   * whichever check asks first: the suite never sends a request whose answer it already
+   * has, and each check can still run alone.
+   */
+  shared<T>(key: string, work: (s: Session) => Promise<T>): Promise<{ value: T; exchanges: Exchange[] }> {
+    let p = this.#shared.get(key);
+    if (!p) {
+      const session = new Session(this, key);
+      p = work(session).then((value) => ({ value, exchanges: session.exchanges }));
+      this.#shared.set(key, p);
+    }
+    return p as Promise<{ value: T; exchanges: Exchange[] }>;
+  }
+
+  async close(): Promise<void> {
+    await this.http.close();
+  }
+}
+
+/** Requests made on behalf of one check (or one piece of shared work), recorded as evidence. */
+export class Session {
+  readonly run: RunContext;
+  readonly label: string;
+  readonly faker: Faker;
+  readonly exchanges: Exchange[] = [];
+  #serial = 0;
+
+  constructor(run: RunContext, label: string) {
+    this.run = run;
+    this.label = label;
+    this.faker = run.faker(label);
+  }
+
+  async request(spec: RequestSpec): Promise<HttpResponse> {
+    const res = await this.run.http.request(spec);
+    this.exchanges.push(res.exchange);
+    return res;
+  }
+
+  /** A name for something this session creates: `conformance-<run id>-<label>-<n>`. */
+  name(): string {
+    this.#serial++;
+    return this.run.name(`${this.label}-${this.#serial}`);
+  }
+
+  created(entry: Omit<LedgerEntry, 'createdBy'>): void {
+    this.run.ledger.created({ ...entry, createdBy: this.label });
+  }
+
+  deleted(deletePath: string): void {
+    this.run.ledger.deleted(deletePath);
+  }
+}
+
+/** What a check sees. */
+export class CheckContext extends Session {
+  readonly check: Check;
+  readonly notes: string[] = [];
+
+  constructor(run: RunContext, check: Check) {
+    super(run, check.id);
+    this.check = check;
+  }
+
+  /** Shared work (see RunContext.shared); its exchanges join this check's evidence. */
+  async shared<T>(key: string, work: (s: Session) => Promise<T>): Promise<T> {
+    const { value, exchanges } = await this.run.shared(key, work);
+    for (const x of exchanges) if (!this.exchanges.includes(x)) this.exchanges.push(x);
+    return value;
+  }
+
+  note(text: string): void {
+    this.notes.push(text);
+  }
+
+  skip(reason: string): never {
+    throw new CheckSkip(reason);
+  }
+}
+
+export async function runCheck(check: Check, run: RunContext): Promise<CheckResult> {
+  const ctx = new CheckContext(run, check);
+  const started = performance.now();
+  const mask = (s: string): string => run.secrets.mask(s);
+  const finish = (outcome: Outcome, reason?: string, evidence?: FailureEvidence): CheckResult => ({
+    id: check.id,
+    area: check.area,
+    clause: check.clause,
+    level: check.level,
+    title: check.title,
+    outcome,
+    ...(reason !== undefined ? { reason: mask(reason) } : {}),
+    durationMs: Math.round(performance.now() - started),
+    ...(evidence ? { evidence } : {}),
+    ...(ctx.notes.length ? { notes: ctx.notes.map(mask) } : {}),
+  });
+  try {
+    await check.run(ctx);
+    return finish('pass');
+  } catch (err) {
+    if (err instanceof CheckFailure) {
+      const x = err.exchange ?? ctx.exchanges.at(-1);
+      return finish('fail', err.message, {
+        expected: mask(err.expected),
+        actual: mask(err.actual),
+        ...(x ? { request: toCurl(x), status: x.status, bodyExcerpt: x.bodyExcerpt } : {}),
+        exchanges: ctx.exchanges.map(summarise),
+      });
+    }
+    if (err instanceof CheckSkip) return finish('skip', err.message);
+    if (err instanceof SuiteError) return finish('error', `${err.code}: ${err.message}`);
+    const e = err as Error;
+    return finish('error', `SUITE_BUG: ${e?.stack ?? String(err)}`);
+  }
+}

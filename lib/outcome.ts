@@ -1,0 +1,53 @@
+// The four outcomes of a check (READING.md, "Requirement levels") and the errors that carry
+// them out of a check's code. A CheckFailure blames the target; a SuiteError says the suite
+// itself could not do its work; a CheckSkip says why the check does not apply.
+import type { Exchange } from './exchange.js';
+
+export type Level = 'MUST' | 'SHOULD' | 'INFO';
+export type Outcome = 'pass' | 'fail' | 'error' | 'skip';
+
+export interface Evidence {
+  expected: string;
+  actual: string;
+  /** The exchange the verdict rests on, if any. */
+  exchange?: Exchange;
+  /** Earlier exchanges of the same check, oldest first (setup, the first delete, ...). */
+  history?: Exchange[];
+}
+
+export class CheckFailure extends Error {
+  readonly expected: string;
+  readonly actual: string;
+  readonly exchange?: Exchange;
+  constructor(message: string, detail: { expected: string; actual: string; exchange?: Exchange }) {
+    super(message);
+    this.name = 'CheckFailure';
+    this.expected = detail.expected;
+    this.actual = detail.actual;
+    this.exchange = detail.exchange;
+  }
+}
+
+export class CheckSkip extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'CheckSkip';
+  }
+}
+
+/** Stable codes for the suite's own failures, so reports and tests can tell them apart. */
+export type SuiteErrorCode =
+  | 'TARGET_UNREACHABLE'
+  | 'TIMEOUT'
+  | 'CONNECTION_CLOSED'
+  | 'RESPONSE_TOO_LARGE'
+  | 'SUITE_BUG';
+
+export class SuiteError extends Error {
+  readonly code: SuiteErrorCode;
+  constructor(code: SuiteErrorCode, message: string) {
+    super(message);
+    this.name = 'SuiteError';
+    this.code = code;
+  }
+}

@@ -1,0 +1,119 @@
+// How the reference server behaves, as data. CONFORMING is what the contract and READING.md
+// ask for; every fault (server/faults.ts) and every legitimate variant (server/variants.ts)
+// is a small override of it, so a mutant differs from the reference in exactly one rule.
+
+export interface Behaviour {
+  // Errors (contract, "Error")
+  /** `status` in error bodies as the contract says ("404") or as a number (404). */
+  errorStatusAsNumber: boolean;
+  /** Error bodies as `{ errors: [...] }`, or as `{ error: {...} }` without the array. */
+  errorsArray: boolean;
+  errorContentType: string;
+  /** The 401 answer as the Error shape, or as a plain-text "Unauthorized". */
+  unauthorizedAsJson: boolean;
+
+  // Authentication
+  /** Status for a missing Authorization header. */
+  missingTokenStatus: 401 | 403;
+  /** Status for a wrong bearer token. */
+  wrongTokenStatus: 401 | 403;
+  /** Any bearer token is accepted. */
+  acceptAnyToken: boolean;
+  /** DELETE of a Custom API needs no token. */
+  deleteWithoutAuth: boolean;
+  /** Create an Application Key needs no token (the contract leaves it open). */
+  createWithoutAuth: boolean;
+
+  // Delete a Custom API
+  deleteStatus: number;
+  /** A JSON body on the success answer (with deleteStatus 200). */
+  deleteBody: boolean;
+  /** The delete really removes the Custom API. */
+  deleteApplies: boolean;
+  /** Status for a well-formed UUID that does not exist. */
+  deleteUnknownStatus: number;
+  /** Status for an id that is not UUID-shaped. */
+  malformedIdStatus: number;
+
+  // Create an Application Key
+  createStatus: number;
+  /** Status of a request that fails validation (READING.md: 400 or 422 both pass). */
+  validationStatus: 400 | 422;
+  malformedJsonStatus: number;
+  nameMin: number;
+  nameMax: number;
+  /** How a name's length is counted: code points (the contract), UTF-8 bytes, or UTF-16 units. */
+  nameLengthUnit: 'codepoints' | 'bytes' | 'utf16';
+  /** Top-level fields are accepted when `data` is missing. */
+  acceptUnwrapped: boolean;
+  /** A `data` that is not an object crashes the handler (a 500). */
+  crashOnNonObjectData: boolean;
+  requireName: boolean;
+  /** A non-string name is turned into a string instead of refused. */
+  coerceName: boolean;
+  requireType: boolean;
+  checkTypeValue: boolean;
+  /** `"10"` is taken as 10. */
+  coerceRateLimit: boolean;
+  /** Any number is taken as a rate limit (1.5 too). */
+  acceptFractionalRateLimit: boolean;
+  /** reserved_rate_limit is stored and echoed. */
+  echoRateLimit: boolean;
+  /** Rate limits above this are refused with 409 (the real platform's allowance). */
+  maxRateLimit: number;
+  /** Every key gets the same client_secret. */
+  repeatSecrets: boolean;
+  lastUsedAtSet: boolean;
+  idFormat: 'uuid' | 'numeric';
+  /** The answer's data.type. */
+  echoType: string;
+  /** The top-level meta and links parts of the create answer. */
+  topLevelMetaLinks: boolean;
+  /** Timestamps as `2026-01-01T00:00:00.000Z`, or without milliseconds and with `+00:00`. */
+  timestampStyle: 'iso-ms-z' | 'seconds-offset';
+  /** Extra, undocumented fields in answers (a correct server may add them). */
+  extraFields: boolean;
+  /** Create needs a reserved_rate_limit (a fault: valid bodies without one are refused). */
+  requireRateLimit: boolean;
+}
+
+export const CONFORMING: Readonly<Behaviour> = Object.freeze({
+  errorStatusAsNumber: false,
+  errorsArray: true,
+  errorContentType: 'application/json',
+  unauthorizedAsJson: true,
+  missingTokenStatus: 401,
+  wrongTokenStatus: 401,
+  acceptAnyToken: false,
+  deleteWithoutAuth: false,
+  createWithoutAuth: false,
+  deleteStatus: 204,
+  deleteBody: false,
+  deleteApplies: true,
+  deleteUnknownStatus: 404,
+  malformedIdStatus: 400,
+  createStatus: 201,
+  validationStatus: 400,
+  malformedJsonStatus: 400,
+  nameMin: 1,
+  nameMax: 255,
+  nameLengthUnit: 'codepoints',
+  acceptUnwrapped: false,
+  crashOnNonObjectData: false,
+  requireName: true,
+  coerceName: false,
+  requireType: true,
+  checkTypeValue: true,
+  coerceRateLimit: false,
+  acceptFractionalRateLimit: false,
+  echoRateLimit: true,
+  maxRateLimit: 1_000_000,
+  repeatSecrets: false,
+  lastUsedAtSet: false,
+  idFormat: 'uuid',
+  echoType: 'application_key',
+  topLevelMetaLinks: true,
+  timestampStyle: 'iso-ms-z',
+  extraFields: false,
+  requireRateLimit: false,
+});

@@ -1,0 +1,107 @@
+// The reference server's wire layer: bounded body reading, JSON answers, and the contract's
+// Error shape for every refusal. Nothing a client sends can make it throw past this layer.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Behaviour } from './behaviour.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  500: 'Internal Server Error',
+};
+
+/** A refusal: becomes a response with the Error shape. */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  constructor(status: number, detail: string, headers: Record<string, string> = {}) {
+    super(detail);
+    this.status = status;
+    this.headers = headers;
+  }
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, contentType = 'application/json'): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function sendEmpty(res: ServerResponse, status: number): void {
+  res.writeHead(status);
+  res.end();
+}
+
+export function errorBody(status: number, detail: string, b: Behaviour): unknown {
+  const item = { title: TITLES[status] ?? 'Error', status: b.errorStatusAsNumber ? status : String(status), detail };
+  return b.errorsArray ? { errors: [item] } : { error: item };
+}
+
+export function sendError(res: ServerResponse, err: HttpError, b: Behaviour): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+  if (err.status === 401 && !b.unauthorizedAsJson) {
+    res.writeHead(401, { 'content-type': 'text/plain' });
+    res.end('Unauthorized');
+    return;
+  }
+  sendJson(res, err.status, errorBody(err.status, err.message, b), b.errorContentType);
+}
+
+/** Reads the body up to MAX_BODY_BYTES; a larger one is refused with 413 without buffering it. */
+export function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+      req.resume();
+      reject(new HttpError(413, `The request body is larger than ${MAX_BODY_BYTES} bytes.`, { connection: 'close' }));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    req.on('data', (chunk: Buffer) => {
+      if (refused) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        refused = true;
+        reject(new HttpError(413, `The request body is larger than ${MAX_BODY_BYTES} bytes.`, { connection: 'close' }));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!refused) resolve(Buffer.concat(chunks));
+    });
+    req.on('error', (e) => reject(e));
+  });
+}
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/**
+ * The body of a request that must carry JSON: 415 for another media type, 400 for an empty
+ * or malformed body (or `malformedJsonStatus`, which a fault may set to 500).
+ */
+export async function readJson(req: IncomingMessage, b: Behaviour): Promise<unknown> {
+  const raw = await readBody(req);
+  const type = req.headers['content-type'];
+  if (raw.length === 0) throw new HttpError(400, 'A request body is required.');
+  if (!type || !JSON_TYPE.test(type)) throw new HttpError(415, 'The request body must be sent as application/json.');
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new HttpError(b.malformedJsonStatus, 'The request body is not valid JSON.');
+  }
+}

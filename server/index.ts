@@ -1,0 +1,128 @@
+// The bundled reference server: an in-memory implementation of the contract that every
+// check passes against, and, with a fault switched on, a server that breaks one rule.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { CONFORMING, type Behaviour } from './behaviour.js';
+import { HttpError, sendError } from './http.js';
+import { ROUTES, type RouteContext } from './routes.js';
+import { Store } from './store.js';
+import { faultBehaviour } from './faults.js';
+import { variantBehaviour } from './variants.js';
+
+export { CONFORMING, type Behaviour } from './behaviour.js';
+export { FAULTS, type Fault } from './faults.js';
+export { VARIANTS, type Variant } from './variants.js';
+export { Store } from './store.js';
+
+export interface ReferenceServerOptions {
+  /** The bearer token the server accepts. */
+  token: string;
+  /** Named faults (server/faults.ts) to switch on. */
+  faults?: readonly string[];
+  /** Named legitimate variants (server/variants.ts) to switch on. */
+  variants?: readonly string[];
+  /** Direct overrides, applied last. */
+  behaviour?: Partial<Behaviour>;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  store: Store;
+  behaviour: Behaviour;
+  close(): Promise<void>;
+}
+
+function tokenMatches(header: string | undefined, token: string): 'ok' | 'missing' | 'wrong' {
+  if (!header) return 'missing';
+  const m = /^Bearer\s+(.+)$/i.exec(header);
+  if (!m) return 'wrong';
+  const given = Buffer.from(m[1]!.trim());
+  const want = Buffer.from(token);
+  return given.length === want.length && timingSafeEqual(given, want) ? 'ok' : 'wrong';
+}
+
+export function resolveBehaviour(options: Pick<ReferenceServerOptions, 'faults' | 'variants' | 'behaviour'>): Behaviour {
+  return {
+    ...CONFORMING,
+    ...variantBehaviour(options.variants ?? []),
+    ...faultBehaviour(options.faults ?? []),
+    ...options.behaviour,
+  };
+}
+
+export function createReferenceHandler(options: ReferenceServerOptions, store = new Store()): {
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+  behaviour: Behaviour;
+  store: Store;
+} {
+  const b = resolveBehaviour(options);
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const host = req.headers.host ?? 'localhost';
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', `http://${host}`);
+    } catch {
+      throw new HttpError(400, 'The request URL is malformed.');
+    }
+    const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
+    const candidates = ROUTES.filter((r) => r.pattern.test(path));
+    const route = candidates.find((r) => r.method === req.method);
+    const auth = tokenMatches(req.headers.authorization, options.token);
+    const authenticated = auth === 'ok' || (b.acceptAnyToken && auth === 'wrong');
+    if (!authenticated && !route?.open?.(b)) {
+      req.resume();
+      throw new HttpError(auth === 'missing' ? b.missingTokenStatus : b.wrongTokenStatus, auth === 'missing' ? 'An Authorization header with a bearer token is required.' : 'The bearer token is not valid.', { 'www-authenticate': 'Bearer' });
+    }
+    if (!route) {
+      req.resume();
+      if (candidates.length) {
+        const allow = [...new Set(candidates.map((r) => r.method))].join(', ');
+        throw new HttpError(405, `${req.method} is not allowed here; allowed: ${allow}.`, { allow });
+      }
+      throw new HttpError(404, 'Not found');
+    }
+    let params: string[];
+    try {
+      params = route.pattern.exec(path)!.slice(1).map((p) => decodeURIComponent(p));
+    } catch {
+      throw new HttpError(400, 'The request path is not correctly percent-encoded.');
+    }
+    const ctx: RouteContext = { req, res, params, query: url.searchParams, store, b, baseUrl: `http://${host}`, authenticated };
+    await route.handle(ctx);
+  }
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    handle(req, res).catch((err: unknown) => {
+      const e = err instanceof HttpError ? err : new HttpError(500, 'The server failed to handle the request.');
+      sendError(res, e, b);
+    });
+  };
+  return { handler, behaviour: b, store };
+}
+
+export async function startReferenceServer(options: ReferenceServerOptions & { port?: number; host?: string }): Promise<RunningServer> {
+  const { handler, behaviour, store } = createReferenceHandler(options);
+  const server: Server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, handler);
+  server.keepAliveTimeout = 5_000;
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${port}`,
+    port,
+    store,
+    behaviour,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

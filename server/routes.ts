@@ -1,0 +1,289 @@
+// The reference server's operations: the contract's two (Delete a Custom API, Create an
+// Application Key), what the suite needs around them (create a Custom API, delete a key,
+// the store settings), and small lists of both.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Behaviour } from './behaviour.js';
+import { HttpError, readJson, sendEmpty, sendJson } from './http.js';
+import type { ApplicationKey, CustomApi, Store } from './store.js';
+
+export interface RouteContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: string[];
+  query: URLSearchParams;
+  store: Store;
+  b: Behaviour;
+  baseUrl: string;
+  /** Whether the request carried the right token (routes that need none still know). */
+  authenticated: boolean;
+}
+
+export interface Route {
+  method: 'GET' | 'POST' | 'DELETE';
+  pattern: RegExp;
+  /** Routes that may be reached without a token under the current behaviour. */
+  open?: (b: Behaviour) => boolean;
+  handle(ctx: RouteContext): Promise<void> | void;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SLUG = /^[a-z0-9_-]{1,63}$/;
+const API_TYPE = /^[a-z0-9_]{1,59}_ext$/;
+
+function timestamp(d: Date, b: Behaviour): string {
+  const iso = d.toISOString();
+  return b.timestampStyle === 'iso-ms-z' ? iso : `${iso.slice(0, 19)}+00:00`;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The `data` object of a create body, or a refusal saying what is wrong. */
+function dataOf(body: unknown, b: Behaviour): Record<string, unknown> {
+  if (!isObject(body)) throw new HttpError(b.validationStatus, 'The request body must be a JSON object.');
+  if (!('data' in body)) {
+    if (b.acceptUnwrapped) return body;
+    throw new HttpError(b.validationStatus, "The field 'data' is required.");
+  }
+  if (!isObject(body.data)) {
+    if (b.crashOnNonObjectData) throw new HttpError(500, 'Cannot read properties of the data field.');
+    throw new HttpError(b.validationStatus, "The field 'data' must be an object.");
+  }
+  return body.data;
+}
+
+function checkId(raw: string, b: Behaviour): string {
+  if (!UUID.test(raw)) throw new HttpError(b.malformedIdStatus, `'${raw.slice(0, 80)}' is not a valid id: a UUID is expected.`);
+  return raw.toLowerCase();
+}
+
+function newId(b: Behaviour, n: number): string {
+  return b.idFormat === 'uuid' ? randomUUID() : String(n);
+}
+
+// --- Custom APIs -----------------------------------------------------------------------
+
+const CUSTOM_APIS = '/v2/settings/extensions/custom-apis';
+
+function customApiJson(c: CustomApi, ctx: RouteContext): unknown {
+  const t = timestamp(c.created, ctx.b);
+  return {
+    id: c.id,
+    type: c.type,
+    name: c.name,
+    slug: c.slug,
+    api_type: c.api_type,
+    description: c.description,
+    links: { self: `${ctx.baseUrl}${CUSTOM_APIS}/${c.id}` },
+    meta: { timestamps: { created_at: t, updated_at: t } },
+  };
+}
+
+function createCustomApi(ctx: RouteContext, body: unknown): CustomApi {
+  const { b, store } = ctx;
+  const d = dataOf(body, { ...b, acceptUnwrapped: false, crashOnNonObjectData: false });
+  const bad = (detail: string): never => {
+    throw new HttpError(b.validationStatus, detail);
+  };
+  if (d.type !== 'custom_api') bad("The field 'type' must be 'custom_api'.");
+  if (typeof d.name !== 'string' || d.name.length === 0 || [...d.name].length > 255) bad("The field 'name' must be a string of 1 to 255 characters.");
+  if (typeof d.slug !== 'string' || !SLUG.test(d.slug)) bad("The field 'slug' must match ^[a-z0-9_-]{1,63}$.");
+  if (typeof d.api_type !== 'string' || !API_TYPE.test(d.api_type)) bad("The field 'api_type' must match ^[a-z0-9_]{1,59}_ext$.");
+  if (d.description !== undefined && typeof d.description !== 'string') bad("The field 'description' must be a string.");
+  for (const c of store.customApis.values()) {
+    if (c.slug === d.slug) throw new HttpError(409, `A Custom API with slug '${String(d.slug)}' already exists.`);
+  }
+  const c: CustomApi = {
+    id: randomUUID(),
+    type: 'custom_api',
+    name: d.name as string,
+    slug: d.slug as string,
+    api_type: d.api_type as string,
+    description: (d.description as string | undefined) ?? '',
+    created: new Date(),
+  };
+  store.customApis.set(c.id, c);
+  return c;
+}
+
+// --- Application Keys ------------------------------------------------------------------
+
+const APPLICATION_KEYS = '/v2/application-keys';
+const SHARED_SECRET = 'reference-repeated-secret-0000000000';
+
+function nameLength(name: string, b: Behaviour): number {
+  if (b.nameLengthUnit === 'bytes') return Buffer.byteLength(name);
+  if (b.nameLengthUnit === 'utf16') return name.length;
+  return [...name].length;
+}
+
+function keyJson(k: ApplicationKey, ctx: RouteContext): Record<string, unknown> {
+  const t = timestamp(k.created, ctx.b);
+  return {
+    id: k.id,
+    type: k.type,
+    name: k.name,
+    client_id: k.client_id,
+    client_secret: k.client_secret,
+    ...(k.reserved_rate_limit !== undefined && ctx.b.echoRateLimit ? { reserved_rate_limit: k.reserved_rate_limit } : {}),
+    meta: { timestamps: { created_at: t, updated_at: t, last_used_at: k.last_used_at } },
+    links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}` },
+    ...(ctx.b.extraFields ? { description: '', scopes: ['*'] } : {}),
+  };
+}
+
+function validKey(body: unknown, b: Behaviour): { name: string; type: string; reserved_rate_limit?: number } {
+  const d = dataOf(body, b);
+  const bad = (detail: string): never => {
+    throw new HttpError(b.validationStatus, detail);
+  };
+  let name = d.name;
+  if (name === undefined || name === null) {
+    if (b.requireName) bad("The field 'name' is required.");
+    name = '';
+  }
+  if (typeof name !== 'string') {
+    if (!b.coerceName) bad("The field 'name' must be a string.");
+    name = String(name);
+  }
+  const n = nameLength(name as string, b);
+  if (n < b.nameMin || n > b.nameMax) bad(`The field 'name' must be between ${b.nameMin} and ${b.nameMax} characters long.`);
+  let type = d.type;
+  if (type === undefined) {
+    if (b.requireType) bad("The field 'type' is required.");
+    type = 'application_key';
+  }
+  if (type !== 'application_key' && b.checkTypeValue) bad("The field 'type' must be 'application_key'.");
+  let limit = d.reserved_rate_limit;
+  if (limit === undefined && b.requireRateLimit) bad("The field 'reserved_rate_limit' is required.");
+  if (limit !== undefined) {
+    if (typeof limit === 'string' && b.coerceRateLimit && limit.trim() !== '' && Number.isFinite(Number(limit))) limit = Number(limit);
+    const ok = typeof limit === 'number' && Number.isFinite(limit) && (b.acceptFractionalRateLimit || Number.isInteger(limit));
+    if (!ok) bad("The field 'reserved_rate_limit' must be an integer.");
+    if ((limit as number) < 0) bad("The field 'reserved_rate_limit' must not be negative.");
+    if ((limit as number) > b.maxRateLimit) throw new HttpError(409, 'The requested reserved rate limit will exceed the maximum.');
+  }
+  return { name: name as string, type: String(type), ...(limit !== undefined ? { reserved_rate_limit: limit as number } : {}) };
+}
+
+// --- Lists (Issue 3 extends these to the full pagination conventions) ---------------------
+
+function list<T>(ctx: RouteContext, items: T[], render: (t: T) => unknown): void {
+  const limit = ctx.store.pageLength;
+  const page = items.slice(0, limit).map(render);
+  sendJson(ctx.res, 200, {
+    data: page,
+    meta: {
+      page: { limit, offset: 0, current: 1, total: Math.max(1, Math.ceil(items.length / limit)) },
+      results: { total: items.length },
+    },
+  });
+}
+
+export const ROUTES: Route[] = [
+  {
+    method: 'GET',
+    pattern: /^\/v2\/settings$/,
+    handle(ctx) {
+      sendJson(ctx.res, 200, { data: { type: 'settings', page_length: ctx.store.pageLength } });
+    },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v2\/settings\/extensions\/custom-apis$/,
+    handle(ctx) {
+      list(ctx, [...ctx.store.customApis.values()], (c) => customApiJson(c, ctx));
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/v2\/settings\/extensions\/custom-apis$/,
+    async handle(ctx) {
+      const c = createCustomApi(ctx, await readJson(ctx.req, ctx.b));
+      sendJson(ctx.res, 201, { data: customApiJson(c, ctx) });
+    },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v2\/settings\/extensions\/custom-apis\/([^/]+)$/,
+    handle(ctx) {
+      const c = ctx.store.customApis.get(checkId(ctx.params[0]!, ctx.b));
+      if (!c) throw new HttpError(404, 'Not found');
+      sendJson(ctx.res, 200, { data: customApiJson(c, ctx) });
+    },
+  },
+  {
+    method: 'DELETE',
+    pattern: /^\/v2\/settings\/extensions\/custom-apis\/([^/]+)$/,
+    open: (b) => b.deleteWithoutAuth,
+    handle(ctx) {
+      const { b, store } = ctx;
+      const id = checkId(ctx.params[0]!, b);
+      if (!store.customApis.has(id)) {
+        if (b.deleteUnknownStatus < 400) return sendEmpty(ctx.res, b.deleteUnknownStatus);
+        throw new HttpError(b.deleteUnknownStatus, 'Not found');
+      }
+      if (b.deleteApplies) store.customApis.delete(id);
+      if (b.deleteBody) return sendJson(ctx.res, b.deleteStatus, { data: { id, type: 'custom_api' } });
+      sendEmpty(ctx.res, b.deleteStatus);
+    },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v2\/application-keys$/,
+    handle(ctx) {
+      list(ctx, [...ctx.store.applicationKeys.values()], (k) => {
+        // A list never shows secrets (the real platform shows them only on creation).
+        const { client_secret: _secret, ...rest } = keyJson(k, ctx);
+        return rest;
+      });
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/v2\/application-keys$/,
+    open: (b) => b.createWithoutAuth,
+    async handle(ctx) {
+      const { b, store } = ctx;
+      const v = validKey(await readJson(ctx.req, b), b);
+      store.serial++;
+      const k: ApplicationKey = {
+        id: newId(b, store.serial),
+        type: b.echoType === 'application_key' ? v.type : b.echoType,
+        name: v.name,
+        client_id: randomBytes(16).toString('hex'),
+        client_secret: b.repeatSecrets ? SHARED_SECRET : randomBytes(24).toString('base64url'),
+        ...(v.reserved_rate_limit !== undefined ? { reserved_rate_limit: v.reserved_rate_limit } : {}),
+        created: new Date(),
+        last_used_at: b.lastUsedAtSet ? new Date().toISOString() : null,
+      };
+      store.applicationKeys.set(k.id, k);
+      const data = keyJson(k, ctx);
+      const body = b.topLevelMetaLinks
+        ? { data, meta: { ...(b.extraFields ? { request_id: randomUUID() } : {}) }, links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}` } }
+        : { data };
+      sendJson(ctx.res, b.createStatus, body);
+    },
+  },
+  {
+    method: 'GET',
+    pattern: /^\/v2\/application-keys\/([^/]+)$/,
+    handle(ctx) {
+      const k = ctx.store.applicationKeys.get(ctx.b.idFormat === 'uuid' ? checkId(ctx.params[0]!, ctx.b) : ctx.params[0]!);
+      if (!k) throw new HttpError(404, 'Not found');
+      const { client_secret: _secret, ...rest } = keyJson(k, ctx);
+      sendJson(ctx.res, 200, { data: rest });
+    },
+  },
+  {
+    method: 'DELETE',
+    pattern: /^\/v2\/application-keys\/([^/]+)$/,
+    handle(ctx) {
+      const id = ctx.b.idFormat === 'uuid' ? checkId(ctx.params[0]!, ctx.b) : ctx.params[0]!;
+      if (!ctx.store.applicationKeys.delete(id)) throw new HttpError(404, 'Not found');
+      sendEmpty(ctx.res, 204);
+    },
+  },
+];

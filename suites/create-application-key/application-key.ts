@@ -1,0 +1,51 @@
+// Creating Application Keys. Any 2xx is written to the ledger at once (even for a body the
+// target should have refused), so the run's cleanup deletes it.
+import type { CheckContext, Session } from '../../lib/check.js';
+import type { Auth, HttpResponse } from '../../lib/http.js';
+
+export const APPLICATION_KEYS = '/v2/application-keys';
+
+export function applicationKeyPath(id: string): string {
+  return `${APPLICATION_KEYS}/${encodeURIComponent(id)}`;
+}
+
+export function keyBody(name: unknown, extra: Record<string, unknown> = {}): { data: Record<string, unknown> } {
+  return { data: { type: 'application_key', name, ...extra } };
+}
+
+export interface KeyData {
+  id?: unknown;
+  name?: unknown;
+  type?: unknown;
+  client_id?: unknown;
+  client_secret?: unknown;
+  reserved_rate_limit?: unknown;
+  meta?: { timestamps?: Record<string, unknown> };
+}
+
+/** `data` of a JSON response, or undefined. */
+export function keyData(res: HttpResponse): KeyData | undefined {
+  if (!res.isJson) return undefined;
+  const body = res.json() as { data?: unknown } | null;
+  const data = body && typeof body === 'object' ? body.data : undefined;
+  return data && typeof data === 'object' && !Array.isArray(data) ? (data as KeyData) : undefined;
+}
+
+export async function postApplicationKey(s: Session, spec: { json?: unknown; body?: string; contentType?: string; auth?: Auth }): Promise<HttpResponse> {
+  const res = await s.request({ method: 'POST', path: APPLICATION_KEYS, ...spec });
+  if (res.status >= 200 && res.status < 300) {
+    const data = keyData(res);
+    const id = typeof data?.id === 'string' ? data.id : '';
+    const name = typeof data?.name === 'string' ? data.name : '(unknown)';
+    s.created({ kind: 'application-key', id, name, deletePath: id ? applicationKeyPath(id) : '' });
+  }
+  return res;
+}
+
+/** A valid key, created once per run per `slot` and inspected by several checks. */
+export function validKey(ctx: CheckContext, slot: 'a' | 'b'): Promise<{ name: string; res: HttpResponse }> {
+  return ctx.shared(`valid-key-${slot}`, async (s) => {
+    const name = s.name();
+    return { name, res: await postApplicationKey(s, { json: keyBody(name) }) };
+  });
+}

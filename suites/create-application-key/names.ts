@@ -1,0 +1,61 @@
+// Create an Application Key: the name's length (contract, "Limits: Name length of an
+// application key"; READING.md: counted in Unicode code points, not bytes).
+import type { Faker } from '@faker-js/faker';
+import type { Check, CheckContext } from '../../lib/check.js';
+import type { Level } from '../../lib/outcome.js';
+import { expectRejected, expectStatus, fail } from '../../lib/expect.js';
+import { asciiName, astralName, codePoints, nonAsciiName, oneCharName } from '../../fixtures/names.js';
+import { keyBody, keyData, postApplicationKey } from './application-key.js';
+
+const area = 'create-application-key';
+const CLAUSE = 'Limits: Name length of an application key';
+
+function describeName(name: string): string {
+  return `a name of ${codePoints(name)} characters (${name.length} UTF-16 units, ${Buffer.byteLength(name)} UTF-8 bytes)`;
+}
+
+function accepts(id: string, level: Level, title: string, make: (faker: Faker, prefix: string) => string): Check {
+  return {
+    id,
+    area,
+    clause: CLAUSE,
+    level,
+    title,
+    async run(ctx: CheckContext) {
+      const name = make(ctx.faker, `${ctx.name()}-`);
+      const res = await postApplicationKey(ctx, { json: keyBody(name) });
+      expectStatus(res, { range: '2xx' }, `Create an Application Key with ${describeName(name)}`);
+      const echoed = keyData(res)?.name;
+      if (echoed !== name) {
+        fail('data.name is not the name sent, byte for byte', {
+          expected: `${describeName(name)}: ${JSON.stringify(name)}`,
+          actual: typeof echoed === 'string' ? `${describeName(echoed)}: ${JSON.stringify(echoed)}` : JSON.stringify(echoed),
+          res,
+        });
+      }
+    },
+  };
+}
+
+function rejects(id: string, title: string, make: (faker: Faker, prefix: string) => string): Check {
+  return {
+    id,
+    area,
+    clause: CLAUSE,
+    level: 'MUST',
+    title,
+    async run(ctx: CheckContext) {
+      const name = make(ctx.faker, `${ctx.name()}-`);
+      expectRejected(await postApplicationKey(ctx, { json: keyBody(name) }), `Create an Application Key with ${describeName(name)}`);
+    },
+  };
+}
+
+export const nameChecks: Check[] = [
+  accepts('create.name.1-char', 'MUST', 'a name of 1 character is accepted and echoed exactly', (f) => oneCharName(f)),
+  accepts('create.name.255-chars', 'MUST', 'a name of 255 ASCII characters is accepted and echoed exactly', (f, prefix) => asciiName(f, prefix, 255)),
+  accepts('create.name.255-non-ascii', 'MUST', 'a name of 255 non-ASCII BMP characters (more than 255 bytes) is accepted and echoed exactly', (f) => nonAsciiName(f, 255)),
+  accepts('create.name.astral', 'INFO', 'a name of 255 characters outside the BMP (emoji, 510 UTF-16 units) is accepted and echoed exactly', (f) => astralName(f, 255)),
+  rejects('create.name.empty.rejected', 'an empty name is rejected with 4xx and the Error shape', () => ''),
+  rejects('create.name.256-chars.rejected', 'a name of 256 characters is rejected with 4xx and the Error shape', (f, prefix) => asciiName(f, prefix, 256)),
+];

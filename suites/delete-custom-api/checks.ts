@@ -1,0 +1,157 @@
+// Delete a Custom API (contract, "Endpoints / Delete a Custom API" and "Authentication";
+// READING.md, "Delete a Custom API").
+import type { Check, CheckContext } from '../../lib/check.js';
+import { expectEmptyBody, expectErrorBody, expectRejected, expectStatus, fail } from '../../lib/expect.js';
+import type { HttpResponse } from '../../lib/http.js';
+import { createCustomApi, deleteCustomApi, malformedId, wrongToken } from './custom-api.js';
+
+const area = 'delete-custom-api';
+const CLAUSE = 'Endpoints / Delete a Custom API';
+
+/** Create a Custom API, then delete it once (shared by the 204 and the second-delete checks). */
+function deletedOnce(ctx: CheckContext): Promise<{ id: string; first: HttpResponse }> {
+  return ctx.shared('delete-once', async (s) => {
+    const made = await createCustomApi(s);
+    if (!made.ok) ctx.skip(made.reason);
+    return { id: made.id, first: await deleteCustomApi(s, made.id) };
+  });
+}
+
+/**
+ * Create a Custom API, DELETE it with the given auth, then DELETE it with the token: a 204 on
+ * the second delete proves the first one was not applied (and cleans up).
+ */
+function deletedWith(ctx: CheckContext, key: string, auth: 'none' | 'wrong-token'): Promise<{ attempt: HttpResponse; followUp: HttpResponse }> {
+  return ctx.shared(key, async (s) => {
+    const made = await createCustomApi(s);
+    if (!made.ok) ctx.skip(made.reason);
+    const attempt = await deleteCustomApi(s, made.id, auth === 'none' ? 'none' : { bearer: wrongToken(s.faker) });
+    const followUp = await deleteCustomApi(s, made.id);
+    return { attempt, followUp };
+  });
+}
+
+/** A refused delete must leave the resource in place. */
+function expectSurvived(attempt: HttpResponse, followUp: HttpResponse, how: string): void {
+  if (attempt.status >= 200 && attempt.status < 300) {
+    fail(`DELETE ${how} succeeded`, { expected: 'a refusal (no 2xx)', actual: `status ${attempt.status}`, res: attempt });
+  }
+  if (followUp.status === 404) {
+    fail(`DELETE ${how} answered ${attempt.status} but the Custom API was deleted all the same`, {
+      expected: 'the Custom API still exists: the authenticated DELETE that follows succeeds',
+      actual: 'the authenticated DELETE that follows answers 404',
+      res: followUp,
+    });
+  }
+  // Any 2xx proves it was still there (the exact 204 is delete.existing.204's rule).
+  expectStatus(followUp, { range: '2xx' }, `the authenticated DELETE after the DELETE ${how}`);
+}
+
+function deleteMalformed(ctx: CheckContext): Promise<HttpResponse> {
+  return ctx.shared('delete-malformed', (s) => deleteCustomApi(s, malformedId(s.faker)));
+}
+
+function deleteWithoutToken(ctx: CheckContext) {
+  return deletedWith(ctx, 'delete-without-token', 'none');
+}
+
+export const deleteChecks: Check[] = [
+  {
+    id: 'delete.existing.204',
+    area,
+    clause: `${CLAUSE}: Success`,
+    level: 'MUST',
+    title: 'DELETE of an existing Custom API answers 204 with an empty body',
+    async run(ctx) {
+      const { first } = await deletedOnce(ctx);
+      expectStatus(first, 204, 'DELETE of a Custom API the suite created');
+      expectEmptyBody(first, 'the 204 answer');
+    },
+  },
+  {
+    id: 'delete.repeat.404',
+    area,
+    clause: `${CLAUSE}: Failure 404`,
+    level: 'MUST',
+    title: 'a second DELETE of the same id answers 404 with the Error shape (the first was applied)',
+    async run(ctx) {
+      const { id, first } = await deletedOnce(ctx);
+      if (first.status < 200 || first.status >= 300) ctx.skip(`not testable: the first DELETE answered ${first.status}`);
+      const second = await deleteCustomApi(ctx, id);
+      if (second.status >= 200 && second.status < 300) {
+        fail('the second DELETE succeeded: the first one was not applied', { expected: 'status 404', actual: `status ${second.status}`, res: second });
+      }
+      expectRejected(second, 'the second DELETE of the same id', 404);
+    },
+  },
+  {
+    id: 'delete.unknown-id.404',
+    area,
+    clause: `${CLAUSE}: Failure 404`,
+    level: 'MUST',
+    title: 'DELETE of a well-formed UUID that does not exist answers 404 with the Error shape',
+    async run(ctx) {
+      const res = await deleteCustomApi(ctx, ctx.faker.string.uuid());
+      expectRejected(res, 'DELETE of a random UUID', 404);
+    },
+  },
+  {
+    id: 'delete.malformed-id.rejected',
+    area,
+    clause: `${CLAUSE}: Failure 400`,
+    level: 'MUST',
+    title: 'DELETE with an id that is not UUID-shaped is rejected as invalid (400) with the Error shape',
+    async run(ctx) {
+      // 422 is accepted here as well: it is the other validation status a correct server
+      // uses (READING.md allows it for validation failures of Create); the exact 400 is
+      // held at SHOULD by delete.malformed-id.400. A 404 means the id was never validated.
+      const res = await deleteMalformed(ctx);
+      expectRejected(res, 'DELETE with a non-UUID id', [400, 422]);
+    },
+  },
+  {
+    id: 'delete.malformed-id.400',
+    area,
+    clause: `${CLAUSE}: Failure 400`,
+    level: 'SHOULD',
+    title: 'DELETE with an id that is not UUID-shaped answers exactly 400',
+    async run(ctx) {
+      expectStatus(await deleteMalformed(ctx), 400, 'DELETE with a non-UUID id');
+    },
+  },
+  {
+    id: 'delete.unauthenticated.refused',
+    area,
+    clause: 'Authentication; Endpoints / Delete a Custom API',
+    level: 'MUST',
+    title: 'DELETE without the Authorization header does not succeed and the Custom API survives',
+    async run(ctx) {
+      const { attempt, followUp } = await deleteWithoutToken(ctx);
+      expectSurvived(attempt, followUp, 'without an Authorization header');
+    },
+  },
+  {
+    id: 'delete.unauthenticated.401',
+    area,
+    clause: 'Authentication; Errors',
+    level: 'SHOULD',
+    title: 'DELETE without the Authorization header answers 401 with the Error shape',
+    async run(ctx) {
+      const { attempt } = await deleteWithoutToken(ctx);
+      expectStatus(attempt, 401, 'DELETE without an Authorization header');
+      expectErrorBody(attempt, 'the 401 answer');
+    },
+  },
+  {
+    id: 'delete.bad-token.refused',
+    area,
+    clause: 'Authentication',
+    level: 'SHOULD',
+    title: 'DELETE with a wrong bearer token is refused (401 or 403) and the Custom API survives',
+    async run(ctx) {
+      const { attempt, followUp } = await deletedWith(ctx, 'delete-bad-token', 'wrong-token');
+      expectSurvived(attempt, followUp, 'with a wrong bearer token');
+      expectStatus(attempt, [401, 403], 'DELETE with a wrong bearer token');
+    },
+  },
+];
