@@ -1,0 +1,42 @@
+export const HELP = `Usage:
+  conformance [options]            run the checks (no --base-url: against the bundled reference server)
+  conformance serve [options]      run the bundled reference server alone
+
+Target:
+  --base-url URL        the server to certify (env CONFORMANCE_BASE_URL)
+  --token TOKEN         its bearer token (env CONFORMANCE_TOKEN; prefer the env variable:
+                        a flag shows in process listings and shell history)
+  --config FILE         settings file (default: ./conformance.config.yaml when present)
+
+Selection:
+  --list                list every check (id, level, clause, title) and exit
+  --check ID            run only this check; repeat or separate with commas
+  --grep TEXT           run only checks whose id or title contains TEXT
+
+Run:
+  --seed N              seed for generated data (default: random, printed); replays a run
+  --concurrency N       requests in flight at most (default 8; env CONFORMANCE_CONCURRENCY)
+  --timeout MS          per-request timeout (default 10000; env CONFORMANCE_TIMEOUT_MS)
+  --report-dir DIR      write results.json and junit.xml there (env CONFORMANCE_REPORT_DIR)
+  --strict              SHOULD failures fail the run too
+  --no-color            no colours (also NO_COLOR=1; colours only on a terminal)
+  -h, --help            this help
+  -V, --version         the suite's version
+
+Serve:
+  --port N              port (default 0: a free one)   --host H   address (default 127.0.0.1)
+  --token TOKEN         token to accept (default: env CONFORMANCE_TOKEN, else generated and shown)
+  --seed N              seed for the server's data
+  --fault NAME          switch on a fault (a mutant that breaks one rule); repeatable
+  --variant NAME        switch on a legitimate variant; repeatable
+  --list-faults         list the faults and variants and exit
+
+Precedence: flags > environment > config file > defaults. Every file key is a flag name:
+  base-url, token, seed, timeout, concurrency, max-body-bytes, report-dir, strict.
+
+Exit codes:
+  0  every MUST check passed (SHOULD failures are warnings unless --strict)
+  1  a MUST check failed (or, with --strict, a SHOULD check)
+  2  a usage error, or the suite could not do its work (unreachable target, timeout,
+     a crash of the suite): the results are incomplete
+`;

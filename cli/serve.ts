@@ -1,0 +1,52 @@
+// `conformance serve`: the reference server alone, until interrupted.
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { FAULTS, startReferenceServer, VARIANTS } from '../server/index.js';
+import { UsageError, type Io } from './io.js';
+
+export async function serve(args: string[], io: Io): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      token: { type: 'string' },
+      seed: { type: 'string' },
+      fault: { type: 'string', multiple: true },
+      variant: { type: 'string', multiple: true },
+      'list-faults': { type: 'boolean' },
+    },
+  });
+  if (values['list-faults']) {
+    io.out('Faults (each breaks one rule; the checks that must catch it):');
+    for (const f of FAULTS) io.out(`  ${f.name.padEnd(34)}${f.breaks}  [${f.caughtBy.join(', ')}]`);
+    io.out('\nLegitimate variants (every MUST check passes against them):');
+    for (const v of VARIANTS) io.out(`  ${v.name.padEnd(34)}${v.choice}`);
+    return 0;
+  }
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535 (got '${values.port}')`);
+  if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed must be a whole number (got '${values.seed}')`);
+  const faults = values.fault ?? [];
+  const variants = values.variant ?? [];
+  for (const f of faults) if (!FAULTS.some((x) => x.name === f)) throw new UsageError(`unknown fault '${f}' (see 'conformance serve --list-faults')`);
+  for (const v of variants) if (!VARIANTS.some((x) => x.name === v)) throw new UsageError(`unknown variant '${v}' (see 'conformance serve --list-faults')`);
+  const given = values.token ?? io.env.CONFORMANCE_TOKEN;
+  const token = given ?? randomBytes(18).toString('base64url');
+  const server = await startReferenceServer({ token, faults, variants, port, host: values.host ?? '127.0.0.1' });
+  io.out(`conformance reference server listening on ${server.url}`);
+  // A token the user chose is theirs and is not echoed; one generated here must be shown to be usable.
+  io.out(given ? `  token: (the one given)` : `  token: ${token}  (generated for this server; pass --token to choose one)`);
+  if (faults.length) io.out(`  faults: ${faults.join(', ')}`);
+  if (variants.length) io.out(`  variants: ${variants.join(', ')}`);
+  io.out('  Ctrl-C to stop');
+  await new Promise<void>((resolve) => {
+    const stop = (): void => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await server.close();
+  return 0;
+}

@@ -1,0 +1,134 @@
+// Drives vitest in-process through its Node API, with its own root and config, so that the
+// suite runs the same from a checkout and from under a user's node_modules (launching the
+// vitest binary on a path there would let its default excludes drop our files), and so that
+// a vitest config in the user's folder is never picked up.
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createVitest } from 'vitest/node';
+import type { Reporter, TestCase, TestModule } from 'vitest/node';
+import type { Check, CheckResult, RunSettings } from './check.js';
+import { packageRoot } from './package.js';
+import type { ProvidedRun } from '../suites/register.js';
+
+export interface SuiteRunOptions {
+  settings: RunSettings;
+  checks: readonly Check[];
+  /** Called as each check finishes. */
+  onResult?: (result: CheckResult) => void;
+}
+
+export interface SuiteRun {
+  results: CheckResult[];
+  /** Failures of the suite itself outside any check (a file that did not load, a crash). */
+  suiteErrors: string[];
+}
+
+function firstLine(s: string | undefined): string {
+  return (s ?? '').split('\n')[0] ?? '';
+}
+
+class Collector implements Reporter {
+  readonly results = new Map<string, CheckResult>();
+  readonly suiteErrors: string[] = [];
+  readonly #onResult?: (r: CheckResult) => void;
+  readonly #byId: Map<string, Check>;
+
+  constructor(checks: readonly Check[], onResult?: (r: CheckResult) => void) {
+    this.#onResult = onResult;
+    this.#byId = new Map(checks.map((c) => [c.id, c]));
+  }
+
+  onTestCaseResult(testCase: TestCase): void {
+    const meta = testCase.meta().conformance;
+    const check = this.#byId.get(testCase.name);
+    let result: CheckResult | undefined = meta;
+    if (!result && check) {
+      // The check never reported: vitest stopped it (a timeout) or our glue failed.
+      const errors = testCase.result().errors ?? [];
+      result = {
+        id: check.id,
+        area: check.area,
+        clause: check.clause,
+        level: check.level,
+        title: check.title,
+        outcome: 'error',
+        reason: `SUITE_BUG: the check did not report an outcome (${firstLine(errors[0]?.message) || testCase.result().state})`,
+        durationMs: Math.round(testCase.diagnostic()?.duration ?? 0),
+      };
+    }
+    if (!result) return;
+    this.results.set(result.id, result);
+    this.#onResult?.(result);
+  }
+
+  onTestModuleEnd(module: TestModule): void {
+    for (const e of module.errors()) this.suiteErrors.push(`${module.moduleId}: ${firstLine(e.message)}`);
+  }
+
+  onTestRunEnd(_modules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<{ message?: string }>): void {
+    for (const e of unhandledErrors) this.suiteErrors.push(`unhandled error: ${firstLine(e.message)}`);
+  }
+}
+
+export function suiteFile(area: string): string {
+  return join(packageRoot, 'dist', 'suites', area, `${area}.suite.js`);
+}
+
+export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
+  const { settings, checks } = options;
+  const areas = [...new Set(checks.map((c) => c.area))];
+  const collector = new Collector(checks, options.onResult);
+  const provided: ProvidedRun = { settings, selected: checks.map((c) => c.id) };
+  const cacheDir = join(tmpdir(), 'conformance-vite-cache');
+  mkdirSync(cacheDir, { recursive: true });
+  const savedExitCode = process.exitCode;
+  const vitest = await createVitest(
+    'test',
+    {
+      root: packageRoot,
+      config: false,
+      dir: join(packageRoot, 'dist', 'suites'),
+      include: areas.map((a) => `${a}/${a}.suite.js`),
+      exclude: [],
+      watch: false,
+      reporters: [collector],
+      // (The ProvidedContext augmentation in suites/register.ts types inject(); vitest/node
+      // does not see it through its re-export, hence the cast.)
+      provide: { conformance: provided } as unknown as Record<string, never>,
+      pool: 'threads',
+      // One worker: the HTTP layer bounds requests in flight per process, so one process
+      // keeps --concurrency an honest bound on what the target sees.
+      maxWorkers: 1,
+      fileParallelism: false,
+      sequence: { concurrent: true, shuffle: false },
+      maxConcurrency: settings.concurrency,
+      // Per-request timeouts live in the HTTP layer; this only catches a check that hangs.
+      testTimeout: Math.max(60_000, settings.timeoutMs * 20),
+      hookTimeout: 60_000,
+      passWithNoTests: false,
+      silent: true,
+    },
+    { cacheDir, logLevel: 'silent', server: { watch: null } },
+  );
+  try {
+    await vitest.start();
+  } catch (e) {
+    collector.suiteErrors.push(`vitest could not run the suite: ${firstLine((e as Error).message)}`);
+  } finally {
+    await vitest.close();
+    // vitest sets process.exitCode from its own verdict; ours is computed from the levels.
+    process.exitCode = savedExitCode;
+  }
+  const results = checks.map((c) => collector.results.get(c.id) ?? {
+    id: c.id,
+    area: c.area,
+    clause: c.clause,
+    level: c.level,
+    title: c.title,
+    outcome: 'error' as const,
+    reason: 'SUITE_BUG: the check did not run (see the suite errors)',
+    durationMs: 0,
+  });
+  return { results, suiteErrors: collector.suiteErrors };
+}

@@ -1,0 +1,98 @@
+// The console: a line per check as it finishes, then failures with their evidence, skips
+// grouped by reason, the cleanup, counts by level, and the exit code in one line.
+import type { CheckResult } from '../lib/check.js';
+import { LEVELS, type RunReport } from './model.js';
+
+export interface ConsoleOptions {
+  color: boolean;
+}
+
+const CODES = { red: 31, green: 32, yellow: 33, blue: 34, dim: 2, bold: 1 } as const;
+type Style = keyof typeof CODES;
+
+function painter(color: boolean): (style: Style, s: string) => string {
+  return (style, s) => (color ? `\u001b[${CODES[style]}m${s}\u001b[0m` : s);
+}
+
+const MARK = { pass: '✓', fail: '✗', error: '!', skip: '-' } as const;
+
+function outcomeStyle(r: CheckResult): Style {
+  if (r.outcome === 'pass') return 'green';
+  if (r.outcome === 'skip') return 'dim';
+  if (r.outcome === 'error') return 'red';
+  return r.level === 'MUST' ? 'red' : 'yellow';
+}
+
+/** One line for a finished check. */
+export function renderProgress(r: CheckResult, options: ConsoleOptions): string {
+  const p = painter(options.color);
+  const outcome = r.outcome === 'fail' && r.level !== 'MUST' ? 'warn' : r.outcome;
+  return `  ${p(outcomeStyle(r), `${MARK[r.outcome]} ${outcome.padEnd(5)}`)} ${r.level.padEnd(6)} ${r.id}${p('dim', ` (${r.durationMs} ms)`)}`;
+}
+
+/** The evidence of a failed or errored check, one field a line (also used by junit.xml). */
+export function evidenceLines(r: CheckResult): string[] {
+  const out: string[] = [];
+  if (r.reason) out.push(`reason:   ${r.reason}`);
+  const e = r.evidence;
+  if (e) {
+    out.push(`expected: ${e.expected}`, `actual:   ${e.actual}`);
+    if (e.request) out.push(`request:  ${e.request}`);
+    if (e.status !== undefined) out.push(`status:   ${e.status}`);
+    if (e.bodyExcerpt !== undefined) out.push(`body:     ${e.bodyExcerpt || '(empty)'}`);
+    if (e.exchanges.length > 1) out.push('exchanges:', ...e.exchanges.map((x) => `  ${x}`));
+  }
+  return out;
+}
+
+/** The command that re-runs one check with the same seed against the same target. */
+export function replayCommand(report: RunReport, id: string): string {
+  const target = report.target.embedded ? '' : ` --base-url ${report.target.baseUrl}`;
+  return `npx conformance --check ${id} --seed ${report.seed}${target}`;
+}
+
+export function renderSummary(report: RunReport, options: ConsoleOptions): string {
+  const p = painter(options.color);
+  const lines: string[] = [''];
+  const failures = report.results.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
+  const order = (r: CheckResult): number => (r.outcome === 'error' ? 0 : LEVELS.indexOf(r.level) + 1);
+  if (failures.length) {
+    lines.push(p('bold', `Failures and errors (${failures.length})`));
+    for (const r of [...failures].sort((a, b) => order(a) - order(b))) {
+      const label = r.outcome === 'error' ? 'ERROR (of the suite, not the target)' : r.level === 'MUST' ? 'FAIL' : `${r.level} warning`;
+      lines.push(`  ${p(outcomeStyle(r), `${MARK[r.outcome]} ${label}`)} ${p('bold', r.id)}: ${r.title}`);
+      lines.push(`      clause:   ${r.clause}`);
+      for (const l of evidenceLines(r)) lines.push(`      ${l}`);
+      lines.push(`      replay:   ${replayCommand(report, r.id)}`);
+      lines.push('');
+    }
+  }
+  const skips = report.results.filter((r) => r.outcome === 'skip');
+  if (skips.length) {
+    lines.push(p('bold', `Skipped (${skips.length})`));
+    const byReason = new Map<string, string[]>();
+    for (const r of skips) byReason.set(r.reason ?? '', [...(byReason.get(r.reason ?? '') ?? []), r.id]);
+    for (const [reason, ids] of byReason) lines.push(`  - ${reason}: ${ids.join(', ')}`);
+    lines.push('');
+  }
+  if (report.suiteErrors.length) {
+    lines.push(p('bold', 'Errors of the suite'));
+    for (const e of report.suiteErrors) lines.push(`  ! ${e}`);
+    lines.push('');
+  }
+  const { deleted, leftovers } = report.cleanup;
+  lines.push(p('bold', 'Cleanup'));
+  lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted; ${leftovers.length} left over`);
+  for (const l of leftovers) lines.push(p('yellow', `  left over: ${l.kind} ${l.id || '(no id)'} "${l.name}" (created by ${l.createdBy}): ${l.reason}`));
+  lines.push('');
+  lines.push(p('bold', `Summary: ${report.summary.total} checks in ${(report.durationMs / 1000).toFixed(1)} s (run ${report.runId}, seed ${report.seed})`));
+  for (const level of LEVELS) {
+    const c = report.summary.byLevel[level];
+    const n = c.pass + c.fail + c.error + c.skip;
+    if (n === 0) continue;
+    const failWord = level === 'MUST' ? 'fail' : level === 'SHOULD' ? 'warn' : 'noted';
+    lines.push(`  ${level.padEnd(7)}${String(n).padStart(3)}: ${c.pass} pass, ${c.fail} ${failWord}, ${c.error} error, ${c.skip} skip`);
+  }
+  lines.push(p(report.exit.code === 0 ? 'green' : 'red', report.exit.reason));
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,4 @@
+import { registerChecks } from '../register.js';
+import { createChecks } from './checks.js';
+
+registerChecks(createChecks);

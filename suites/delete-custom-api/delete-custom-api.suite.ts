@@ -1,0 +1,4 @@
+import { registerChecks } from '../register.js';
+import { deleteChecks } from './checks.js';
+
+registerChecks(deleteChecks);

@@ -1,0 +1,4 @@
+import { registerChecks } from '../register.js';
+import { errorChecks } from './checks.js';
+
+registerChecks(errorChecks);
