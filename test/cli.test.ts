@@ -1,0 +1,168 @@
+// The CLI end to end, as a user runs it: the built bin, a real target, real exit codes.
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { allChecks } from '../suites/index.js';
+import type { RunReport } from '../reporters/model.js';
+import { TOKEN, withServer } from './support.js';
+
+const BIN = resolve(import.meta.dirname, '../dist/cli/bin.js');
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<Ran> {
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? mkdtempSync(join(tmpdir(), 'conformance-cwd-')), env: { PATH: process.env.PATH ?? '', ...opts.env }, timeout: 90_000 }, (err, stdout, stderr) => {
+      done({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+function reportDir(): string {
+  return mkdtempSync(join(tmpdir(), 'conformance-report-'));
+}
+
+function readReport(dir: string): RunReport {
+  return JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as RunReport;
+}
+
+describe('usage', () => {
+  it('--help explains the commands and the exit codes', async () => {
+    const r = await cli(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Usage:/);
+    expect(r.stdout).toMatch(/Exit codes:/);
+  });
+
+  it('--version prints the version', async () => {
+    const pkg = JSON.parse(readFileSync(resolve(import.meta.dirname, '../package.json'), 'utf8')) as { version: string };
+    expect((await cli(['--version'])).stdout.trim()).toBe(pkg.version);
+  });
+
+  it('--list shows every check with its level and clause', async () => {
+    const r = await cli(['--list']);
+    expect(r.code).toBe(0);
+    for (const c of allChecks) expect(r.stdout).toContain(c.id);
+    expect(r.stdout).toContain(`${allChecks.length} checks`);
+  });
+
+  it.each([
+    [['--bogus'], /Unknown option '--bogus'/],
+    [['--check', 'no.such.check'], /unknown check id 'no.such.check'/],
+    [['--grep', 'zzzz-nothing'], /no check matches/],
+    [['--base-url', 'https://staging.example'], /needs a token/],
+    [['--concurrency', 'lots'], /concurrency must be a whole number/],
+    [['serve', '--fault', 'nope'], /unknown fault 'nope'/],
+    [['extra'], /unexpected argument 'extra'/],
+  ])('%j is a usage error: one line, the help hint, exit 2', async (args, message) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines[0]).toMatch(message);
+    expect(lines).toEqual([expect.stringMatching(/^conformance: /), "Run 'conformance --help' for usage."]);
+  });
+});
+
+describe('runs', () => {
+  it('with no target: starts the reference server, every check passes, exit 0, reports written', async () => {
+    const dir = reportDir();
+    const r = await cli(['--seed', '7', '--report-dir', dir]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/reference server started on http:\/\/127\.0\.0\.1:\d+/);
+    expect(r.stdout).toMatch(/exit 0: every MUST check passed/);
+    const report = readReport(dir);
+    expect(report.results).toHaveLength(allChecks.length);
+    expect(report.results.filter((x) => x.outcome !== 'pass')).toEqual([]);
+    expect(report.seed).toBe(7);
+    expect(report.cleanup.leftovers).toEqual([]);
+    for (const x of report.results) expect(Object.keys(x)).toEqual(expect.arrayContaining(['id', 'level', 'clause', 'outcome', 'durationMs']));
+    const junit = readFileSync(join(dir, 'junit.xml'), 'utf8');
+    expect(junit.match(/<testcase /g)).toHaveLength(allChecks.length);
+  });
+
+  it('against a server that breaks a MUST rule: exit 1, the failure with its evidence', async () => {
+    await withServer({ faults: ['delete-not-applied'] }, async (server) => {
+      const dir = reportDir();
+      const r = await cli(['--base-url', server.url, '--grep', 'delete.', '--report-dir', dir], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(r.stdout).toMatch(/FAIL delete\.repeat\.404/);
+      expect(r.stdout).toMatch(/curl -i -X DELETE/);
+      expect(r.stdout).toContain(`--check delete.repeat.404 --seed`);
+      const failed = readReport(dir).results.filter((x) => x.outcome === 'fail');
+      expect(failed.map((x) => x.id)).toEqual(['delete.repeat.404']);
+    });
+  });
+
+  it('a SHOULD failure alone exits 0; --strict makes it 1', async () => {
+    await withServer({ faults: ['create-200'] }, async (server) => {
+      const env = { CONFORMANCE_TOKEN: TOKEN };
+      const plain = await cli(['--base-url', server.url, '--check', 'create.valid.2xx,create.valid.201'], { env });
+      expect(plain.code, plain.stdout).toBe(0);
+      expect(plain.stdout).toMatch(/SHOULD warning/);
+      const strict = await cli(['--base-url', server.url, '--check', 'create.valid.2xx,create.valid.201', '--strict'], { env });
+      expect(strict.code).toBe(1);
+    });
+  });
+
+  it('an unreachable target is an error of the suite (exit 2), never a failure of the target', async () => {
+    const dir = reportDir();
+    const r = await cli(['--base-url', 'http://127.0.0.1:9', '--check', 'delete.unknown-id.404,create.valid.2xx', '--timeout', '2000', '--report-dir', dir], { env: { CONFORMANCE_TOKEN: TOKEN } });
+    expect(r.code).toBe(2);
+    const outcomes = readReport(dir).results.map((x) => x.outcome);
+    expect(outcomes).toEqual(['error', 'error']);
+    expect(r.stdout).toMatch(/TARGET_UNREACHABLE/);
+  });
+
+  it('reads the target and token from conformance.config.yaml', async () => {
+    await withServer({}, async (server) => {
+      const cwd = mkdtempSync(join(tmpdir(), 'conformance-cwd-'));
+      writeFileSync(join(cwd, 'conformance.config.yaml'), `base-url: ${server.url}\ntoken: ${TOKEN}\nseed: 11\n`);
+      const r = await cli(['--check', 'delete.existing.204'], { cwd });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/seed {11}11 {2}\(file\)/);
+      expect(r.stdout).not.toContain(TOKEN);
+    });
+  });
+});
+
+describe('secrets', () => {
+  it('never prints the token or a client_secret, even when the target echoes them everywhere', async () => {
+    const token = `leak-canary-${randomUUID()}`;
+    const secrets: string[] = [];
+    // A hostile target: echoes the Authorization header in a header and in the body, and
+    // hands out a client_secret on every answer.
+    const echo = createServer((req, res) => {
+      req.resume();
+      const secret = `cs-${randomUUID()}`;
+      secrets.push(secret);
+      res.setHeader('x-echo', String(req.headers.authorization));
+      res.setHeader('content-type', 'application/json');
+      res.statusCode = req.method === 'DELETE' ? 500 : 201;
+      res.end(JSON.stringify({ data: { id: randomUUID(), name: 'x', type: 'application_key', client_secret: secret, seen: req.headers.authorization }, errors: [{ detail: `token was ${String(req.headers.authorization)} secret ${secret}` }] }));
+    });
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+    try {
+      const dir = reportDir();
+      const r = await cli(['--base-url', url, '--report-dir', dir], { env: { CONFORMANCE_TOKEN: token } });
+      expect(r.code).toBe(1);
+      const outputs = [r.stdout, r.stderr, ...readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8'))].join('\n');
+      expect(outputs).toContain('***');
+      expect(outputs).not.toContain(token);
+      expect(secrets.length).toBeGreaterThan(10);
+      for (const s of secrets) expect(outputs).not.toContain(s);
+    } finally {
+      echo.closeAllConnections();
+      await new Promise<void>((r) => echo.close(() => r()));
+    }
+  });
+});

@@ -1,0 +1,87 @@
+// The HTTP layer: the suite's own failures are SuiteErrors (never the target's fault), a
+// non-JSON body is the target's failure, and secrets are masked by value in every record.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../lib/http.js';
+import { CheckFailure, SuiteError } from '../lib/outcome.js';
+import { Secrets } from '../lib/secrets.js';
+import { toCurl } from '../lib/exchange.js';
+
+const TOKEN = 'tok-8d1f0c3b7a';
+let server: Server | undefined;
+
+async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
+  server = createServer(handler);
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  server = undefined;
+});
+
+function client(baseUrl: string, over: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}): HttpClient {
+  return new HttpClient({ baseUrl, token: TOKEN, timeoutMs: 2_000, maxBodyBytes: 1024, concurrency: 2, secrets: new Secrets(), ...over });
+}
+
+describe('HttpClient', () => {
+  it('reports a refused connection as TARGET_UNREACHABLE', async () => {
+    const url = await serve((_q, s) => s.end());
+    await new Promise<void>((r) => server!.close(() => r()));
+    server = undefined;
+    const err = await client(url).request({ method: 'GET', path: '/x' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SuiteError);
+    expect((err as SuiteError).code).toBe('TARGET_UNREACHABLE');
+  });
+
+  it('reports a server that never answers as TIMEOUT', async () => {
+    const url = await serve(() => undefined);
+    const err = await client(url, { timeoutMs: 200 }).request({ method: 'GET', path: '/x' }).catch((e: unknown) => e);
+    expect((err as SuiteError).code).toBe('TIMEOUT');
+  });
+
+  it('caps the response size', async () => {
+    const url = await serve((_q, s) => s.end('x'.repeat(5000)));
+    const err = await client(url).request({ method: 'GET', path: '/x' }).catch((e: unknown) => e);
+    expect((err as SuiteError).code).toBe('RESPONSE_TOO_LARGE');
+  });
+
+  it('reports a non-JSON body as the target failing', async () => {
+    const url = await serve((_q, s) => s.end('<html>oops</html>'));
+    const res = await client(url).request({ method: 'GET', path: '/x' });
+    expect(() => res.json()).toThrow(CheckFailure);
+  });
+
+  it('masks the token and every client_secret by value, wherever they appear', async () => {
+    const url = await serve((q, s) => {
+      s.setHeader('x-echo', String(q.headers.authorization));
+      s.end(JSON.stringify({ data: { client_secret: 'sec-1234567890' }, echo: q.headers.authorization, again: 'sec-1234567890' }));
+    });
+    const c = client(url);
+    const res = await c.request({ method: 'POST', path: `/x/${TOKEN}`, json: { note: `token ${TOKEN}` } });
+    const later = await c.request({ method: 'GET', path: '/y', query: { q: 'sec-1234567890' } });
+    const recorded = JSON.stringify([res.exchange, later.exchange, toCurl(res.exchange), toCurl(later.exchange)]);
+    expect(recorded).not.toContain(TOKEN);
+    expect(recorded).not.toContain('sec-1234567890');
+    expect(recorded).toContain('Bearer ***');
+  });
+
+  it('never has more requests in flight than its concurrency', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const url = await serve((_q, s) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        s.end('{}');
+      }, 20);
+    });
+    const c = client(url, { concurrency: 3 });
+    await Promise.all(Array.from({ length: 12 }, () => c.request({ method: 'GET', path: '/x' })));
+    expect(peak).toBe(3);
+  });
+});
