@@ -86,7 +86,7 @@ async function run(config: Config, checks: Check[], io: Io): Promise<number> {
   let token = config.token;
   if (!config.baseUrl) {
     token ??= randomBytes(18).toString('base64url');
-    server = await startReferenceServer({ token });
+    server = await startReferenceServer({ token, seed: config.seed });
     io.out(`  reference server started on ${server.url}`);
   }
   const workDir = join(tmpdir(), 'conformance', runId);

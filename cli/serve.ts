@@ -35,7 +35,17 @@ export async function serve(args: string[], io: Io): Promise<number> {
   for (const v of variants) if (!VARIANTS.some((x) => x.name === v)) throw new UsageError(`unknown variant '${v}' (see 'conformance serve --list-faults')`);
   const given = values.token ?? io.env.CONFORMANCE_TOKEN;
   const token = given ?? randomBytes(18).toString('base64url');
-  const server = await startReferenceServer({ token, faults, variants, port, host: values.host ?? '127.0.0.1' });
+const server = await (async () => {
+    try {
+      return await startReferenceServer({ token, faults, variants, port, host: values.host ?? '127.0.0.1', ...(values.seed !== undefined ? { seed: Number(values.seed) } : {}) });
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code === 'EADDRINUSE') throw new UsageError(`port ${port} is already in use (--port 0 picks a free one)`);
+      if (code === 'EACCES') throw new UsageError(`no permission to listen on port ${port}`);
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UsageError(`cannot listen on host '${values.host}'`);
+      throw e;
+    }
+  })();
   io.out(`conformance reference server listening on ${server.url}`);
   // A token the user chose is theirs and is not echoed; one generated here must be shown to be usable.
   io.out(given ? `  token: (the one given)` : `  token: ${token}  (generated for this server; pass --token to choose one)`);

@@ -24,6 +24,8 @@ export interface ReferenceServerOptions {
   variants?: readonly string[];
   /** Direct overrides, applied last. */
   behaviour?: Partial<Behaviour>;
+  /** Seeds the ids the server hands out. */
+  seed?: number;
 }
 
 export interface RunningServer {
@@ -52,7 +54,7 @@ export function resolveBehaviour(options: Pick<ReferenceServerOptions, 'faults' 
   };
 }
 
-export function createReferenceHandler(options: ReferenceServerOptions, store = new Store()): {
+export function createReferenceHandler(options: ReferenceServerOptions, store = new Store(options.seed)): {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   behaviour: Behaviour;
   store: Store;

@@ -1,7 +1,7 @@
 // The reference server's operations: the contract's two (Delete a Custom API, Create an
 // Application Key), what the suite needs around them (create a Custom API, delete a key,
 // the store settings), and small lists of both.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Behaviour } from './behaviour.js';
 import { HttpError, readJson, sendEmpty, sendJson } from './http.js';
@@ -59,8 +59,8 @@ function checkId(raw: string, b: Behaviour): string {
   return raw.toLowerCase();
 }
 
-function newId(b: Behaviour, n: number): string {
-  return b.idFormat === 'uuid' ? randomUUID() : String(n);
+function newId(store: Store, b: Behaviour): string {
+  return b.idFormat === 'uuid' ? store.uuid() : String(store.serial);
 }
 
 // --- Custom APIs -----------------------------------------------------------------------
@@ -96,7 +96,7 @@ function createCustomApi(ctx: RouteContext, body: unknown): CustomApi {
     if (c.slug === d.slug) throw new HttpError(409, `A Custom API with slug '${String(d.slug)}' already exists.`);
   }
   const c: CustomApi = {
-    id: randomUUID(),
+    id: store.uuid(),
     type: 'custom_api',
     name: d.name as string,
     slug: d.slug as string,
@@ -250,7 +250,7 @@ export const ROUTES: Route[] = [
       const v = validKey(await readJson(ctx.req, b), b);
       store.serial++;
       const k: ApplicationKey = {
-        id: newId(b, store.serial),
+        id: newId(store, b),
         type: b.echoType === 'application_key' ? v.type : b.echoType,
         name: v.name,
         client_id: randomBytes(16).toString('hex'),
@@ -262,7 +262,7 @@ export const ROUTES: Route[] = [
       store.applicationKeys.set(k.id, k);
       const data = keyJson(k, ctx);
       const body = b.topLevelMetaLinks
-        ? { data, meta: { ...(b.extraFields ? { request_id: randomUUID() } : {}) }, links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}` } }
+        ? { data, meta: { ...(b.extraFields ? { request_id: store.uuid() } : {}) }, links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}` } }
         : { data };
       sendJson(ctx.res, b.createStatus, body);
     },

@@ -25,7 +25,34 @@ export interface ApplicationKey {
   last_used_at: string | null;
 }
 
+/** mulberry32: a small seeded generator, so a seeded server hands out the same ids. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 export class Store {
+  readonly #random: () => number;
+
+  constructor(seed: number = Date.now() % 2 ** 31) {
+    this.#random = seeded(seed);
+  }
+
+  /** A version 4 UUID from the store's seeded generator. */
+  uuid(): string {
+    const b = Array.from({ length: 16 }, () => Math.floor(this.#random() * 256));
+    b[6] = (b[6]! & 0x0f) | 0x40;
+    b[8] = (b[8]! & 0x3f) | 0x80;
+    const h = b.map((x) => x.toString(16).padStart(2, '0')).join('');
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  }
+
   readonly customApis = new Map<string, CustomApi>();
   readonly applicationKeys = new Map<string, ApplicationKey>();
   /** Store settings (GET /v2/settings), the real platform's page_length. */

@@ -2,6 +2,8 @@
 // target should have refused), so the run's cleanup deletes it.
 import type { CheckContext, Session } from '../../lib/check.js';
 import type { Auth, HttpResponse } from '../../lib/http.js';
+import { SuiteError } from '../../lib/outcome.js';
+import { describeViolations, SCHEMA, validate } from '../../lib/schema.js';
 
 export const APPLICATION_KEYS = '/v2/application-keys';
 
@@ -21,6 +23,17 @@ export interface KeyData {
   client_secret?: unknown;
   reserved_rate_limit?: unknown;
   meta?: { timestamps?: Record<string, unknown> };
+}
+
+/**
+ * A body the suite sends as valid must be valid by spec/: if a fixture drifts from the
+ * contract, that is a bug of the suite (an error), never the target's failure.
+ */
+export function validKeyBody(name: string, extra: Record<string, unknown> = {}): { data: Record<string, unknown> } {
+  const body = keyBody(name, extra);
+  const violations = validate(SCHEMA.applicationKeyCreateRequest, body);
+  if (violations.length) throw new SuiteError('SUITE_BUG', `a fixture meant to be valid breaks the request schema: ${describeViolations(violations)}`);
+  return body;
 }
 
 /** `data` of a JSON response, or undefined. */
@@ -46,6 +59,6 @@ export async function postApplicationKey(s: Session, spec: { json?: unknown; bod
 export function validKey(ctx: CheckContext, slot: 'a' | 'b'): Promise<{ name: string; res: HttpResponse }> {
   return ctx.shared(`valid-key-${slot}`, async (s) => {
     const name = s.name();
-    return { name, res: await postApplicationKey(s, { json: keyBody(name) }) };
+    return { name, res: await postApplicationKey(s, { json: validKeyBody(name) }) };
   });
 }

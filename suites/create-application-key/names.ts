@@ -5,7 +5,7 @@ import type { Check, CheckContext } from '../../lib/check.js';
 import type { Level } from '../../lib/outcome.js';
 import { expectRejected, expectStatus, fail } from '../../lib/expect.js';
 import { asciiName, astralName, codePoints, nonAsciiName, oneCharName } from '../../fixtures/names.js';
-import { keyBody, keyData, postApplicationKey } from './application-key.js';
+import { keyBody, keyData, postApplicationKey, validKeyBody } from './application-key.js';
 
 const area = 'create-application-key';
 const CLAUSE = 'Limits: Name length of an application key';
@@ -23,7 +23,7 @@ function accepts(id: string, level: Level, title: string, make: (faker: Faker, p
     title,
     async run(ctx: CheckContext) {
       const name = make(ctx.faker, `${ctx.name()}-`);
-      const res = await postApplicationKey(ctx, { json: keyBody(name) });
+      const res = await postApplicationKey(ctx, { json: validKeyBody(name) });
       expectStatus(res, { range: '2xx' }, `Create an Application Key with ${describeName(name)}`);
       const echoed = keyData(res)?.name;
       if (echoed !== name) {
