@@ -3,9 +3,10 @@
 import type { Faker } from '@faker-js/faker';
 import type { Check, CheckContext } from '../../lib/check.js';
 import type { Level } from '../../lib/outcome.js';
-import { expectRejected, expectStatus, fail } from '../../lib/expect.js';
+import { expectStatus, fail } from '../../lib/expect.js';
 import { asciiName, astralName, codePoints, nonAsciiName, oneCharName } from '../../fixtures/names.js';
 import { keyBody, keyData, postApplicationKey, validKeyBody } from './application-key.js';
+import { rejectionCheck } from './rejections.js';
 
 const area = 'create-application-key';
 const CLAUSE = 'Limits: Name length of an application key';
@@ -38,17 +39,10 @@ function accepts(id: string, level: Level, title: string, make: (faker: Faker, p
 }
 
 function rejects(id: string, title: string, make: (faker: Faker, prefix: string) => string): Check {
-  return {
-    id,
-    area,
-    clause: CLAUSE,
-    level: 'MUST',
-    title,
-    async run(ctx: CheckContext) {
-      const name = make(ctx.faker, `${ctx.name()}-`);
-      expectRejected(await postApplicationKey(ctx, { json: keyBody(name) }), `Create an Application Key with ${describeName(name)}`);
-    },
-  };
+  return rejectionCheck(id, CLAUSE, title, (ctx) => {
+    const name = make(ctx.faker, `${ctx.name()}-`);
+    return { send: { json: keyBody(name) }, what: describeName(name) };
+  });
 }
 
 export const nameChecks: Check[] = [

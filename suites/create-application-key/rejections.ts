@@ -8,21 +8,29 @@ import { keyBody, postApplicationKey } from './application-key.js';
 const area = 'create-application-key';
 const CLAUSE = 'Resources / ApplicationKey (request)';
 
-type Body = { json: unknown } | { body: string; contentType: string };
+export type Body = { json: unknown } | { body: string; contentType: string };
 
-function rejects(id: string, title: string, body: (name: string) => Body): Check {
+/**
+ * A check that a body is refused: 4xx + Error shape, never 2xx, never 5xx. `make` builds the
+ * body (and names it for the failure message) from the check's context.
+ */
+export function rejectionCheck(id: string, clause: string, title: string, make: (ctx: CheckContext) => { send: Body; what: string }): Check {
   return {
     id,
     area,
-    clause: CLAUSE,
+    clause,
     level: 'MUST',
     title,
     async run(ctx: CheckContext) {
-      // Every body carries a run-prefixed name, so anything a faulty target creates is ours to find.
-      const res = await postApplicationKey(ctx, body(ctx.name()));
-      expectRejected(res, `Create an Application Key (${title.replace(/ is rejected.*$/, '')})`);
+      const { send, what } = make(ctx);
+      expectRejected(await postApplicationKey(ctx, send), `Create an Application Key (${what})`);
     },
   };
+}
+
+function rejects(id: string, title: string, body: (name: string) => Body): Check {
+  // Every body carries a run-prefixed name, so anything a faulty target creates is ours to find.
+  return rejectionCheck(id, CLAUSE, title, (ctx) => ({ send: body(ctx.name()), what: title.replace(/ is rejected.*$/, '') }));
 }
 
 export const rejectionChecks: Check[] = [
