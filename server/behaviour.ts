@@ -75,6 +75,42 @@ export interface Behaviour {
   extraFields: boolean;
   /** Create needs a reserved_rate_limit (a fault: valid bodies without one are refused). */
   requireRateLimit: boolean;
+
+  // Lists (contract, "List endpoints", "Keyset-style traversal", "Limits")
+  /** Largest page; page[limit] above it is clamped (or refused, with rejectOverLimit). */
+  maxLimit: number;
+  rejectOverLimit: boolean;
+  /** Default page length; null: the store's page_length (GET /v2/settings). */
+  defaultLimit: number | null;
+  /** What page[offset] counts: records (the contract), pages, or records from 1. */
+  offsetUnit: 'records' | 'pages' | 'one-based';
+  /** meta.page.total as the number of pages (the contract) or of records. */
+  pageTotalUnit: 'pages' | 'records';
+  /** meta.page.current counted from 0. */
+  currentFromZero: boolean;
+  /** meta.results.total counts the whole collection, ignoring the filter. */
+  totalIgnoresFilter: boolean;
+  /** Pagination meta on a page with zero records: present, missing, or null. */
+  emptyMeta: 'present' | 'missing' | 'null';
+  /** current/total on a zero-result page (READING.md: 0 or 1 both pass). */
+  emptyPageNumbers: 'arithmetic' | 'one-one' | 'one-zero';
+  geAsGt: boolean;
+  gtAsGe: boolean;
+  /** sort is accepted and ignored. */
+  ignoreSort: boolean;
+  /** Records tied on a timestamp come in a different order on every request. */
+  unstableTies: boolean;
+  /** The hard offset limit on /v2/orders and /v2/files. */
+  hardOffsetLimit: boolean;
+  hardOffsetStatus: number;
+  /** A bad page[limit]/page[offset] crashes the handler. */
+  crashOnBadPaging: boolean;
+  /** An offset past the end crashes the handler. */
+  crashPastEnd: boolean;
+  /** The first record of every page after the first is left out. */
+  dropPageBoundary: boolean;
+  /** links on lists: the real platform's, none at all, or with extra members. */
+  listLinks: 'ep' | 'none' | 'extra';
 }
 
 export const CONFORMING: Readonly<Behaviour> = Object.freeze({
@@ -116,4 +152,23 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   timestampStyle: 'iso-ms-z',
   extraFields: false,
   requireRateLimit: false,
+  maxLimit: 100,
+  rejectOverLimit: false,
+  defaultLimit: null,
+  offsetUnit: 'records',
+  pageTotalUnit: 'pages',
+  currentFromZero: false,
+  totalIgnoresFilter: false,
+  emptyMeta: 'present',
+  emptyPageNumbers: 'arithmetic',
+  geAsGt: false,
+  gtAsGe: false,
+  ignoreSort: false,
+  unstableTies: false,
+  hardOffsetLimit: true,
+  hardOffsetStatus: 400,
+  crashOnBadPaging: false,
+  crashPastEnd: false,
+  dropPageBoundary: false,
+  listLinks: 'ep',
 });

@@ -5,7 +5,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { CONFORMING, type Behaviour } from './behaviour.js';
 import { HttpError, sendError } from './http.js';
-import { ROUTES, type RouteContext } from './routes.js';
+import { listRoute, ROUTES, type RouteContext } from './routes.js';
 import { Store } from './store.js';
 import { faultBehaviour } from './faults.js';
 import { variantBehaviour } from './variants.js';
@@ -24,8 +24,10 @@ export interface ReferenceServerOptions {
   variants?: readonly string[];
   /** Direct overrides, applied last. */
   behaviour?: Partial<Behaviour>;
-  /** Seeds the ids the server hands out. */
+  /** Seeds the ids the server hands out and the data of its lists. */
   seed?: number;
+  /** Records in an ordinary list (orders always hold more than 10,000). */
+  records?: number;
 }
 
 export interface RunningServer {
@@ -54,7 +56,7 @@ export function resolveBehaviour(options: Pick<ReferenceServerOptions, 'faults' 
   };
 }
 
-export function createReferenceHandler(options: ReferenceServerOptions, store = new Store(options.seed)): {
+export function createReferenceHandler(options: ReferenceServerOptions, store = new Store({ seed: options.seed, records: options.records })): {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   behaviour: Behaviour;
   store: Store;
@@ -71,6 +73,8 @@ export function createReferenceHandler(options: ReferenceServerOptions, store = 
     }
     const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
     const candidates = ROUTES.filter((r) => r.pattern.test(path));
+    const list = candidates.length ? undefined : store.lists.templates.find((t) => t.pattern.test(path));
+    if (list) candidates.push(listRoute(list));
     const route = candidates.find((r) => r.method === req.method);
     const auth = tokenMatches(req.headers.authorization, options.token);
     const authenticated = auth === 'ok' || (b.acceptAnyToken && auth === 'wrong');

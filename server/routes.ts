@@ -6,6 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Behaviour } from './behaviour.js';
 import { HttpError, readJson, sendEmpty, sendJson } from './http.js';
 import type { ApplicationKey, CustomApi, Store } from './store.js';
+import { Collection, type ListRecord } from './collection.js';
+import { recordJson, sendPage, type ListTemplate } from './lists.js';
 
 export interface RouteContext {
   req: IncomingMessage;
@@ -168,18 +170,32 @@ function validKey(body: unknown, b: Behaviour): { name: string; type: string; re
   return { name: name as string, type: String(type), ...(limit !== undefined ? { reserved_rate_limit: limit as number } : {}) };
 }
 
-// --- Lists (Issue 3 extends these to the full pagination conventions) ---------------------
+// --- Lists ------------------------------------------------------------------------------
 
-function list<T>(ctx: RouteContext, items: T[], render: (t: T) => unknown): void {
-  const limit = ctx.store.pageLength;
-  const page = items.slice(0, limit).map(render);
-  sendJson(ctx.res, 200, {
-    data: page,
-    meta: {
-      page: { limit, offset: 0, current: 1, total: Math.max(1, Math.ceil(items.length / limit)) },
-      results: { total: items.length },
+/** A list of the spec's catalog (server/lists.ts), as a route. */
+export function listRoute(t: ListTemplate): Route {
+  return {
+    method: 'GET',
+    pattern: t.pattern,
+    handle(ctx) {
+      const values = Object.fromEntries(t.params.map((n, i) => [n, ctx.params[i]!]));
+      ctx.store.lists.checkParents(t, values);
+      const concrete = t.params.reduce((p, n) => p.replace(`{${n}}`, values[n]!), t.template);
+      sendPage(ctx, ctx.store.lists.collection(t, concrete), t.hardOffsetLimit, t.catalogStyle, (r) => recordJson(r, ctx.b));
     },
-  });
+  };
+}
+
+/** A list of things the suite creates, paged like every other list. */
+function storeList<T extends { id: string; name: string; created: Date }>(ctx: RouteContext, items: Iterable<T>, render: (t: T) => unknown): void {
+  const byId = new Map<string, T>();
+  const records: ListRecord[] = [];
+  for (const item of items) {
+    byId.set(item.id, item);
+    const t = item.created.getTime();
+    records.push({ id: item.id, type: 'item', name: item.name, slug: item.id, created: t, updated: t });
+  }
+  sendPage(ctx, new Collection(records), false, false, (r) => render(byId.get(r.id)!));
 }
 
 export const ROUTES: Route[] = [
@@ -194,7 +210,7 @@ export const ROUTES: Route[] = [
     method: 'GET',
     pattern: /^\/v2\/settings\/extensions\/custom-apis$/,
     handle(ctx) {
-      list(ctx, [...ctx.store.customApis.values()], (c) => customApiJson(c, ctx));
+      storeList(ctx, ctx.store.customApis.values(), (c) => customApiJson(c, ctx));
     },
   },
   {
@@ -234,7 +250,7 @@ export const ROUTES: Route[] = [
     method: 'GET',
     pattern: /^\/v2\/application-keys$/,
     handle(ctx) {
-      list(ctx, [...ctx.store.applicationKeys.values()], (k) => {
+      storeList(ctx, ctx.store.applicationKeys.values(), (k) => {
         // A list never shows secrets (the real platform shows them only on creation).
         const { client_secret: _secret, ...rest } = keyJson(k, ctx);
         return rest;

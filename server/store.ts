@@ -1,3 +1,5 @@
+import { ListData } from './lists.js';
+
 // The reference server's in-memory records.
 export interface Timestamps {
   created_at: string;
@@ -37,11 +39,20 @@ function seeded(seed: number): () => number {
   };
 }
 
+export interface StoreOptions {
+  seed?: number;
+  /** Records in an ordinary list collection (default 130: more than a full page of 100). */
+  records?: number;
+}
+
 export class Store {
   readonly #random: () => number;
+  readonly lists: ListData;
 
-  constructor(seed: number = Date.now() % 2 ** 31) {
+  constructor(options: StoreOptions = {}) {
+    const seed = options.seed ?? Date.now() % 2 ** 31;
     this.#random = seeded(seed);
+    this.lists = new ListData({ seed, records: options.records ?? 130, now: Date.now() });
   }
 
   /** A version 4 UUID from the store's seeded generator. */

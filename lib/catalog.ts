@@ -1,0 +1,93 @@
+// The catalog of list operations (spec/list-operations.yaml), with the user's overrides from
+// conformance.config.yaml merged in, expanded to one Endpoint per (operation, path).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { packageRoot } from './package.js';
+
+export interface RecordLocations {
+  id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export type ParentSource = { from: string; field: string } | { value: string };
+
+export interface OperationSpec {
+  id: string;
+  name: string;
+  paths: Record<string, string>;
+  hardOffsetLimit?: boolean;
+  record?: Partial<RecordLocations>;
+  /** Not one of the contract's 26 (a list the real platform paginates too). */
+  extra?: boolean;
+}
+
+export interface CatalogSpec {
+  defaults: { record: RecordLocations };
+  parents: Record<string, ParentSource>;
+  operations: OperationSpec[];
+}
+
+export interface Endpoint {
+  /** `operation` or `operation@variant`: how results name it. */
+  key: string;
+  operation: string;
+  name: string;
+  variant: string;
+  path: string;
+  hardOffsetLimit: boolean;
+  record: RecordLocations;
+  /** The placeholders of `path`, in order. */
+  placeholders: string[];
+  extra: boolean;
+}
+
+export interface CatalogOverrides {
+  operations?: Record<string, Partial<OperationSpec> & { paths?: Record<string, string> }>;
+  parents?: Record<string, ParentSource>;
+}
+
+export function loadCatalogSpec(): CatalogSpec {
+  return parseYaml(readFileSync(join(packageRoot, 'spec', 'list-operations.yaml'), 'utf8')) as CatalogSpec;
+}
+
+export function placeholders(path: string): string[] {
+  return [...path.matchAll(/\{([A-Za-z_]+)\}/g)].map((m) => m[1]!);
+}
+
+/** Applies overrides: a known operation id is changed field by field; an unknown one is added. */
+export function mergeCatalog(spec: CatalogSpec, overrides: CatalogOverrides = {}): CatalogSpec {
+  const operations = spec.operations.map((o) => ({ ...o, paths: { ...o.paths } }));
+  for (const [id, o] of Object.entries(overrides.operations ?? {})) {
+    const existing = operations.find((x) => x.id === id);
+    if (existing) {
+      Object.assign(existing, { ...o, id, paths: { ...existing.paths, ...o.paths }, record: { ...existing.record, ...o.record } });
+    } else {
+      if (!o.paths || Object.keys(o.paths).length === 0) throw new Error(`operation '${id}' needs paths`);
+      operations.push({ id, name: o.name ?? id, paths: o.paths, ...(o.hardOffsetLimit ? { hardOffsetLimit: true } : {}), ...(o.record ? { record: o.record } : {}), extra: true });
+    }
+  }
+  return { ...spec, parents: { ...spec.parents, ...overrides.parents }, operations };
+}
+
+export function endpointsOf(spec: CatalogSpec): Endpoint[] {
+  const out: Endpoint[] = [];
+  for (const o of spec.operations) {
+    const variants = Object.entries(o.paths);
+    for (const [variant, path] of variants) {
+      out.push({
+        key: variants.length === 1 && variant === 'default' ? o.id : `${o.id}@${variant}`,
+        operation: o.id,
+        name: o.name,
+        variant,
+        path,
+        hardOffsetLimit: o.hardOffsetLimit ?? false,
+        record: { ...spec.defaults.record, ...o.record },
+        placeholders: placeholders(path),
+        extra: o.extra ?? false,
+      });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,246 @@
+// The list operations of the reference server: every path of spec/list-operations.yaml, the
+// parent lists their placeholders come from, and the two lists of things the suite creates.
+// Data is generated from the seed, per concrete path, on first use.
+import { Faker, base, en } from '@faker-js/faker';
+import type { Behaviour } from './behaviour.js';
+import { Collection, parseFilter, SORT_FIELDS, type FilterTerm, type ListRecord, type Query, type SortField } from './collection.js';
+import { HttpError, sendJson } from './http.js';
+import { endpointsOf, loadCatalogSpec, placeholders, type ParentSource } from '../lib/catalog.js';
+import type { RouteContext } from './routes.js';
+
+export const HARD_OFFSET_LIMIT = 10_000;
+
+export interface ListTemplate {
+  /** e.g. /catalog/hierarchies/{catalog_hierarchy_id}/nodes */
+  template: string;
+  pattern: RegExp;
+  params: string[];
+  /** Collection size: number of records, or 'parent' for small parent lists. */
+  size: 'default' | 'orders' | 'empty' | 'parent';
+  hardOffsetLimit: boolean;
+  /** catalog lists link with `self`, /v2 lists with `current` (the real platform). */
+  catalogStyle: boolean;
+}
+
+function compile(template: string): { pattern: RegExp; params: string[] } {
+  const params = placeholders(template);
+  const source = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[A-Za-z_]+\\?\}|\{[A-Za-z_]+\}/g, '([^/]+)');
+  return { pattern: new RegExp(`^${source}$`), params };
+}
+
+export function listTemplates(): { templates: ListTemplate[]; parents: Record<string, ParentSource> } {
+  const spec = loadCatalogSpec();
+  const templates: ListTemplate[] = [];
+  const seen = new Set<string>();
+  const add = (template: string, size: ListTemplate['size'], hardOffsetLimit: boolean): void => {
+    if (seen.has(template)) return;
+    seen.add(template);
+    templates.push({ template, ...compile(template), size, hardOffsetLimit, catalogStyle: !template.startsWith('/v2/') });
+  };
+  for (const e of endpointsOf(spec)) {
+    if (e.extra) continue; // application keys and Custom APIs are served from the store
+    add(e.path, e.operation === 'orders' ? 'orders' : e.operation === 'catalog-rules' ? 'empty' : 'default', e.hardOffsetLimit);
+  }
+  for (const p of Object.values(spec.parents)) if ('from' in p) add(p.from, 'parent', false);
+  // A literal path must win over a pattern that also matches it (/pcm/catalogs/rules).
+  templates.sort((a, b) => a.params.length - b.params.length);
+  return { templates, parents: spec.parents };
+}
+
+function hash32(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 16777619);
+  }
+  return h >>> 0;
+}
+
+const YEAR = 365 * 24 * 3600 * 1000;
+
+/** Seeded records: timestamps over the past year, ~15% of them in groups tied on created_at. */
+export function generateRecords(seed: number, label: string, count: number, now: number): ListRecord[] {
+  const f = new Faker({ locale: [en, base] });
+  f.seed(hash32(`${seed}:${label}`));
+  const type = label.split('/').filter(Boolean).at(-1) ?? 'record';
+  const out: ListRecord[] = [];
+  // Oldest at least a day old: the suite compares only records older than its time buffer.
+  const newest = now - 24 * 3600 * 1000;
+  while (out.length < count) {
+    const created = newest - f.number.int({ min: 0, max: YEAR });
+    const tie = f.number.float() < 0.15 ? f.number.int({ min: 2, max: 6 }) : 1;
+    for (let i = 0; i < tie && out.length < count; i++) {
+      const updated = f.number.float() < 0.3 ? created : Math.min(newest, created + f.number.int({ min: 0, max: 30 * 24 * 3600 * 1000 }));
+      const name = f.commerce.productName();
+      out.push({ id: f.string.uuid(), type, name, slug: `${f.helpers.slugify(name).toLowerCase()}-${out.length}`, created, updated });
+    }
+  }
+  // Ties on updated_at too: some records share one.
+  for (let i = 0; i + 1 < out.length; i += 17) out[i + 1]!.updated = Math.max(out[i + 1]!.created, out[i]!.updated);
+  return out;
+}
+
+export interface ListOptions {
+  seed: number;
+  /** Records in an ordinary collection. */
+  records: number;
+  now: number;
+}
+
+export class ListData {
+  readonly #collections = new Map<string, Collection>();
+  readonly options: ListOptions;
+  readonly templates: ListTemplate[];
+  readonly parents: Record<string, ParentSource>;
+
+  constructor(options: ListOptions) {
+    this.options = options;
+    const { templates, parents } = listTemplates();
+    this.templates = templates;
+    this.parents = parents;
+  }
+
+  #sizeOf(t: ListTemplate, concrete: string): number {
+    const { records } = this.options;
+    if (t.size === 'empty') return 0;
+    if (t.size === 'orders') return Math.max(HARD_OFFSET_LIMIT + 50, records);
+    if (t.size === 'parent') return 4;
+    // 110 to 150 records at the default: more than one full page of 100.
+    return Math.max(0, records - 20 + (hash32(concrete) % 41));
+  }
+
+  collection(t: ListTemplate, concrete: string): Collection {
+    let c = this.#collections.get(concrete);
+    if (!c) {
+      c = new Collection(generateRecords(this.options.seed, concrete, this.#sizeOf(t, concrete), this.options.now));
+      this.#collections.set(concrete, c);
+    }
+    return c;
+  }
+
+  /** The concrete path of a parent list, or a 404 when a parent id does not exist. */
+  checkParents(t: ListTemplate, values: Record<string, string>): void {
+    for (const name of t.params) {
+      const source = this.parents[name];
+      const value = values[name]!;
+      if (!source) throw new HttpError(404, 'Not found');
+      if ('value' in source) {
+        if (value !== source.value) throw new HttpError(404, `Release '${value}' not found`);
+        continue;
+      }
+      const parentTemplate = this.templates.find((x) => x.template === source.from)!;
+      this.checkParents(parentTemplate, values);
+      const concrete = parentTemplate.params.reduce((p, n) => p.replace(`{${n}}`, values[n]!), parentTemplate.template);
+      const parent = this.collection(parentTemplate, concrete);
+      if (!parent.find(source.field === 'slug' ? 'slug' : 'id', value)) throw new HttpError(404, `Parent '${value}' not found`);
+    }
+  }
+}
+
+// --- Query parameters ------------------------------------------------------------------
+
+function intParam(ctx: RouteContext, name: string): number | undefined {
+  const raw = ctx.query.get(name);
+  if (raw === null) return undefined;
+  if (!/^\d+$/.test(raw.trim())) {
+    if (ctx.b.crashOnBadPaging) throw new HttpError(500, 'Internal error while reading the page parameters.');
+    throw new HttpError(400, `${name} must be a non-negative whole number.`);
+  }
+  return Number(raw);
+}
+
+export function parseQuery(ctx: RouteContext, hardOffsetLimit: boolean): Query {
+  const b = ctx.b;
+  let limit = intParam(ctx, 'page[limit]') ?? b.defaultLimit ?? ctx.store.pageLength;
+  if (limit < 1) {
+    if (b.crashOnBadPaging) throw new HttpError(500, 'Division by zero.');
+    throw new HttpError(400, 'page[limit] must be at least 1.');
+  }
+  if (limit > b.maxLimit) {
+    if (b.rejectOverLimit) throw new HttpError(400, `page[limit] must not exceed ${b.maxLimit}.`);
+    limit = b.maxLimit;
+  }
+  const rawOffset = intParam(ctx, 'page[offset]') ?? 0;
+  if (hardOffsetLimit && b.hardOffsetLimit && rawOffset > HARD_OFFSET_LIMIT) {
+    throw new HttpError(b.hardOffsetStatus, `page[offset] must not exceed ${HARD_OFFSET_LIMIT} on this endpoint; use keyset-style traversal.`);
+  }
+  const offset = b.offsetUnit === 'pages' ? rawOffset * limit : b.offsetUnit === 'one-based' ? Math.max(0, rawOffset - 1) : rawOffset;
+  const sortRaw = ctx.query.get('sort');
+  let sort: Query['sort'] = { field: 'created_at', descending: false };
+  if (sortRaw !== null) {
+    const descending = sortRaw.startsWith('-');
+    const field = descending ? sortRaw.slice(1) : sortRaw;
+    if (!(SORT_FIELDS as readonly string[]).includes(field)) throw new HttpError(400, `Cannot sort by '${sortRaw}'; sortable: ${SORT_FIELDS.join(', ')}.`);
+    if (!b.ignoreSort) sort = { field: field as SortField, descending };
+  }
+  const filterRaw = ctx.query.get('filter');
+  let filters: FilterTerm[] = filterRaw === null || filterRaw === '' ? [] : parseFilter(filterRaw);
+  if (b.geAsGt || b.gtAsGe) {
+    filters = filters.map((t) => (b.geAsGt && t.op === 'ge' ? { ...t, op: 'gt' } : b.gtAsGe && t.op === 'gt' ? { ...t, op: 'ge' } : t));
+  }
+  return { offset, limit, sort, filters };
+}
+
+// --- Rendering -------------------------------------------------------------------------
+
+function iso(ms: number, b: Behaviour): string {
+  const s = new Date(ms).toISOString();
+  return b.timestampStyle === 'iso-ms-z' ? s : `${s.slice(0, 19)}+00:00`;
+}
+
+export function recordJson(r: ListRecord, b: Behaviour): unknown {
+  return { id: r.id, type: r.type, name: r.name, slug: r.slug, meta: { timestamps: { created_at: iso(r.created, b), updated_at: iso(r.updated, b) } } };
+}
+
+/** Shuffles runs of records tied on the sort key (the unstable-ties fault). */
+function shuffleTies(records: ListRecord[], field: SortField): ListRecord[] {
+  const out = [...records];
+  for (let i = 0; i + 1 < out.length; i++) {
+    const k = field === 'updated_at' ? 'updated' : 'created';
+    if (field !== 'id' && out[i]![k] === out[i + 1]![k] && Math.random() < 0.5) [out[i], out[i + 1]] = [out[i + 1]!, out[i]!];
+  }
+  return out;
+}
+
+export function sendPage(ctx: RouteContext, collection: Collection, hardOffsetLimit: boolean, catalogStyle: boolean, render: (r: ListRecord) => unknown): void {
+  const b = ctx.b;
+  const q = parseQuery(ctx, hardOffsetLimit);
+  const full = b.totalIgnoresFilter && q.filters.length ? collection.query({ ...q, filters: [], limit: 0 }).total : undefined;
+  const page = collection.query(b.dropPageBoundary && q.offset > 0 ? { ...q, offset: q.offset + 1 } : q);
+  if (b.crashPastEnd && q.offset >= page.total && page.total > 0) throw new HttpError(500, 'Index out of range.');
+  let records = page.records;
+  if (b.unstableTies) records = shuffleTies(records, q.sort.field);
+  const total = full ?? page.total;
+  const pages = Math.ceil(total / q.limit);
+  const rawOffset = Number(ctx.query.get('page[offset]') ?? 0);
+  let current = Math.floor(q.offset / q.limit) + (b.currentFromZero ? 0 : 1);
+  let pageTotal = b.pageTotalUnit === 'records' ? total : pages;
+  if (total === 0 && b.emptyPageNumbers !== 'arithmetic') {
+    current = 1;
+    pageTotal = b.emptyPageNumbers === 'one-one' ? 1 : 0;
+  }
+  const meta = { page: { limit: q.limit, offset: rawOffset, current, total: pageTotal }, results: { total } };
+  const body: Record<string, unknown> = { data: records.map(render) };
+  if (records.length > 0 || b.emptyMeta === 'present') body.meta = meta;
+  else if (b.emptyMeta === 'null') body.meta = null;
+  if (b.listLinks !== 'none') body.links = links(ctx, q.limit, rawOffset, total, catalogStyle, b.listLinks === 'extra');
+  sendJson(ctx.res, 200, body);
+}
+
+function links(ctx: RouteContext, limit: number, offset: number, total: number, catalogStyle: boolean, extra: boolean): Record<string, string | null> {
+  const url = (o: number): string => {
+    const u = new URL(ctx.req.url ?? '/', ctx.baseUrl);
+    u.searchParams.set('page[limit]', String(limit));
+    u.searchParams.set('page[offset]', String(o));
+    return u.toString();
+  };
+  const last = Math.max(0, (Math.ceil(total / limit) - 1) * limit);
+  return {
+    [catalogStyle ? 'self' : 'current']: url(offset),
+    first: url(0),
+    last: url(last),
+    next: offset + limit < total ? url(offset + limit) : null,
+    prev: offset > 0 ? url(Math.max(0, offset - limit)) : null,
+    ...(extra ? { docs: 'https://example.invalid/docs/pagination' } : {}),
+  };
+}
