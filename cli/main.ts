@@ -5,7 +5,8 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Check, RunSettings } from '../lib/check.js';
+import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
+import { endpointsOf, loadCatalogSpec, mergeCatalog } from '../lib/catalog.js';
 import { cleanUp } from '../lib/cleanup.js';
 import { ConfigError, describeConfig, maskedConfig, resolveConfig, type Config, type RawSettings } from '../lib/config.js';
 import { packageVersion } from '../lib/package.js';
@@ -16,7 +17,7 @@ import { renderJson } from '../reporters/json.js';
 import { renderJunit } from '../reporters/junit.js';
 import { exitFor, summarise, type RunReport } from '../reporters/model.js';
 import { startReferenceServer, type RunningServer } from '../server/index.js';
-import { allChecks } from '../suites/index.js';
+import { checkDefinitions, expandChecks, type CheckDefinition } from '../suites/index.js';
 import { HELP } from './help.js';
 import { UsageError, type Io } from './io.js';
 import { serve } from './serve.js';
@@ -28,7 +29,13 @@ const OPTIONS = {
   seed: { type: 'string' },
   check: { type: 'string', multiple: true },
   grep: { type: 'string' },
+  operation: { type: 'string', multiple: true },
   list: { type: 'boolean' },
+  'list-operations': { type: 'boolean' },
+  'request-budget': { type: 'string' },
+  'time-buffer': { type: 'string' },
+  'default-page-length': { type: 'string' },
+  'require-all-endpoints': { type: 'boolean' },
   'report-dir': { type: 'string' },
   concurrency: { type: 'string' },
   timeout: { type: 'string' },
@@ -38,10 +45,10 @@ const OPTIONS = {
   version: { type: 'boolean', short: 'V' },
 } as const;
 
-export function selectChecks(ids: readonly string[], grep: string | undefined): Check[] {
-  const known = new Set(allChecks.map((c) => c.id));
+export function selectChecks(ids: readonly string[], grep: string | undefined): CheckDefinition[] {
+  const known = new Set(checkDefinitions.map((c) => c.id));
   for (const id of ids) if (!known.has(id)) throw new UsageError(`unknown check id '${id}' (see 'conformance --list')`);
-  let selected = ids.length ? allChecks.filter((c) => ids.includes(c.id)) : [...allChecks];
+  let selected = ids.length ? checkDefinitions.filter((c) => ids.includes(c.id)) : [...checkDefinitions];
   if (grep !== undefined) {
     const g = grep.toLowerCase();
     selected = selected.filter((c) => c.id.toLowerCase().includes(g) || c.title.toLowerCase().includes(g));
@@ -50,14 +57,33 @@ export function selectChecks(ids: readonly string[], grep: string | undefined): 
   return selected;
 }
 
-function renderList(checks: readonly Check[]): string[] {
+function renderList(checks: readonly CheckDefinition[]): string[] {
   const w = Math.max(...checks.map((c) => c.id.length));
   return [
     `${'id'.padEnd(w)}  level   clause / title`,
-    ...checks.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.clause}\n${' '.repeat(w + 10)}${c.title}`),
+    ...checks.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.clause}\n${' '.repeat(w + 10)}${c.title}${c.perOperation ? ' [per list operation]' : ''}`),
     '',
-    `${checks.length} checks`,
+    `${checks.length} checks (${checks.filter((c) => c.perOperation).length} of them run once per list operation; see --list-operations)`,
   ];
+}
+
+/** The list operations as the run will read them (catalog, with the config's overrides). */
+function paginationFor(config: Config): PaginationSettings {
+  let endpoints = endpointsOf(mergeCatalog(loadCatalogSpec(), config.catalog));
+  if (config.operations.length) {
+    const unknown = config.operations.filter((o) => !endpoints.some((e) => e.key === o || e.operation === o));
+    if (unknown.length) throw new UsageError(`unknown operation '${unknown[0]}' (see 'conformance --list-operations')`);
+    endpoints = endpoints.filter((e) => config.operations.includes(e.key) || config.operations.includes(e.operation));
+  }
+  return {
+    endpoints,
+    parents: { ...loadCatalogSpec().parents, ...config.catalog.parents },
+    budget: config.requestBudget,
+    timeBufferMs: config.timeBufferSeconds * 1000,
+    ...(config.defaultPageLength !== undefined ? { defaultPageLength: config.defaultPageLength } : {}),
+    requireAllEndpoints: config.requireAllEndpoints,
+    startedAt: Date.now(),
+  };
 }
 
 function parseMain(args: string[]) {
@@ -71,14 +97,21 @@ function parseMain(args: string[]) {
   if (values.timeout !== undefined) flags.timeout = values.timeout;
   if (values['report-dir'] !== undefined) flags['report-dir'] = values['report-dir'];
   if (values.strict) flags.strict = true;
+  if (values['request-budget'] !== undefined) flags['request-budget'] = values['request-budget'];
+  if (values['time-buffer'] !== undefined) flags['time-buffer'] = values['time-buffer'];
+  if (values['default-page-length'] !== undefined) flags['default-page-length'] = values['default-page-length'];
+  if (values['require-all-endpoints']) flags['require-all-endpoints'] = true;
   const checks = (values.check ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
   return { values, flags, checks };
 }
 
-async function run(config: Config, checks: Check[], io: Io): Promise<number> {
+async function run(config: Config, definitions: CheckDefinition[], io: Io): Promise<number> {
   const color = io.isTTY && !io.env.NO_COLOR && !io.env.CONFORMANCE_NO_COLOR;
   const runId = randomBytes(4).toString('hex');
   const startedAt = new Date();
+  const pagination = paginationFor(config);
+  const ids = new Set(definitions.map((d) => d.id));
+  const checks: Check[] = expandChecks(pagination).filter((c) => ids.has(c.id));
   io.out(`conformance ${packageVersion}: ${checks.length} check(s), run ${runId}, seed ${config.seed}`);
   for (const line of describeConfig(config)) io.out(line);
 
@@ -99,6 +132,7 @@ async function run(config: Config, checks: Check[], io: Io): Promise<number> {
     maxBodyBytes: config.maxBodyBytes,
     concurrency: config.concurrency,
     ledgerPath: join(workDir, 'ledger.jsonl'),
+    pagination,
   };
   const secrets = new Secrets();
   secrets.add(settings.token);
@@ -179,6 +213,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
       for (const l of renderList(selected)) io.out(l);
       return 0;
     }
+    if (values['list-operations']) {
+      for (const e of endpointsOf(loadCatalogSpec())) io.out(`${e.key.padEnd(34)}${e.path}${e.hardOffsetLimit ? '  (hard offset limit)' : ''}${e.extra ? '  (not among the contract\'s 26)' : ''}`);
+      return 0;
+    }
     const config = resolveConfig({
       flags,
       env: values['no-color'] ? { ...io.env, CONFORMANCE_NO_COLOR: '1' } : io.env,
@@ -186,6 +224,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       configFile: values.config,
       checks,
       grep: values.grep,
+      operations: (values.operation ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean),
       randomSeed: randomInt(0, 2 ** 31 - 1),
     });
     return await run(config, selected, { ...io, env: values['no-color'] ? { ...io.env, NO_COLOR: '1' } : io.env });

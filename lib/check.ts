@@ -7,6 +7,7 @@ import { HttpClient, type HttpResponse, type RequestSpec } from './http.js';
 import { Ledger, type LedgerEntry } from './ledger.js';
 import { CheckFailure, CheckSkip, SuiteError, type Level, type Outcome } from './outcome.js';
 import { Secrets } from './secrets.js';
+import type { Endpoint, ParentSource } from './catalog.js';
 
 export interface Check {
   /** Stable forever: reports, baselines and --check refer to it. `area.subject.rule`. */
@@ -17,6 +18,8 @@ export interface Check {
   clause: string;
   level: Level;
   title: string;
+  /** For a check run once per list operation: the operation (`orders`, `hierarchies@by-release`). */
+  operation?: string;
   run(ctx: CheckContext): Promise<void>;
 }
 
@@ -37,6 +40,7 @@ export interface CheckResult {
   clause: string;
   level: Level;
   title: string;
+  operation?: string;
   outcome: Outcome;
   /** Why it failed, errored or was skipped. */
   reason?: string;
@@ -55,6 +59,22 @@ export interface RunSettings {
   maxBodyBytes: number;
   concurrency: number;
   ledgerPath: string;
+  /** The list operations and how to read them (absent: no pagination checks). */
+  pagination?: PaginationSettings;
+}
+
+export interface PaginationSettings {
+  endpoints: Endpoint[];
+  parents: Record<string, ParentSource>;
+  /** Most requests the suite sends to one operation. */
+  budget: number;
+  /** Records newer than startedAt minus this are left out of comparisons (eventual consistency). */
+  timeBufferMs: number;
+  /** The expected default page length; absent: GET /v2/settings page_length, else 25. */
+  defaultPageLength?: number;
+  requireAllEndpoints: boolean;
+  /** When the run started (epoch ms). */
+  startedAt: number;
 }
 
 function hash32(s: string): number {
@@ -180,6 +200,18 @@ export class CheckContext extends Session {
   }
 }
 
+/** Every exchange of a check, one line each; a long traversal keeps its start and its end. */
+function exchangeLines(xs: readonly Exchange[]): string[] {
+  const lines = xs.map(summarise);
+  if (lines.length <= 30) return lines;
+  return [...lines.slice(0, 5), `… ${lines.length - 25} more exchanges …`, ...lines.slice(-20)];
+}
+
+/** How results and vitest name one run of a check: the id, and the operation when there is one. */
+export function resultKey(c: { id: string; operation?: string }): string {
+  return c.operation ? `${c.id} ${c.operation}` : c.id;
+}
+
 export async function runCheck(check: Check, run: RunContext): Promise<CheckResult> {
   const ctx = new CheckContext(run, check);
   const started = performance.now();
@@ -190,6 +222,7 @@ export async function runCheck(check: Check, run: RunContext): Promise<CheckResu
     clause: check.clause,
     level: check.level,
     title: check.title,
+    ...(check.operation ? { operation: check.operation } : {}),
     outcome,
     ...(reason !== undefined ? { reason: mask(reason) } : {}),
     durationMs: Math.round(performance.now() - started),
@@ -206,7 +239,7 @@ export async function runCheck(check: Check, run: RunContext): Promise<CheckResu
         expected: mask(err.expected),
         actual: mask(err.actual),
         ...(x ? { request: toCurl(x), status: x.status, bodyExcerpt: x.bodyExcerpt } : {}),
-        exchanges: ctx.exchanges.map(summarise),
+        exchanges: exchangeLines(ctx.exchanges),
       });
     }
     if (err instanceof CheckSkip) return finish('skip', err.message);

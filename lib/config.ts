@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { MASK } from './secrets.js';
+import type { CatalogOverrides } from './catalog.js';
 
 export interface Config {
   /** The target; absent: the bundled reference server is started on a free loopback port. */
@@ -24,6 +25,18 @@ export interface Config {
   grep?: string;
   /** SHOULD failures fail the run too. */
   strict: boolean;
+  /** Most requests sent to one list operation. */
+  requestBudget: number;
+  /** Records newer than the run's start minus this many seconds stay out of comparisons. */
+  timeBufferSeconds: number;
+  /** The expected default page length (absent: GET /v2/settings page_length, else 25). */
+  defaultPageLength?: number;
+  /** An absent list operation fails instead of skipping. */
+  requireAllEndpoints: boolean;
+  /** Run the list checks only on these operations (keys as in results: `orders`, `hierarchies@by-release`). */
+  operations: readonly string[];
+  /** Catalog overrides and additions (file only). */
+  catalog: CatalogOverrides;
   /** Where each value came from, for the start-up print. */
   sources: Readonly<Record<string, 'default' | 'file' | 'env' | 'flag'>>;
   configFile?: string;
@@ -49,7 +62,14 @@ const KEYS = {
   'max-body-bytes': { env: 'CONFORMANCE_MAX_BODY_BYTES', field: 'maxBodyBytes' },
   'report-dir': { env: 'CONFORMANCE_REPORT_DIR', field: 'reportDir' },
   strict: { env: 'CONFORMANCE_STRICT', field: 'strict' },
+  'request-budget': { env: 'CONFORMANCE_REQUEST_BUDGET', field: 'requestBudget' },
+  'time-buffer': { env: 'CONFORMANCE_TIME_BUFFER', field: 'timeBufferSeconds' },
+  'default-page-length': { env: 'CONFORMANCE_DEFAULT_PAGE_LENGTH', field: 'defaultPageLength' },
+  'require-all-endpoints': { env: 'CONFORMANCE_REQUIRE_ALL_ENDPOINTS', field: 'requireAllEndpoints' },
 } as const;
+
+/** Keys of the file that hold mappings rather than single values. */
+const FILE_ONLY = ['operations', 'parents'] as const;
 type Key = keyof typeof KEYS;
 
 export type RawSettings = Partial<Record<Key, string | number | boolean>>;
@@ -82,22 +102,47 @@ function baseUrl(value: unknown): string {
   return s.replace(/\/+$/, '');
 }
 
-export function readConfigFile(path: string): RawSettings {
+export interface FileSettings {
+  raw: RawSettings;
+  catalog: CatalogOverrides;
+}
+
+function checkCatalog(path: string, key: string, value: unknown): void {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${path}: '${key}' must be a mapping`);
+  for (const [name, entry] of Object.entries(value as Record<string, unknown>)) {
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(`${path}: '${key}.${name}' must be a mapping`);
+    const e = entry as Record<string, unknown>;
+    if (key === 'parents' && !(typeof e.value === 'string' || (typeof e.from === 'string' && typeof e.field === 'string'))) {
+      throw new ConfigError(`${path}: 'parents.${name}' needs either value, or from and field`);
+    }
+    if (key === 'operations' && e.paths !== undefined && (typeof e.paths !== 'object' || Object.values(e.paths as object).some((p) => typeof p !== 'string' || !p.startsWith('/')))) {
+      throw new ConfigError(`${path}: 'operations.${name}.paths' must map variant names to paths starting with /`);
+    }
+  }
+}
+
+export function readConfigFile(path: string): FileSettings {
   let parsed: unknown;
   try {
     parsed = parseYaml(readFileSync(path, 'utf8'));
   } catch (e) {
     throw new ConfigError(`cannot read ${path}: ${(e as Error).message.split('\n')[0]}`);
   }
-  if (parsed === null || parsed === undefined) return {};
+  if (parsed === null || parsed === undefined) return { raw: {}, catalog: {} };
   if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${path} must hold a mapping of settings`);
   const out: RawSettings = {};
+  const catalog: CatalogOverrides = {};
   for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
-    if (!(k in KEYS)) throw new ConfigError(`${path}: unknown setting '${k}' (known: ${Object.keys(KEYS).join(', ')})`);
+    if ((FILE_ONLY as readonly string[]).includes(k)) {
+      checkCatalog(path, k, v);
+      catalog[k as (typeof FILE_ONLY)[number]] = v as never;
+      continue;
+    }
+    if (!(k in KEYS)) throw new ConfigError(`${path}: unknown setting '${k}' (known: ${[...Object.keys(KEYS), ...FILE_ONLY].join(', ')})`);
     if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new ConfigError(`${path}: '${k}' must be a single value`);
     out[k as Key] = v;
   }
-  return out;
+  return { raw: out, catalog };
 }
 
 export interface ConfigInput {
@@ -110,12 +155,14 @@ export interface ConfigInput {
   grep?: string;
   /** Seed to use when none is given (the caller draws a random one). */
   randomSeed: number;
+  operations?: readonly string[];
 }
 
 export function resolveConfig(input: ConfigInput): Config {
   const file = input.configFile ? resolve(input.cwd, input.configFile) : resolve(input.cwd, CONFIG_FILE);
   if (input.configFile && !existsSync(file)) throw new ConfigError(`config file not found: ${file}`);
-  const fromFile = existsSync(file) ? readConfigFile(file) : {};
+  const fileSettings = existsSync(file) ? readConfigFile(file) : { raw: {}, catalog: {} };
+  const fromFile = fileSettings.raw;
   const fromEnv: RawSettings = {};
   for (const [k, spec] of Object.entries(KEYS)) {
     const v = input.env[spec.env];
@@ -144,6 +191,12 @@ export function resolveConfig(input: ConfigInput): Config {
     checks: input.checks ?? [],
     ...(input.grep !== undefined ? { grep: input.grep } : {}),
     strict: raw.strict !== undefined ? bool('strict', raw.strict) : false,
+    requestBudget: raw['request-budget'] !== undefined ? integer('request-budget', raw['request-budget'], 20, 1_000_000) : 1000,
+    timeBufferSeconds: raw['time-buffer'] !== undefined ? integer('time-buffer', raw['time-buffer'], 0, 7 * 24 * 3600) : 60,
+    ...(raw['default-page-length'] !== undefined ? { defaultPageLength: integer('default-page-length', raw['default-page-length'], 1, 100) } : {}),
+    requireAllEndpoints: raw['require-all-endpoints'] !== undefined ? bool('require-all-endpoints', raw['require-all-endpoints']) : false,
+    operations: input.operations ?? [],
+    catalog: fileSettings.catalog,
     sources,
     ...(existsSync(file) ? { configFile: file } : {}),
   };
@@ -164,6 +217,12 @@ export function describeConfig(c: Config): string[] {
     row('concurrency', String(c.concurrency), 'concurrency'),
     row('timeout', `${c.timeoutMs} ms`, 'timeout'),
     row('strict', String(c.strict), 'strict'),
+    row('request budget', `${c.requestBudget} per list operation`, 'request-budget'),
+    row('time buffer', `${c.timeBufferSeconds} s (newer records are left out of comparisons)`, 'time-buffer'),
+    row('page length', c.defaultPageLength !== undefined ? String(c.defaultPageLength) : 'GET /v2/settings page_length, else 25', 'default-page-length'),
+    ...(c.requireAllEndpoints ? [row('require all', 'absent list operations fail', 'require-all-endpoints')] : []),
+    ...(c.operations.length ? [row('operations', c.operations.join(', '))] : []),
+    ...(c.catalog.operations || c.catalog.parents ? [row('catalog', `overrides: ${Object.keys(c.catalog.operations ?? {}).length} operation(s), ${Object.keys(c.catalog.parents ?? {}).length} parent(s)`)] : []),
     ...(c.reportDir ? [row('report dir', c.reportDir, 'report-dir')] : []),
     ...(c.configFile ? [row('config file', c.configFile)] : []),
     ...(c.checks.length ? [row('checks', c.checks.join(', '))] : []),

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createVitest } from 'vitest/node';
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
-import type { Check, CheckResult, RunSettings } from './check.js';
+import { resultKey, type Check, type CheckResult, type RunSettings } from './check.js';
 import { packageRoot } from './package.js';
 import type { ProvidedRun } from '../suites/register.js';
 
@@ -36,7 +36,7 @@ class Collector implements Reporter {
 
   constructor(checks: readonly Check[], onResult?: (r: CheckResult) => void) {
     this.#onResult = onResult;
-    this.#byId = new Map(checks.map((c) => [c.id, c]));
+    this.#byId = new Map(checks.map((c) => [resultKey(c), c]));
   }
 
   onTestCaseResult(testCase: TestCase): void {
@@ -52,13 +52,14 @@ class Collector implements Reporter {
         clause: check.clause,
         level: check.level,
         title: check.title,
+        ...(check.operation ? { operation: check.operation } : {}),
         outcome: 'error',
         reason: `SUITE_BUG: the check did not report an outcome (${firstLine(errors[0]?.message) || testCase.result().state})`,
         durationMs: Math.round(testCase.diagnostic()?.duration ?? 0),
       };
     }
     if (!result) return;
-    this.results.set(result.id, result);
+    this.results.set(resultKey(result), result);
     this.#onResult?.(result);
   }
 
@@ -79,7 +80,7 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   const { settings, checks } = options;
   const areas = [...new Set(checks.map((c) => c.area))];
   const collector = new Collector(checks, options.onResult);
-  const provided: ProvidedRun = { settings, selected: checks.map((c) => c.id) };
+  const provided: ProvidedRun = { settings, selected: checks.map(resultKey) };
   const cacheDir = join(tmpdir(), 'conformance-vite-cache');
   mkdirSync(cacheDir, { recursive: true });
   const savedExitCode = process.exitCode;
@@ -120,12 +121,13 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
     // vitest sets process.exitCode from its own verdict; ours is computed from the levels.
     process.exitCode = savedExitCode;
   }
-  const results = checks.map((c) => collector.results.get(c.id) ?? {
+  const results = checks.map((c) => collector.results.get(resultKey(c)) ?? {
     id: c.id,
     area: c.area,
     clause: c.clause,
     level: c.level,
     title: c.title,
+    ...(c.operation ? { operation: c.operation } : {}),
     outcome: 'error' as const,
     reason: 'SUITE_BUG: the check did not run (see the suite errors)',
     durationMs: 0,

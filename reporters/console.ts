@@ -23,11 +23,16 @@ function outcomeStyle(r: CheckResult): Style {
   return r.level === 'MUST' ? 'red' : 'yellow';
 }
 
+/** The check's id, and the operation it ran on. */
+export function label(r: { id: string; operation?: string }): string {
+  return r.operation ? `${r.id} [${r.operation}]` : r.id;
+}
+
 /** One line for a finished check. */
 export function renderProgress(r: CheckResult, options: ConsoleOptions): string {
   const p = painter(options.color);
   const outcome = r.outcome === 'fail' && r.level !== 'MUST' ? 'warn' : r.outcome;
-  return `  ${p(outcomeStyle(r), `${MARK[r.outcome]} ${outcome.padEnd(5)}`)} ${r.level.padEnd(6)} ${r.id}${p('dim', ` (${r.durationMs} ms)`)}`;
+  return `  ${p(outcomeStyle(r), `${MARK[r.outcome]} ${outcome.padEnd(5)}`)} ${r.level.padEnd(6)} ${label(r)}${p('dim', ` (${r.durationMs} ms)`)}`;
 }
 
 /** The evidence of a failed or errored check, one field a line (also used by junit.xml). */
@@ -46,9 +51,9 @@ export function evidenceLines(r: CheckResult): string[] {
 }
 
 /** The command that re-runs one check with the same seed against the same target. */
-export function replayCommand(report: RunReport, id: string): string {
+export function replayCommand(report: RunReport, id: string, operation?: string): string {
   const target = report.target.embedded ? '' : ` --base-url ${report.target.baseUrl}`;
-  return `npx conformance --check ${id} --seed ${report.seed}${target}`;
+  return `npx conformance --check ${id}${operation ? ` --operation ${operation}` : ''} --seed ${report.seed}${target}`;
 }
 
 export function renderSummary(report: RunReport, options: ConsoleOptions): string {
@@ -59,11 +64,11 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   if (failures.length) {
     lines.push(p('bold', `Failures and errors (${failures.length})`));
     for (const r of [...failures].sort((a, b) => order(a) - order(b))) {
-      const label = r.outcome === 'error' ? 'ERROR (of the suite, not the target)' : r.level === 'MUST' ? 'FAIL' : `${r.level} warning`;
-      lines.push(`  ${p(outcomeStyle(r), `${MARK[r.outcome]} ${label}`)} ${p('bold', r.id)}: ${r.title}`);
+      const kind = r.outcome === 'error' ? 'ERROR (of the suite, not the target)' : r.level === 'MUST' ? 'FAIL' : `${r.level} warning`;
+      lines.push(`  ${p(outcomeStyle(r), `${MARK[r.outcome]} ${kind}`)} ${p('bold', label(r))}: ${r.title}`);
       lines.push(`      clause:   ${r.clause}`);
       for (const l of evidenceLines(r)) lines.push(`      ${l}`);
-      lines.push(`      replay:   ${replayCommand(report, r.id)}`);
+      lines.push(`      replay:   ${replayCommand(report, r.id, r.operation)}`);
       lines.push('');
     }
   }
@@ -71,7 +76,7 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   if (skips.length) {
     lines.push(p('bold', `Skipped (${skips.length})`));
     const byReason = new Map<string, string[]>();
-    for (const r of skips) byReason.set(r.reason ?? '', [...(byReason.get(r.reason ?? '') ?? []), r.id]);
+    for (const r of skips) byReason.set(r.reason ?? '', [...(byReason.get(r.reason ?? '') ?? []), label(r)]);
     for (const [reason, ids] of byReason) lines.push(`  - ${reason}: ${ids.join(', ')}`);
     lines.push('');
   }

@@ -1,7 +1,7 @@
 // junit.xml: one testsuite per area, one testcase per check; failures carry the evidence.
 import type { CheckResult } from '../lib/check.js';
 import type { RunReport } from './model.js';
-import { evidenceLines } from './console.js';
+import { evidenceLines, label } from './console.js';
 
 function esc(s: string): string {
   return s
@@ -13,7 +13,7 @@ function esc(s: string): string {
 }
 
 function testcase(r: CheckResult): string {
-  const head = `    <testcase classname="${esc(r.area)}" name="${esc(`${r.id} [${r.level}] ${r.title}`)}" time="${(r.durationMs / 1000).toFixed(3)}"`;
+  const head = `    <testcase classname="${esc(r.area)}" name="${esc(`${label(r)} [${r.level}] ${r.title}`)}" time="${(r.durationMs / 1000).toFixed(3)}"`;
   const detail = esc([`${r.level} ${r.clause}`, ...evidenceLines(r)].join('\n'));
   switch (r.outcome) {
     case 'pass':

@@ -82,8 +82,8 @@ export interface Behaviour {
   rejectOverLimit: boolean;
   /** Default page length; null: the store's page_length (GET /v2/settings). */
   defaultLimit: number | null;
-  /** What page[offset] counts: records (the contract), pages, or records from 1. */
-  offsetUnit: 'records' | 'pages' | 'one-based';
+  /** What page[offset] counts: records (the contract), pages, records from 1, or nothing. */
+  offsetUnit: 'records' | 'pages' | 'one-based' | 'ignored';
   /** meta.page.total as the number of pages (the contract) or of records. */
   pageTotalUnit: 'pages' | 'records';
   /** meta.page.current counted from 0. */
@@ -92,7 +92,7 @@ export interface Behaviour {
   totalIgnoresFilter: boolean;
   /** Pagination meta on a page with zero records: present, missing, or null. */
   emptyMeta: 'present' | 'missing' | 'null';
-  /** current/total on a zero-result page (READING.md: 0 or 1 both pass). */
+  /** total on a zero-result page: ceil(0/limit) = 0, or 1 (READING.md: 0 or 1 both pass). */
   emptyPageNumbers: 'arithmetic' | 'one-one' | 'one-zero';
   geAsGt: boolean;
   gtAsGe: boolean;
@@ -111,6 +111,14 @@ export interface Behaviour {
   dropPageBoundary: boolean;
   /** links on lists: the real platform's, none at all, or with extra members. */
   listLinks: 'ep' | 'none' | 'extra';
+  /** The array of records is `data` (the real platform) or, as a fault, `items`. */
+  listDataKey: 'data' | 'items';
+  /** Pagination numbers sent as strings ("25"). */
+  metaAsStrings: boolean;
+  /** sort=attr sorts descending and sort=-attr ascending. */
+  invertSort: boolean;
+  /** List paths (templates of spec/list-operations.yaml) the server does not serve: 404. */
+  absentPaths: readonly string[];
 }
 
 export const CONFORMING: Readonly<Behaviour> = Object.freeze({
@@ -171,4 +179,8 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   crashPastEnd: false,
   dropPageBoundary: false,
   listLinks: 'ep',
+  listDataKey: 'data',
+  metaAsStrings: false,
+  invertSort: false,
+  absentPaths: [],
 });

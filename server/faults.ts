@@ -56,6 +56,38 @@ export const FAULTS: readonly Fault[] = [
   { name: 'rate-limit-coerced', breaks: 'reserved_rate_limit is an integer, not a string', caughtBy: ['create.reject.rate-limit-string'], behaviour: { coerceRateLimit: true } },
   { name: 'rate-limit-fraction-accepted', breaks: 'reserved_rate_limit is an integer', caughtBy: ['create.reject.rate-limit-fraction'], behaviour: { acceptFractionalRateLimit: true } },
   { name: 'malformed-json-500', breaks: 'a body that is not JSON is refused with 4xx, never 5xx', caughtBy: ['create.reject.not-json'], behaviour: { malformedJsonStatus: 500 } },
+
+  // Lists: page length
+  { name: 'limit-uncapped', breaks: 'page[limit] can be set up to 100', caughtBy: ['list.limit.max'], behaviour: { maxLimit: Number.MAX_SAFE_INTEGER } },
+  { name: 'limit-cap-50', breaks: 'page[limit]=100 returns 100 records (a cap set too low)', caughtBy: ['list.limit.exact'], behaviour: { maxLimit: 50 } },
+  { name: 'default-limit-20', breaks: 'the default page length is 25', caughtBy: ['list.limit.default'], behaviour: { defaultLimit: 20 } },
+
+  // Lists: offsets and page numbers
+  { name: 'offset-in-pages', breaks: 'page[offset] counts records, not pages', caughtBy: ['list.offset.records'], behaviour: { offsetUnit: 'pages' } },
+  { name: 'offset-ignored', breaks: 'page[offset] skips records (every page is the first; traversals must stop at once)', caughtBy: ['list.offset.records', 'list.offset.traversal'], behaviour: { offsetUnit: 'ignored' } },
+  { name: 'offset-one-based', breaks: 'page[offset] is zero-based', caughtBy: ['list.offset.records'], behaviour: { offsetUnit: 'one-based' } },
+  { name: 'page-total-in-records', breaks: 'page[total] is the page count', caughtBy: ['list.page.arithmetic'], behaviour: { pageTotalUnit: 'records' } },
+  { name: 'current-from-zero', breaks: 'page[current] is offset/limit + 1', caughtBy: ['list.page.arithmetic'], behaviour: { currentFromZero: true } },
+  { name: 'drop-page-boundary', breaks: 'paging by offset meets every record (the first of each later page is lost)', caughtBy: ['list.offset.traversal', 'list.total.unfiltered'], behaviour: { dropPageBoundary: true } },
+  { name: 'hard-limit-missing', breaks: 'no record past offset 10,000 on /v2/orders and /v2/files', caughtBy: ['list.offset.hard-limit', 'list.offset.hard-limit-error'], behaviour: { hardOffsetLimit: false } },
+
+  // Lists: totals and empty pages
+  { name: 'total-ignores-filter', breaks: 'results.total counts the records after the filter', caughtBy: ['list.total.filtered'], behaviour: { totalIgnoresFilter: true } },
+  { name: 'meta-missing-when-empty', breaks: 'pagination fields are present when the result is empty', caughtBy: ['list.meta.empty-filter', 'list.meta.past-end'], behaviour: { emptyMeta: 'missing' } },
+  { name: 'meta-null-when-empty', breaks: 'pagination fields are present when the result is empty', caughtBy: ['list.meta.empty-filter', 'list.meta.past-end'], behaviour: { emptyMeta: 'null' } },
+
+  // Lists: sorting, filtering, keyset traversal
+  { name: 'ge-as-gt', breaks: 'ge includes records equal to the value (keyset walks lose records tied on a timestamp)', caughtBy: ['list.filter.ge', 'list.keyset.created-at', 'list.keyset.updated-at'], behaviour: { geAsGt: true } },
+  { name: 'gt-as-ge', breaks: 'gt excludes records equal to the value', caughtBy: ['list.filter.gt', 'list.keyset.id'], behaviour: { gtAsGe: true } },
+  { name: 'sort-ignored', breaks: 'sort orders the records', caughtBy: ['list.sort.id', 'list.sort.updated-at', 'list.sort.descending'], behaviour: { ignoreSort: true } },
+  { name: 'unstable-ties', breaks: 'a stable order: records tied on a timestamp keep their place between requests', caughtBy: ['list.offset.traversal'], behaviour: { unstableTies: true } },
+
+  // Lists: bad parameters
+  { name: 'bad-paging-500', breaks: 'invalid page[limit]/page[offset] never get a 5xx', caughtBy: ['list.params.invalid'], behaviour: { crashOnBadPaging: true } },
+  { name: 'past-end-500', breaks: 'an offset past the end gets an empty page, never a 5xx', caughtBy: ['list.meta.past-end', 'list.offset.soft-limit'], behaviour: { crashPastEnd: true } },
+  { name: 'list-items-not-data', breaks: 'records are the array data', caughtBy: ['list.endpoint.present'], behaviour: { listDataKey: 'items' } },
+  { name: 'meta-as-strings', breaks: 'the pagination fields are integers', caughtBy: ['list.meta.fields', 'list.meta.empty-filter'], behaviour: { metaAsStrings: true } },
+  { name: 'sort-inverted', breaks: 'sort=attr is ascending', caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id', 'list.sort.descending'], behaviour: { invertSort: true } },
 ];
 
 export function faultBehaviour(names: readonly string[]): Partial<Behaviour> {

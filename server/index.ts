@@ -73,7 +73,7 @@ export function createReferenceHandler(options: ReferenceServerOptions, store = 
     }
     const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
     const candidates = ROUTES.filter((r) => r.pattern.test(path));
-    const list = candidates.length ? undefined : store.lists.templates.find((t) => t.pattern.test(path));
+    const list = candidates.length ? undefined : store.lists.templates.find((t) => t.pattern.test(path) && !b.absentPaths.includes(t.template));
     if (list) candidates.push(listRoute(list));
     const route = candidates.find((r) => r.method === req.method);
     const auth = tokenMatches(req.headers.authorization, options.token);

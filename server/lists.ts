@@ -67,18 +67,31 @@ export function generateRecords(seed: number, label: string, count: number, now:
   // Oldest at least a day old: the suite compares only records older than its time buffer.
   const newest = now - 24 * 3600 * 1000;
   while (out.length < count) {
-    const created = newest - f.number.int({ min: 0, max: YEAR });
+    // Whole seconds: a variant that renders timestamps without milliseconds stays exact.
+    const created = Math.floor((newest - f.number.int({ min: 0, max: YEAR })) / 1000) * 1000;
     const tie = f.number.float() < 0.15 ? f.number.int({ min: 2, max: 6 }) : 1;
     for (let i = 0; i < tie && out.length < count; i++) {
-      const updated = f.number.float() < 0.3 ? created : Math.min(newest, created + f.number.int({ min: 0, max: 30 * 24 * 3600 * 1000 }));
+      const updated = f.number.float() < 0.3 ? created : Math.min(newest, created + f.number.int({ min: 0, max: 30 * 24 * 3600 }) * 1000);
       const name = f.commerce.productName();
       out.push({ id: f.string.uuid(), type, name, slug: `${f.helpers.slugify(name).toLowerCase()}-${out.length}`, created, updated });
     }
   }
   // Ties on updated_at too: some records share one.
   for (let i = 0; i + 1 < out.length; i += 17) out[i + 1]!.updated = Math.max(out[i + 1]!.created, out[i]!.updated);
+  // A tie across every page boundary of 100 in both timestamp orders: where a keyset walk
+  // that uses gt instead of ge, or an unstable tie order, loses or repeats a record.
+  const byCreated = [...out].sort((a, b) => a.created - b.created);
+  for (let i = PAGE_BOUNDARY; i < byCreated.length; i += PAGE_BOUNDARY) {
+    const before = byCreated[i - 1]!;
+    before.created = byCreated[i]!.created;
+    before.updated = Math.max(before.updated, before.created);
+  }
+  const byUpdated = [...out].sort((a, b) => a.updated - b.updated);
+  for (let i = PAGE_BOUNDARY; i < byUpdated.length; i += PAGE_BOUNDARY) byUpdated[i - 1]!.updated = byUpdated[i]!.updated;
   return out;
 }
+
+const PAGE_BOUNDARY = 100;
 
 export interface ListOptions {
   seed: number;
@@ -164,14 +177,14 @@ export function parseQuery(ctx: RouteContext, hardOffsetLimit: boolean): Query {
   if (hardOffsetLimit && b.hardOffsetLimit && rawOffset > HARD_OFFSET_LIMIT) {
     throw new HttpError(b.hardOffsetStatus, `page[offset] must not exceed ${HARD_OFFSET_LIMIT} on this endpoint; use keyset-style traversal.`);
   }
-  const offset = b.offsetUnit === 'pages' ? rawOffset * limit : b.offsetUnit === 'one-based' ? Math.max(0, rawOffset - 1) : rawOffset;
+  const offset = b.offsetUnit === 'pages' ? rawOffset * limit : b.offsetUnit === 'one-based' ? Math.max(0, rawOffset - 1) : b.offsetUnit === 'ignored' ? 0 : rawOffset;
   const sortRaw = ctx.query.get('sort');
   let sort: Query['sort'] = { field: 'created_at', descending: false };
   if (sortRaw !== null) {
     const descending = sortRaw.startsWith('-');
     const field = descending ? sortRaw.slice(1) : sortRaw;
     if (!(SORT_FIELDS as readonly string[]).includes(field)) throw new HttpError(400, `Cannot sort by '${sortRaw}'; sortable: ${SORT_FIELDS.join(', ')}.`);
-    if (!b.ignoreSort) sort = { field: field as SortField, descending };
+    if (!b.ignoreSort) sort = { field: field as SortField, descending: b.invertSort ? !descending : descending };
   }
   const filterRaw = ctx.query.get('filter');
   let filters: FilterTerm[] = filterRaw === null || filterRaw === '' ? [] : parseFilter(filterRaw);
@@ -192,12 +205,21 @@ export function recordJson(r: ListRecord, b: Behaviour): unknown {
   return { id: r.id, type: r.type, name: r.name, slug: r.slug, meta: { timestamps: { created_at: iso(r.created, b), updated_at: iso(r.updated, b) } } };
 }
 
-/** Shuffles runs of records tied on the sort key (the unstable-ties fault). */
+/** Orders each run of records tied on the sort key at random (the unstable-ties fault). */
 function shuffleTies(records: ListRecord[], field: SortField): ListRecord[] {
-  const out = [...records];
-  for (let i = 0; i + 1 < out.length; i++) {
-    const k = field === 'updated_at' ? 'updated' : 'created';
-    if (field !== 'id' && out[i]![k] === out[i + 1]![k] && Math.random() < 0.5) [out[i], out[i + 1]] = [out[i + 1]!, out[i]!];
+  if (field === 'id') return records;
+  const k = field === 'updated_at' ? 'updated' : 'created';
+  const out: ListRecord[] = [];
+  for (let i = 0; i < records.length; ) {
+    let j = i + 1;
+    while (j < records.length && records[j]![k] === records[i]![k]) j++;
+    const run = records.slice(i, j);
+    for (let x = run.length - 1; x > 0; x--) {
+      const y = Math.floor(Math.random() * (x + 1));
+      [run[x], run[y]] = [run[y]!, run[x]!];
+    }
+    out.push(...run);
+    i = j;
   }
   return out;
 }
@@ -206,21 +228,27 @@ export function sendPage(ctx: RouteContext, collection: Collection, hardOffsetLi
   const b = ctx.b;
   const q = parseQuery(ctx, hardOffsetLimit);
   const full = b.totalIgnoresFilter && q.filters.length ? collection.query({ ...q, filters: [], limit: 0 }).total : undefined;
-  const page = collection.query(b.dropPageBoundary && q.offset > 0 ? { ...q, offset: q.offset + 1 } : q);
+  let page = collection.query(b.dropPageBoundary && q.offset > 0 ? { ...q, offset: q.offset + 1 } : q);
   if (b.crashPastEnd && q.offset >= page.total && page.total > 0) throw new HttpError(500, 'Index out of range.');
-  let records = page.records;
-  if (b.unstableTies) records = shuffleTies(records, q.sort.field);
+  if (b.unstableTies) {
+    const all = collection.query({ ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER });
+    page = { records: shuffleTies(all.records, q.sort.field).slice(q.offset, q.offset + q.limit), total: all.total };
+  }
+  const records = page.records;
   const total = full ?? page.total;
   const pages = Math.ceil(total / q.limit);
   const rawOffset = Number(ctx.query.get('page[offset]') ?? 0);
   let current = Math.floor(q.offset / q.limit) + (b.currentFromZero ? 0 : 1);
   let pageTotal = b.pageTotalUnit === 'records' ? total : pages;
-  if (total === 0 && b.emptyPageNumbers !== 'arithmetic') {
-    current = 1;
-    pageTotal = b.emptyPageNumbers === 'one-one' ? 1 : 0;
+  // READING.md: with zero results, current and total are 0 or 1.
+  if (total === 0) {
+    current = b.currentFromZero ? 0 : 1;
+    if (b.emptyPageNumbers === 'one-one') pageTotal = 1;
+    else if (b.emptyPageNumbers === 'one-zero') pageTotal = 0;
   }
-  const meta = { page: { limit: q.limit, offset: rawOffset, current, total: pageTotal }, results: { total } };
-  const body: Record<string, unknown> = { data: records.map(render) };
+  const n = (x: number): number | string => (b.metaAsStrings ? String(x) : x);
+  const meta = { page: { limit: n(q.limit), offset: n(rawOffset), current: n(current), total: n(pageTotal) }, results: { total: n(total) } };
+  const body: Record<string, unknown> = { [b.listDataKey]: records.map(render) };
   if (records.length > 0 || b.emptyMeta === 'present') body.meta = meta;
   else if (b.emptyMeta === 'null') body.meta = null;
   if (b.listLinks !== 'none') body.links = links(ctx, q.limit, rawOffset, total, catalogStyle, b.listLinks === 'extra');

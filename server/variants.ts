@@ -20,6 +20,11 @@ export const VARIANTS: readonly Variant[] = [
   { name: 'extra-fields', choice: 'undocumented extra fields in answers', warns: [], behaviour: { extraFields: true } },
   { name: 'data-only', choice: 'the create answer has only data (the real platform\'s OpenAPI file shows only data)', warns: ['create.response.top-level-parts'], behaviour: { topLevelMetaLinks: false } },
   { name: 'rate-limit-409', choice: 'a reserved_rate_limit over the allowance is refused with 409 (the real platform does)', warns: [], behaviour: { maxRateLimit: 0 } },
+  { name: 'limit-over-100-refused', choice: 'page[limit] over 100 refused with 400 instead of clamped (READING.md: both pass)', warns: [], behaviour: { rejectOverLimit: true } },
+  { name: 'hard-limit-422', choice: 'the hard offset limit answered with 422', warns: [], behaviour: { hardOffsetStatus: 422 } },
+  { name: 'no-list-links', choice: 'lists without links (the contract does not require them)', warns: [], behaviour: { listLinks: 'none' } },
+  { name: 'extra-list-links', choice: 'extra members in list links', warns: [], behaviour: { listLinks: 'extra' } },
+  { name: 'empty-page-total-1', choice: 'a zero-result page says total 1 (READING.md: 0 or 1)', warns: [], behaviour: { emptyPageNumbers: 'one-one' } },
   { name: 'utf16-names', choice: 'name length in UTF-16 units (only characters outside the BMP differ: INFO)', warns: ['create.name.astral'], behaviour: { nameLengthUnit: 'utf16' } },
 ];
 

@@ -1,16 +1,45 @@
 // The catalogue of every check, by area. Importing it has no side effects and does not load
 // vitest, so the CLI can list and select checks without starting a run.
-import type { Check } from '../lib/check.js';
+import type { Check, PaginationSettings } from '../lib/check.js';
+import type { Level } from '../lib/outcome.js';
 import { createChecks } from './create-application-key/checks.js';
 import { deleteChecks } from './delete-custom-api/checks.js';
 import { errorChecks } from './errors/checks.js';
+import { listChecks } from './pagination/checks.js';
+import { AREA as PAGINATION, expandListChecks } from './pagination/list-check.js';
 
 /** Areas in the order they run and are reported; each is one folder and one vitest file. */
-export const AREAS = ['delete-custom-api', 'create-application-key', 'errors'] as const;
+export const AREAS = ['delete-custom-api', 'create-application-key', 'errors', 'pagination'] as const;
 export type Area = (typeof AREAS)[number];
 
-export const allChecks: readonly Check[] = [...deleteChecks, ...createChecks, ...errorChecks];
+/** Checks run once per run. */
+export const staticChecks: readonly Check[] = [...deleteChecks, ...createChecks, ...errorChecks];
 
-export function checksOf(area: string): Check[] {
-  return allChecks.filter((c) => c.area === area);
+export { listChecks };
+
+export interface CheckDefinition {
+  id: string;
+  area: string;
+  clause: string;
+  level: Level;
+  title: string;
+  /** Run once per list operation. */
+  perOperation: boolean;
+}
+
+/** Every check as data (what --list shows and the id snapshot freezes). */
+export const checkDefinitions: readonly CheckDefinition[] = [
+  ...staticChecks.map(({ id, area, clause, level, title }) => ({ id, area, clause, level, title, perOperation: false })),
+  ...listChecks.map(({ id, clause, level, title }) => ({ id, area: PAGINATION, clause, level, title, perOperation: true })),
+];
+
+/** The checks of one area, as they run: list checks expanded over the operations. */
+export function checksOf(area: string, pagination: PaginationSettings | undefined): Check[] {
+  if (area === PAGINATION) return pagination ? expandListChecks(listChecks, pagination.endpoints) : [];
+  return staticChecks.filter((c) => c.area === area);
+}
+
+/** Every check as it runs. */
+export function expandChecks(pagination: PaginationSettings | undefined): Check[] {
+  return AREAS.flatMap((a) => checksOf(a, pagination));
 }

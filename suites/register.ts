@@ -2,11 +2,11 @@
 // travels on the task's metadata (task.meta.conformance); the run's verdict is computed
 // from those outcomes and levels, never from vitest's own pass/fail.
 import { afterAll, inject, test } from 'vitest';
-import { RunContext, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
+import { resultKey, RunContext, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
 
 export interface ProvidedRun {
   settings: RunSettings;
-  /** Ids of the checks to run. */
+  /** Result keys (id, or id and operation) of the checks to run. */
   selected: string[];
 }
 
@@ -19,13 +19,13 @@ declare module 'vitest' {
   }
 }
 
-export function registerChecks(checks: readonly Check[]): void {
+export function registerChecks(checksFor: (settings: RunSettings) => readonly Check[]): void {
   const { settings, selected } = inject('conformance');
   const wanted = new Set(selected);
   const run = new RunContext(settings);
   afterAll(() => run.close());
-  for (const check of checks.filter((c) => wanted.has(c.id))) {
-    test(check.id, async ({ task, skip }) => {
+  for (const check of checksFor(settings).filter((c) => wanted.has(resultKey(c)))) {
+    test(resultKey(check), async ({ task, skip }) => {
       const result = await runCheck(check, run);
       task.meta.conformance = result;
       if (result.outcome === 'skip') skip(result.reason);

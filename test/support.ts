@@ -3,10 +3,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunContext, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
+import { RunContext, runCheck, type Check, type CheckResult, type PaginationSettings, type RunSettings } from '../lib/check.js';
+import { endpointsOf, loadCatalogSpec, type Endpoint } from '../lib/catalog.js';
 import { cleanUp, type CleanupReport } from '../lib/cleanup.js';
 import { startReferenceServer, type ReferenceServerOptions, type RunningServer } from '../server/index.js';
-import { allChecks } from '../suites/index.js';
+import { listChecks, staticChecks } from '../suites/index.js';
+import { expandListChecks } from '../suites/pagination/list-check.js';
 
 export const TOKEN = 'test-token-5f2c9a7e1b';
 export const SEED = 20261121;
@@ -39,7 +41,7 @@ export function settingsFor(baseUrl: string, overrides: Partial<RunSettings> = {
 }
 
 /** Runs checks against a base URL; cleans up what they created. */
-export async function runChecks(baseUrl: string, checks: readonly Check[] = allChecks, overrides: Partial<RunSettings> = {}): Promise<{ results: CheckResult[]; cleanup: CleanupReport }> {
+export async function runChecks(baseUrl: string, checks: readonly Check[] = staticChecks, overrides: Partial<RunSettings> = {}): Promise<{ results: CheckResult[]; cleanup: CleanupReport }> {
   const { settings, dispose } = settingsFor(baseUrl, overrides);
   const run = new RunContext(settings);
   try {
@@ -53,8 +55,24 @@ export async function runChecks(baseUrl: string, checks: readonly Check[] = allC
 }
 
 /** Runs checks against a fresh reference server built from `options`. */
-export function runAgainst(options: Partial<ReferenceServerOptions>, checks: readonly Check[] = allChecks) {
-  return withServer(options, (server) => runChecks(server.url, checks));
+export function runAgainst(options: Partial<ReferenceServerOptions>, checks: readonly Check[] = staticChecks, overrides: Partial<RunSettings> = {}) {
+  return withServer(options, (server) => runChecks(server.url, checks, overrides));
+}
+
+/** The operations of the catalog, or those named. */
+export function endpoints(keys?: readonly string[]): Endpoint[] {
+  const all = endpointsOf(loadCatalogSpec());
+  return keys ? all.filter((e) => keys.includes(e.key)) : all;
+}
+
+export function paginationSettings(eps: Endpoint[], over: Partial<PaginationSettings> = {}): PaginationSettings {
+  return { endpoints: eps, parents: loadCatalogSpec().parents, budget: 1000, timeBufferMs: 60_000, requireAllEndpoints: false, startedAt: Date.now(), ...over };
+}
+
+/** Runs the list checks on some operations of a reference server built from `options`. */
+export function runListChecks(options: Partial<ReferenceServerOptions>, eps: Endpoint[], over: Partial<PaginationSettings> = {}) {
+  const pagination = paginationSettings(eps, over);
+  return runAgainst({ seed: 3, ...options }, expandListChecks(listChecks, eps), { pagination });
 }
 
 export function byId(results: readonly CheckResult[]): Map<string, CheckResult> {

@@ -1,4 +1,4 @@
 import { registerChecks } from '../register.js';
-import { createChecks } from './checks.js';
+import { checksOf } from '../index.js';
 
-registerChecks(createChecks);
+registerChecks((settings) => checksOf('create-application-key', settings.pagination));

@@ -1,4 +1,4 @@
 import { registerChecks } from '../register.js';
-import { deleteChecks } from './checks.js';
+import { checksOf } from '../index.js';
 
-registerChecks(deleteChecks);
+registerChecks((settings) => checksOf('delete-custom-api', settings.pagination));

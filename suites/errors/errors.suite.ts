@@ -1,4 +1,4 @@
 import { registerChecks } from '../register.js';
-import { errorChecks } from './checks.js';
+import { checksOf } from '../index.js';
 
-registerChecks(errorChecks);
+registerChecks((settings) => checksOf('errors', settings.pagination));

@@ -1,0 +1,52 @@
+// Comparing what two traversals reached. Only records older than the run's start minus the
+// time buffer take part (contract: "timestamps close to the present may be incomplete"), and
+// where a traversal was cut short, only the part both sides read in full.
+import type { CheckContext } from '../../lib/check.js';
+import { pagination, type Rec } from './pages.js';
+import { value, type Attr, type Walk } from './walks.js';
+
+/** Old enough to compare: created (and, for updated_at traversals, updated) before the buffer. */
+export function settled(ctx: CheckContext, attr?: Attr): (r: Rec) => boolean {
+  const { startedAt, timeBufferMs } = pagination(ctx);
+  const limit = startedAt - timeBufferMs;
+  return (r) => (r.created === undefined || r.created < limit) && (attr !== 'updated_at' || r.updated === undefined || r.updated < limit);
+}
+
+/**
+ * The records of a walk sorted by `attr` that lie in the window every given walk read in full:
+ * all of them when every walk is complete, else those strictly below the smallest last value.
+ */
+export function inWindow(walks: Walk[], attr: Attr): (r: Rec) => boolean {
+  const bounds = walks.filter((w) => !w.complete && w.records.length).map((w) => value(w.records.at(-1)!, attr));
+  if (bounds.some((b) => b === undefined)) return () => false;
+  if (bounds.length === 0) return () => true;
+  const upper = bounds.reduce((a, b) => (b! < a! ? b : a));
+  return (r) => {
+    const v = value(r, attr);
+    return v !== undefined && v < upper!;
+  };
+}
+
+export function uniqueById(records: Rec[]): Map<string, Rec> {
+  const m = new Map<string, Rec>();
+  for (const r of records) if (!m.has(r.id)) m.set(r.id, r);
+  return m;
+}
+
+export function duplicates(records: Rec[]): string[] {
+  const seen = new Set<string>();
+  const dup = new Set<string>();
+  for (const r of records) (seen.has(r.id) ? dup : seen).add(r.id);
+  return [...dup];
+}
+
+/** Records of `a` missing from `b`. */
+export function missingFrom(a: Map<string, Rec>, b: Map<string, Rec>): Rec[] {
+  return [...a.values()].filter((r) => !b.has(r.id));
+}
+
+/** A few records named with their timestamps, for evidence. */
+export function describeRecords(rs: Rec[], max = 5): string {
+  const shown = rs.slice(0, max).map((r) => `${r.id} (created_at ${r.createdRaw ?? '?'}, updated_at ${r.updatedRaw ?? '?'})`);
+  return `${rs.length} record(s): ${shown.join('; ')}${rs.length > max ? `; and ${rs.length - max} more` : ''}`;
+}

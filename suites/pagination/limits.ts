@@ -1,0 +1,184 @@
+// Page length and offsets (contract, "Pagination information in list responses" and
+// "Limits": default 25, maximum 100, offsets counted in records from zero, the hard offset
+// limit on /v2/orders and /v2/files; READING.md, "Pagination, sorting and filtering").
+import type { CheckContext } from '../../lib/check.js';
+import type { Endpoint } from '../../lib/catalog.js';
+import { expectErrorBody, expectStatus, fail } from '../../lib/expect.js';
+import { CLAUSE, type ListCheck } from './list-check.js';
+import { expectListMeta } from './meta.js';
+import { metaInt, readPage, type ListPage } from './pages.js';
+import { defaultPageLength, target } from './target.js';
+import { HARD_OFFSET_LIMIT } from './walks.js';
+
+/** results.total of the first page; skips when it is missing (list.meta.fields fails then). */
+async function totalOf(ctx: CheckContext, e: Endpoint): Promise<{ path: string; total: number }> {
+  const { path, probe } = await target(ctx, e);
+  const total = metaInt(probe, 'results.total');
+  if (total === undefined) return ctx.skip('not testable: the first page has no integer meta.results.total (see list.meta.fields)');
+  return { path, total };
+}
+
+function expectCount(page: ListPage, expected: number, what: string): void {
+  if (page.records.length !== expected) {
+    fail(`${what}: ${page.records.length} records`, { expected: `${expected} records`, actual: `${page.records.length} records`, res: page.res });
+  }
+}
+
+/** The page answered beyond the hard offset limit (shared by the MUST and the SHOULD). */
+function beyondHardLimit(ctx: CheckContext, e: Endpoint, path: string): Promise<ListPage> {
+  return readPage(ctx, e, path, { 'page[limit]': 1, 'page[offset]': HARD_OFFSET_LIMIT + 1 });
+}
+
+export const limitChecks: ListCheck[] = [
+  {
+    id: 'list.limit.max',
+    clause: CLAUSE.limits,
+    level: 'MUST',
+    title: 'page[limit]=101 never gets more than 100 records: clamped (meta.page.limit ≤ 100) or refused with 4xx',
+    async run(ctx, e) {
+      const { path, total } = await totalOf(ctx, e);
+      const page = await readPage(ctx, e, path, { 'page[limit]': 101 });
+      const what = `GET ${path} with page[limit]=101`;
+      if (page.res.status >= 400 && page.res.status < 500) return expectErrorBody(page.res, what);
+      expectListMeta(page, what);
+      if (page.records.length > 100) fail(`${what}: ${page.records.length} records`, { expected: 'at most 100 records', actual: `${page.records.length} records`, res: page.res });
+      const limit = metaInt(page, 'page.limit')!;
+      if (limit > 100) fail(`${what}: meta.page.limit is ${limit}`, { expected: 'meta.page.limit ≤ 100 (the limit clamped)', actual: `meta.page.limit ${limit}`, res: page.res });
+      if (total < 101) ctx.note(`only the clamped meta.page.limit is observable: needs 101 records, found ${total}`);
+    },
+  },
+  {
+    id: 'list.limit.default',
+    clause: `${CLAUSE.limits}: Default page length`,
+    level: 'MUST',
+    title: 'without page[limit], a page holds min(default, results.total) records and meta.page.limit is the default',
+    async run(ctx, e) {
+      const { path, total } = await totalOf(ctx, e);
+      const { probe } = await target(ctx, e);
+      const d = await defaultPageLength(ctx);
+      const expected = Math.min(d.value, total);
+      expectCount(probe, expected, `GET ${path} (default ${d.value}, from ${d.source}; results.total ${total})`);
+      const limit = metaInt(probe, 'page.limit');
+      if (limit !== d.value) fail(`meta.page.limit is not the default page length`, { expected: `meta.page.limit ${d.value} (${d.source})`, actual: `meta.page.limit ${JSON.stringify(probe.meta?.page?.limit)}`, res: probe.res });
+    },
+  },
+  {
+    id: 'list.limit.exact',
+    clause: CLAUSE.info,
+    level: 'MUST',
+    title: 'page[limit]=n returns min(n, results.total - offset) records (n = 1, 7, 100, and 7 near the end)',
+    async run(ctx, e) {
+      const { path, total } = await totalOf(ctx, e);
+      for (const n of [1, 7, 100]) {
+        const page = await readPage(ctx, e, path, { 'page[limit]': n });
+        expectStatus(page.res, 200, `GET ${path} with page[limit]=${n}`);
+        expectCount(page, Math.min(n, total), `GET ${path} with page[limit]=${n} (results.total ${total})`);
+      }
+      const offset = total - 3;
+      if (offset > 0 && !(e.hardOffsetLimit && offset > HARD_OFFSET_LIMIT)) {
+        const page = await readPage(ctx, e, path, { 'page[limit]': 7, 'page[offset]': offset });
+        expectStatus(page.res, 200, `GET ${path} with page[limit]=7&page[offset]=${offset}`);
+        expectCount(page, 3, `GET ${path} with page[limit]=7&page[offset]=${offset} (results.total ${total})`);
+      }
+    },
+  },
+  {
+    id: 'list.page.arithmetic',
+    clause: CLAUSE.info,
+    level: 'MUST',
+    title: 'meta.page.offset echoes the offset, current = offset/limit + 1, total = ceil(results.total / limit) pages',
+    async run(ctx, e) {
+      const { path, total } = await totalOf(ctx, e);
+      const limit = 7;
+      for (const offset of total >= 15 ? [0, 14] : [0, 7]) {
+        const page = await readPage(ctx, e, path, { 'page[limit]': limit, ...(offset ? { 'page[offset]': offset } : {}) });
+        const what = `GET ${path} with page[limit]=${limit}${offset ? `&page[offset]=${offset}` : ''}`;
+        expectListMeta(page, what);
+        const results = metaInt(page, 'results.total')!;
+        const got = { limit: metaInt(page, 'page.limit')!, offset: metaInt(page, 'page.offset')!, current: metaInt(page, 'page.current')!, total: metaInt(page, 'page.total')! };
+        const zero = results === 0;
+        const expected = { limit, offset, current: offset / limit + 1, total: Math.ceil(results / limit) };
+        const bad = (Object.keys(expected) as Array<keyof typeof expected>).filter((k) => {
+          if (zero && (k === 'current' || k === 'total')) return got[k] !== 0 && got[k] !== 1;
+          return got[k] !== expected[k];
+        });
+        if (bad.length) {
+          fail(`${what}: meta.page ${bad.join(', ')} wrong`, {
+            expected: `meta.page ${JSON.stringify(expected)} for results.total ${results}${zero ? ' (current and total may be 0 or 1)' : ''}`,
+            actual: `meta.page ${JSON.stringify(got)}`,
+            res: page.res,
+          });
+        }
+      }
+    },
+  },
+  {
+    id: 'list.offset.records',
+    clause: CLAUSE.info,
+    level: 'MUST',
+    title: 'page[offset] counts records from zero: the page at offset 5 is records 5..9 of the listing read from 0',
+    async run(ctx, e) {
+      const { path, total } = await totalOf(ctx, e);
+      if (total < 10) ctx.skip(`needs 10 records, found ${total}`);
+      // A unique sort key gives a deterministic order when the target supports it.
+      const sorted = await readPage(ctx, e, path, { sort: 'id', 'page[limit]': 20 });
+      const sort: Record<string, string> = sorted.res.status === 200 ? { sort: 'id' } : {};
+      const wide = sort.sort ? sorted : await readPage(ctx, e, path, { 'page[limit]': 20 });
+      expectStatus(wide.res, 200, `GET ${path} with page[limit]=20`);
+      const narrow = await readPage(ctx, e, path, { ...sort, 'page[limit]': 5, 'page[offset]': 5 });
+      expectStatus(narrow.res, 200, `GET ${path} with page[limit]=5&page[offset]=5`);
+      const want = wide.records.slice(5, 10).map((r) => r.id);
+      const got = narrow.records.map((r) => r.id);
+      if (want.join() !== got.join()) {
+        const at = wide.records.findIndex((r) => r.id === got[0]);
+        fail('the page at offset 5 is not records 5..9', {
+          expected: `records 5..9 of the listing from offset 0: ${want.join(', ')}`,
+          actual: `${got.join(', ')}${at >= 0 ? ` (the listing from 0 has the first of them at position ${at})` : ''}`,
+          res: narrow.res,
+        });
+      }
+    },
+  },
+  {
+    id: 'list.offset.hard-limit',
+    clause: `${CLAUSE.limits}: Hard offset limit`,
+    level: 'MUST',
+    title: 'no record is served for page[offset] > 10,000 on /v2/orders and /v2/files',
+    appliesTo: (e) => e.hardOffsetLimit,
+    async run(ctx, e) {
+      const { path, total } = await totalOf(ctx, e);
+      const page = await beyondHardLimit(ctx, e, path);
+      const what = `GET ${path} with page[offset]=${HARD_OFFSET_LIMIT + 1}`;
+      if (page.res.status >= 500) fail(`${what}: a server error`, { expected: '4xx, or no records', actual: `status ${page.res.status}`, res: page.res });
+      if (page.res.status >= 400) return;
+      if (page.records.length > 0) fail(`${what}: records served beyond the hard offset limit`, { expected: 'no record (4xx, or an empty page)', actual: `${page.records.length} record(s)`, res: page.res });
+      if (total <= HARD_OFFSET_LIMIT + 1) ctx.skip(`needs ${HARD_OFFSET_LIMIT + 2} records, found ${total}`);
+    },
+  },
+  {
+    id: 'list.offset.hard-limit-error',
+    clause: `${CLAUSE.limits}: Hard offset limit`,
+    level: 'SHOULD',
+    title: 'page[offset] > 10,000 on /v2/orders and /v2/files is refused with 4xx and the Error shape',
+    appliesTo: (e) => e.hardOffsetLimit,
+    async run(ctx, e) {
+      const { path } = await target(ctx, e);
+      const page = await beyondHardLimit(ctx, e, path);
+      expectStatus(page.res, { range: '4xx' }, `GET ${path} with page[offset]=${HARD_OFFSET_LIMIT + 1}`);
+      expectErrorBody(page.res, 'the refusal');
+    },
+  },
+  {
+    id: 'list.offset.soft-limit',
+    clause: `${CLAUSE.limits}: Soft offset limit`,
+    level: 'INFO',
+    title: 'what page[offset] > 10,000 gets on the other lists (the contract does not say; a 5xx is still a failure)',
+    appliesTo: (e) => !e.hardOffsetLimit,
+    async run(ctx, e) {
+      const { path } = await target(ctx, e);
+      const page = await beyondHardLimit(ctx, e, path);
+      if (page.res.status >= 500) fail('a server error past the soft offset limit', { expected: 'no 5xx', actual: `status ${page.res.status}`, res: page.res });
+      ctx.note(`page[offset]=${HARD_OFFSET_LIMIT + 1} answered ${page.res.status} with ${page.records.length} record(s)`);
+    },
+  },
+];

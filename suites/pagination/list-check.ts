@@ -1,0 +1,34 @@
+// A pagination check is written once and run once per list operation (one result per check
+// and operation). `appliesTo` narrows it (the hard offset limit is for orders and files).
+import type { Check, CheckContext } from '../../lib/check.js';
+import type { Endpoint } from '../../lib/catalog.js';
+import type { Level } from '../../lib/outcome.js';
+
+export interface ListCheck {
+  id: string;
+  clause: string;
+  level: Level;
+  title: string;
+  appliesTo?: (e: Endpoint) => boolean;
+  run(ctx: CheckContext, e: Endpoint): Promise<void>;
+}
+
+export const AREA = 'pagination';
+
+export const CLAUSE = {
+  lists: 'List endpoints (shared conventions)',
+  info: 'Resources / Pagination information in list responses',
+  limits: 'Limits',
+  keyset: 'Keyset-style traversal',
+} as const;
+
+export function expandListChecks(checks: readonly ListCheck[], endpoints: readonly Endpoint[]): Check[] {
+  const out: Check[] = [];
+  for (const c of checks) {
+    for (const e of endpoints) {
+      if (c.appliesTo && !c.appliesTo(e)) continue;
+      out.push({ id: c.id, area: AREA, clause: c.clause, level: c.level, title: c.title, operation: e.key, run: (ctx) => c.run(ctx, e) });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,110 @@
+// The operation is there, and its pagination fields are present and integer on every list
+// response, including ones with zero records (contract, "Pagination information in list
+// responses": "present even when the result is empty"; READING.md).
+import { expectErrorBody, expectSchema, expectStatus, fail } from '../../lib/expect.js';
+import { SCHEMA } from '../../lib/schema.js';
+import { CLAUSE, type ListCheck } from './list-check.js';
+import { metaInt, pagination, readPage, type ListPage } from './pages.js';
+import { resolvePath, target } from './target.js';
+import { HARD_OFFSET_LIMIT } from './walks.js';
+
+export const FAR_FUTURE = '9999-12-31T23:59:59.000Z';
+
+/** A 200 list page must carry the pagination fields; returns nothing, fails with the path. */
+export function expectListMeta(page: ListPage, what: string): void {
+  expectStatus(page.res, 200, what);
+  expectSchema(page.res, SCHEMA.listResponse, what);
+}
+
+export const metaChecks: ListCheck[] = [
+  {
+    id: 'list.endpoint.present',
+    clause: CLAUSE.lists,
+    level: 'MUST',
+    title: 'the operation answers its collection with a list (absent operations skip unless --require-all-endpoints)',
+    async run(ctx, e) {
+      const r = await resolvePath(ctx, e);
+      if (!r.ok) return ctx.skip(r.reason);
+      const probe = await readPage(ctx, e, r.path);
+      if (probe.res.status === 404) {
+        if (!pagination(ctx).requireAllEndpoints) ctx.skip(`absent: GET ${r.path} answered 404`);
+        fail(`${e.name} is absent`, { expected: 'the operation is served (--require-all-endpoints)', actual: `GET ${r.path} answered 404`, res: probe.res });
+      }
+      expectStatus(probe.res, 200, `GET ${r.path}`);
+      if (!probe.ok) fail('the answer is not a list', { expected: 'a JSON object whose data is an array', actual: probe.res.exchange.bodyExcerpt, res: probe.res });
+    },
+  },
+  {
+    id: 'list.meta.fields',
+    clause: CLAUSE.info,
+    level: 'MUST',
+    title: 'meta.page.limit/offset/current/total and meta.results.total are non-negative integers',
+    async run(ctx, e) {
+      const { path, probe } = await target(ctx, e);
+      expectListMeta(probe, `GET ${path}`);
+    },
+  },
+  {
+    id: 'list.meta.empty-filter',
+    clause: CLAUSE.info,
+    level: 'MUST',
+    title: 'a filter that matches nothing gets zero records with the pagination fields',
+    async run(ctx, e) {
+      const { path } = await target(ctx, e);
+      const filter = `gt(created_at,${FAR_FUTURE})`;
+      const page = await readPage(ctx, e, path, { filter });
+      if (page.res.status === 400) ctx.skip(`unsupported: filter=${filter} answered 400`);
+      expectListMeta(page, `GET ${path} with filter=${filter}`);
+      if (page.records.length > 0) ctx.skip(`not testable: filter=${filter} matched ${page.records.length} records (see list.filter.gt)`);
+    },
+  },
+  {
+    id: 'list.meta.past-end',
+    clause: CLAUSE.info,
+    level: 'MUST',
+    title: 'an offset past the end gets zero records with the pagination fields',
+    async run(ctx, e) {
+      const { path, probe } = await target(ctx, e);
+      const total = metaInt(probe, 'results.total');
+      if (total === undefined) return ctx.skip('not testable: the first page has no meta.results.total (see list.meta.fields)');
+      const offset = total + 100;
+      if (e.hardOffsetLimit && offset > HARD_OFFSET_LIMIT) ctx.skip(`not testable: past the end (${offset}) lies beyond the hard offset limit`);
+      const page = await readPage(ctx, e, path, { 'page[offset]': offset });
+      if (page.res.status >= 400 && page.res.status < 500) {
+        // READING.md holds 200 answers to the fields; a refusal must still be an Error.
+        expectErrorBody(page.res, `GET ${path} with page[offset]=${offset}`);
+        ctx.note(`page[offset]=${offset} past the end answered ${page.res.status}`);
+        return;
+      }
+      expectListMeta(page, `GET ${path} with page[offset]=${offset} (results.total ${total})`);
+      if (page.records.length) fail('records served past the end', { expected: `0 records at offset ${offset} (results.total ${total})`, actual: `${page.records.length} records`, res: page.res });
+    },
+  },
+  {
+    id: 'list.params.invalid',
+    clause: CLAUSE.lists,
+    level: 'MUST',
+    title: 'invalid page[limit]/page[offset] (negative, 0 for limit, not a number) never get a 5xx',
+    async run(ctx, e) {
+      const { path } = await target(ctx, e);
+      const cases: Array<[string, string]> = [
+        ['page[limit]', '-1'],
+        ['page[limit]', '0'],
+        ['page[limit]', 'abc'],
+        ['page[offset]', '-1'],
+        ['page[offset]', 'abc'],
+      ];
+      for (const [name, value] of cases) {
+        const page = await readPage(ctx, e, path, { [name]: value });
+        const what = `GET ${path} with ${name}=${value}`;
+        if (page.res.status >= 500) fail(`${what}: a server error`, { expected: '4xx with the Error shape, or a well-formed page', actual: `status ${page.res.status}`, res: page.res });
+        if (page.res.status >= 400) {
+          expectErrorBody(page.res, what);
+          continue;
+        }
+        expectListMeta(page, what);
+        if (page.records.length > 100) fail(`${what}: more than 100 records`, { expected: 'at most 100 records', actual: `${page.records.length}`, res: page.res });
+      }
+    },
+  },
+];

@@ -1,0 +1,161 @@
+// Sorting and filtering (contract, "List endpoints": sort on created_at, updated_at, id;
+// filter with ge and gt; READING.md: sort=-attr descending, filter totals).
+import type { CheckContext } from '../../lib/check.js';
+import type { Endpoint } from '../../lib/catalog.js';
+import { expectStatus, fail } from '../../lib/expect.js';
+import { describeRecords, inWindow, missingFrom, settled, uniqueById } from './compare.js';
+import { CLAUSE, type ListCheck } from './list-check.js';
+import { metaInt, readPage, type Rec } from './pages.js';
+import { target } from './target.js';
+import { offsetWalk, value, expectWalked, type Attr, type Walk } from './walks.js';
+
+const ATTRS: Attr[] = ['created_at', 'updated_at', 'id'];
+
+/** The offset walk sorted by `attr`, or a skip when the target does not support that sort. */
+export async function sortedWalk(ctx: CheckContext, e: Endpoint, attr: Attr): Promise<{ path: string; walk: Walk }> {
+  const { path } = await target(ctx, e);
+  const walk = await offsetWalk(ctx, e, path, attr);
+  if (walk.pages[0]?.res.status === 400) ctx.skip(`unsupported: sort=${attr} answered 400`);
+  return { path, walk };
+}
+
+function firstInversion(records: Rec[], attr: Attr, descending: boolean): number {
+  for (let i = 1; i < records.length; i++) {
+    const a = value(records[i - 1]!, attr);
+    const b = value(records[i]!, attr);
+    if (a === undefined || b === undefined) continue;
+    if (descending ? b > a : b < a) return i;
+  }
+  return -1;
+}
+
+function sortCheck(attr: Attr): ListCheck {
+  return {
+    id: `list.sort.${attr.replace('_', '-')}`,
+    clause: CLAUSE.lists,
+    level: 'MUST',
+    title: `sort=${attr} returns records in non-decreasing ${attr} order across all pages${attr === 'id' ? '' : ' (compared as instants)'}`,
+    async run(ctx, e) {
+      const { path, walk } = await sortedWalk(ctx, e, attr);
+      expectWalked(walk, `GET ${path} sorted by ${attr}`);
+      if (walk.records.length < 2) ctx.skip(`needs 2 records, found ${walk.records.length}`);
+      if (walk.records.every((r) => value(r, attr) === undefined)) ctx.skip(`not testable: no record has a parseable ${attr} at ${e.record[attr]}`);
+      const i = firstInversion(walk.records, attr, false);
+      if (i >= 0) {
+        const page = walk.pages[Math.floor(i / 100)] ?? walk.pages[0]!;
+        fail(`sort=${attr}: record ${i} comes before a smaller ${attr}`, {
+          expected: `non-decreasing ${attr}`,
+          actual: `record ${i - 1} ${describeRecords([walk.records[i - 1]!])} is followed by ${describeRecords([walk.records[i]!])}`,
+          res: page.res,
+        });
+      }
+    },
+  };
+}
+
+/** A pivot for ge/gt: a created_at that several records share (ties are where ge and gt part). */
+function pivot(ctx: CheckContext, walk: Walk): Rec | undefined {
+  const inside = inWindow([walk], 'created_at');
+  const ok = settled(ctx);
+  const rs = walk.records.filter((r) => r.created !== undefined && r.createdRaw !== undefined && ok(r) && inside(r));
+  if (rs.length < 3) return undefined;
+  const counts = new Map<number, number>();
+  for (const r of rs) counts.set(r.created!, (counts.get(r.created!) ?? 0) + 1);
+  const middle = Math.floor(rs.length / 3);
+  const tied = rs.slice(middle).find((r) => counts.get(r.created!)! > 1);
+  return tied ?? rs[middle];
+}
+
+interface Filtered {
+  path: string;
+  op: 'ge' | 'gt';
+  v: Rec;
+  all: Walk;
+  filtered: Walk;
+  filter: string;
+}
+
+function filteredWalk(ctx: CheckContext, e: Endpoint, op: 'ge' | 'gt'): Promise<Filtered> {
+  return (async () => {
+    const { path, walk: all } = await sortedWalk(ctx, e, 'created_at');
+    expectWalked(all, `GET ${path} sorted by created_at`);
+    const v = pivot(ctx, all);
+    if (!v) return ctx.skip(`needs 3 records with a parseable created_at older than the time buffer, found fewer`);
+    const filter = `${op}(created_at,${v.createdRaw})`;
+    const filtered = await offsetWalk(ctx, e, path, 'created_at', filter);
+    if (filtered.pages[0]?.res.status === 400) ctx.skip(`unsupported: filter=${filter} answered 400`);
+    expectWalked(filtered, `GET ${path} with filter=${filter}`);
+    return { path, op, v, all, filtered, filter };
+  })();
+}
+
+function filterCheck(op: 'ge' | 'gt'): ListCheck {
+  const holds = (x: number, v: number): boolean => (op === 'ge' ? x >= v : x > v);
+  return {
+    id: `list.filter.${op}`,
+    clause: CLAUSE.lists,
+    level: 'MUST',
+    title: `filter=${op}(created_at,v) returns every record with created_at ${op === 'ge' ? '≥' : '>'} v and no other (v shared by tied records)`,
+    async run(ctx, e) {
+      const f = await filteredWalk(ctx, e, op);
+      const v = f.v.created!;
+      const wrong = f.filtered.records.filter((r) => r.created !== undefined && !holds(r.created, v));
+      if (wrong.length) {
+        fail(`filter=${f.filter} returned records that do not match`, { expected: `created_at ${op === 'ge' ? '≥' : '>'} ${f.v.createdRaw}`, actual: describeRecords(wrong), res: f.filtered.pages[0]!.res });
+      }
+      // What the unfiltered listing holds that the filter must select, where both were read in full.
+      const inside = inWindow([f.all, f.filtered], 'created_at');
+      const ok = settled(ctx);
+      const expected = uniqueById(f.all.records.filter((r) => r.created !== undefined && holds(r.created, v) && ok(r) && inside(r)));
+      const lost = missingFrom(expected, uniqueById(f.filtered.records));
+      if (lost.length) {
+        fail(`filter=${f.filter} lost records that match it`, {
+          expected: `every record with created_at ${op === 'ge' ? '≥' : '>'} ${f.v.createdRaw} from the unsorted listing (${expected.size} in the compared window)`,
+          actual: `missing ${describeRecords(lost)}`,
+          res: f.filtered.pages[0]!.res,
+        });
+      }
+    },
+  };
+}
+
+export const orderChecks: ListCheck[] = [
+  ...ATTRS.map(sortCheck),
+  {
+    id: 'list.sort.descending',
+    clause: CLAUSE.lists,
+    level: 'SHOULD',
+    title: 'sort=-created_at, -updated_at and -id return records in non-increasing order',
+    async run(ctx, e) {
+      const { path } = await target(ctx, e);
+      let tried = 0;
+      for (const attr of ATTRS) {
+        const page = await readPage(ctx, e, path, { sort: `-${attr}`, 'page[limit]': 100 });
+        if (page.res.status === 400) continue;
+        expectStatus(page.res, 200, `GET ${path} with sort=-${attr}`);
+        tried++;
+        const i = firstInversion(page.records, attr, true);
+        if (i >= 0) fail(`sort=-${attr}: record ${i} has a larger ${attr} than the one before`, { expected: `non-increasing ${attr}`, actual: `${describeRecords([page.records[i - 1]!])} then ${describeRecords([page.records[i]!])}`, res: page.res });
+      }
+      if (!tried) ctx.skip('unsupported: every descending sort answered 400');
+    },
+  },
+  filterCheck('ge'),
+  filterCheck('gt'),
+  {
+    id: 'list.total.filtered',
+    clause: CLAUSE.info,
+    level: 'MUST',
+    title: 'with a filter, meta.results.total is the number of records the filter selects (counted by reading them all)',
+    async run(ctx, e) {
+      const f = await filteredWalk(ctx, e, 'ge');
+      if (!f.filtered.complete) ctx.skip(`not testable: the filtered listing was ${f.filtered.stop}`);
+      const first = f.filtered.pages[0]!;
+      const said = metaInt(first, 'results.total');
+      const read = uniqueById(f.filtered.records).size;
+      if (said !== read) {
+        fail(`meta.results.total under filter=${f.filter} is not the number of records it selects`, { expected: `meta.results.total ${read} (records read under the filter)`, actual: `meta.results.total ${JSON.stringify(first.meta?.results?.total)}`, res: first.res });
+      }
+    },
+  },
+];

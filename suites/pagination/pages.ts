@@ -1,0 +1,107 @@
+// Reading list pages. Every page read is memoised per run (the same URL is never asked twice),
+// counted against the operation's request budget, and parsed into records whose id and
+// timestamps are read where the catalog says they live.
+import type { CheckContext, PaginationSettings } from '../../lib/check.js';
+import type { Endpoint } from '../../lib/catalog.js';
+import type { HttpResponse } from '../../lib/http.js';
+import { CheckSkip, SuiteError } from '../../lib/outcome.js';
+
+export interface Rec {
+  id: string;
+  /** Raw values as the target sent them: filters send them back as they are. */
+  createdRaw?: string;
+  updatedRaw?: string;
+  /** Epoch milliseconds; undefined when absent or not a date. */
+  created?: number;
+  updated?: number;
+}
+
+export interface PageMeta {
+  page?: { limit?: unknown; offset?: unknown; current?: unknown; total?: unknown };
+  results?: { total?: unknown };
+}
+
+export interface ListPage {
+  res: HttpResponse;
+  /** 200 with a JSON object whose `data` is an array. */
+  ok: boolean;
+  records: Rec[];
+  meta?: PageMeta;
+}
+
+export type Params = Record<string, string | number>;
+
+export function pagination(ctx: CheckContext): PaginationSettings {
+  const p = ctx.run.settings.pagination;
+  if (!p) throw new SuiteError('SUITE_BUG', 'pagination settings are missing from the run');
+  return p;
+}
+
+export function dig(value: unknown, path: string): unknown {
+  let v = value;
+  for (const part of path.split('.')) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string, unknown>)[part];
+  }
+  return v;
+}
+
+function toRec(raw: unknown, e: Endpoint): Rec {
+  const id = dig(raw, e.record.id);
+  const c = dig(raw, e.record.created_at);
+  const u = dig(raw, e.record.updated_at);
+  const time = (x: unknown): number | undefined => (typeof x === 'string' && !Number.isNaN(Date.parse(x)) ? Date.parse(x) : undefined);
+  return {
+    id: typeof id === 'string' || typeof id === 'number' ? String(id) : JSON.stringify(id),
+    ...(typeof c === 'string' ? { createdRaw: c } : {}),
+    ...(typeof u === 'string' ? { updatedRaw: u } : {}),
+    created: time(c),
+    updated: time(u),
+  };
+}
+
+const spent = new WeakMap<object, Map<string, number>>();
+
+/** Counts one request against the operation's budget; skips the check when it is used up. */
+export function spend(ctx: CheckContext, e: Endpoint): void {
+  let m = spent.get(ctx.run);
+  if (!m) spent.set(ctx.run, (m = new Map()));
+  const n = (m.get(e.key) ?? 0) + 1;
+  const { budget } = pagination(ctx);
+  if (n > budget) throw new BudgetSpent(`not testable within the request budget: ${budget} requests to ${e.key} already sent (raise request-budget)`);
+  m.set(e.key, n);
+}
+
+export class BudgetSpent extends CheckSkip {}
+
+export function query(params: Params): string {
+  return Object.entries(params)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
+}
+
+/** One page of a list, read once per run whichever checks ask for it. */
+export function readPage(ctx: CheckContext, e: Endpoint, path: string, params: Params = {}): Promise<ListPage> {
+  return ctx.shared(`page ${path}?${query(params)}`, async (s) => {
+    spend(ctx, e);
+    const res = await s.request({ method: 'GET', path, query: params });
+    let ok = false;
+    let records: Rec[] = [];
+    let meta: PageMeta | undefined;
+    if (res.status === 200 && res.isJson) {
+      const body = res.json() as { data?: unknown; meta?: unknown } | null;
+      if (body && typeof body === 'object' && Array.isArray(body.data)) {
+        ok = true;
+        records = body.data.map((r) => toRec(r, e));
+        if (body.meta && typeof body.meta === 'object') meta = body.meta as PageMeta;
+      }
+    }
+    return { res, ok, records, meta };
+  });
+}
+
+/** An integer field of the page meta, or undefined. */
+export function metaInt(page: ListPage, path: 'page.limit' | 'page.offset' | 'page.current' | 'page.total' | 'results.total'): number | undefined {
+  const v = dig(page.meta, path);
+  return typeof v === 'number' && Number.isInteger(v) ? v : undefined;
+}

@@ -1,0 +1,4 @@
+import { registerChecks } from '../register.js';
+import { checksOf } from '../index.js';
+
+registerChecks((settings) => checksOf('pagination', settings.pagination));

@@ -1,0 +1,100 @@
+// Whole-collection traversals (contract, "Keyset-style traversal"; READING.md: keyset and
+// offset traversals reach the same records; offset traversal meets every record once;
+// results.total is what is actually readable).
+import type { CheckContext } from '../../lib/check.js';
+import type { Endpoint } from '../../lib/catalog.js';
+import { fail } from '../../lib/expect.js';
+import { describeRecords, duplicates, inWindow, missingFrom, settled, uniqueById } from './compare.js';
+import { CLAUSE, type ListCheck } from './list-check.js';
+import { metaInt } from './pages.js';
+import { sortedWalk } from './order.js';
+import { target } from './target.js';
+import { keysetWalk, offsetWalk, expectWalked, type Attr, type Walk } from './walks.js';
+
+async function defaultWalk(ctx: CheckContext, e: Endpoint): Promise<{ path: string; walk: Walk }> {
+  const { path } = await target(ctx, e);
+  const walk = await offsetWalk(ctx, e, path);
+  expectWalked(walk, `GET ${path} by offset`);
+  return { path, walk };
+}
+
+function keysetCheck(attr: Attr): ListCheck {
+  const op = attr === 'id' ? 'gt' : 'ge';
+  return {
+    id: `list.keyset.${attr.replace('_', '-')}`,
+    clause: CLAUSE.keyset,
+    level: 'MUST',
+    title: `keyset traversal by ${attr} (sort=${attr}, filter=${op}) reaches exactly the records offset traversal reaches${attr === 'id' ? ', without duplicates' : ', ties included'}`,
+    async run(ctx, e) {
+      const { path, walk: byOffset } = await sortedWalk(ctx, e, attr);
+      if (byOffset.broken) ctx.skip(`not testable: the offset traversal it is compared with failed (${byOffset.broken.message})`);
+      const keyset = await keysetWalk(ctx, e, path, attr);
+      const refused = keyset.pages.find((p) => p.res.status === 400);
+      if (refused) ctx.skip(`unsupported: ${refused.res.exchange.url.split('?')[1] ?? ''} answered 400`);
+      expectWalked(keyset, `keyset traversal of ${path} by ${attr}`);
+      if (attr === 'id') {
+        const dup = duplicates(keyset.records);
+        if (dup.length) fail(`keyset traversal by id with gt repeated records`, { expected: 'every record once', actual: `${dup.length} record(s) read twice: ${dup.slice(0, 5).join(', ')}`, res: keyset.pages.at(-1)!.res });
+      }
+      const inside = inWindow([byOffset, keyset], attr);
+      const ok = settled(ctx, attr);
+      const pick = (w: Walk) => uniqueById(w.records.filter((r) => ok(r) && inside(r)));
+      const fromOffset = pick(byOffset);
+      const fromKeyset = pick(keyset);
+      if (fromOffset.size === 0) ctx.skip(`needs records older than the time buffer, found none (offset traversal ${byOffset.stop})`);
+      const lost = missingFrom(fromOffset, fromKeyset);
+      const extra = missingFrom(fromKeyset, fromOffset);
+      if (lost.length || extra.length) {
+        fail(`keyset traversal by ${attr} does not reach the records offset traversal reaches`, {
+          expected: `the ${fromOffset.size} records offset traversal (sort=${attr}) reached${byOffset.complete && keyset.complete ? '' : ', in the part both read in full'}`,
+          actual: [lost.length ? `keyset lost ${describeRecords(lost)}` : '', extra.length ? `keyset had ${describeRecords(extra)} that offset traversal did not` : ''].filter(Boolean).join('; '),
+          res: keyset.pages.at(-1)!.res,
+        });
+      }
+      if (!byOffset.complete || !keyset.complete) ctx.note(`compared a prefix: offset traversal ${byOffset.stop}; keyset traversal ${keyset.stop}`);
+    },
+  };
+}
+
+export const traversalChecks: ListCheck[] = [
+  {
+    id: 'list.offset.traversal',
+    clause: CLAUSE.info,
+    level: 'MUST',
+    title: 'paging by offset meets every record once: no duplicates, and the same records as paging sorted by id',
+    async run(ctx, e) {
+      const { path, walk } = await defaultWalk(ctx, e);
+      const ok = settled(ctx);
+      const dup = duplicates(walk.records.filter(ok));
+      if (dup.length) fail('offset traversal met records twice', { expected: 'every record once', actual: `${dup.length} record(s) twice: ${dup.slice(0, 5).join(', ')}`, res: walk.pages.at(-1)!.res });
+      const byId = await offsetWalk(ctx, e, path, 'id');
+      if (!walk.complete || !byId.complete || byId.broken || byId.pages[0]?.res.status !== 200) {
+        ctx.note(`gaps not compared: default order ${walk.stop}; sorted by id ${byId.stop}`);
+        return;
+      }
+      const a = uniqueById(walk.records.filter(ok));
+      const b = uniqueById(byId.records.filter(ok));
+      const gaps = missingFrom(b, a);
+      if (gaps.length) fail('offset traversal skipped records', { expected: `the ${b.size} records that paging sorted by id meets`, actual: `never met ${describeRecords(gaps)}`, res: walk.pages.at(-1)!.res });
+    },
+  },
+  {
+    id: 'list.total.unfiltered',
+    clause: CLAUSE.info,
+    level: 'MUST',
+    title: 'without a filter, meta.results.total is the number of records (counted by reading them all)',
+    async run(ctx, e) {
+      const { walk } = await defaultWalk(ctx, e);
+      if (!walk.complete) ctx.skip(`not testable: the listing was ${walk.stop}`);
+      const read = uniqueById(walk.records).size;
+      // On a live target the count may move while it is read: either end's total passes.
+      const said = [walk.pages[0]!, walk.pages.at(-1)!].map((p) => metaInt(p, 'results.total'));
+      if (!said.includes(read)) {
+        fail('meta.results.total is not the number of records', { expected: `meta.results.total ${read} (records read by offset)`, actual: `meta.results.total ${said.map(String).join(' then ')}`, res: walk.pages[0]!.res });
+      }
+    },
+  },
+  keysetCheck('id'),
+  keysetCheck('created_at'),
+  keysetCheck('updated_at'),
+];

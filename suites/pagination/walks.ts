@@ -1,0 +1,153 @@
+// Traversals of a whole collection: by offset (page[offset] in steps of 100) and keyset-style
+// (contract, "Keyset-style traversal"). Each is bounded by a share of the operation's request
+// budget, stops at once on a page that does not advance, and says how far it got.
+import type { CheckContext } from '../../lib/check.js';
+import type { Endpoint } from '../../lib/catalog.js';
+import { fail } from '../../lib/expect.js';
+import { BudgetSpent, pagination, readPage, type ListPage, type Params, type Rec } from './pages.js';
+
+export const PAGE = 100;
+export const HARD_OFFSET_LIMIT = 10_000;
+export type Attr = 'id' | 'created_at' | 'updated_at';
+
+export interface Walk {
+  /** Records in the order read, duplicates included. */
+  records: Rec[];
+  pages: ListPage[];
+  /** The traversal reached its end (an empty or short page). */
+  complete: boolean;
+  /** Why it stopped. */
+  stop: string;
+  /** The traversal failed: a page that was not a list, or a page that did not advance. */
+  broken?: { message: string; page: ListPage };
+}
+
+function cap(ctx: CheckContext): number {
+  // Seven traversals share an operation's budget; keep room for the single requests.
+  return Math.max(2, Math.floor(pagination(ctx).budget / 8));
+}
+
+export function value(r: Rec, attr: Attr): string | number | undefined {
+  return attr === 'id' ? r.id : attr === 'created_at' ? r.created : r.updated;
+}
+
+function raw(r: Rec, attr: Attr): string | undefined {
+  return attr === 'id' ? r.id : attr === 'created_at' ? r.createdRaw : r.updatedRaw;
+}
+
+/** Offset traversal, `sort` or the default order, optionally filtered. */
+export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: string, filter?: string): Promise<Walk> {
+  return ctx.shared(`walk offset ${path} sort=${sort ?? ''} filter=${filter ?? ''}`, async () => {
+    const walk: Walk = { records: [], pages: [], complete: false, stop: '' };
+    const seen = new Set<string>();
+    const base: Params = { ...(sort ? { sort } : {}), ...(filter ? { filter } : {}) };
+    for (let offset = 0; ; offset += PAGE) {
+      if (e.hardOffsetLimit && offset > HARD_OFFSET_LIMIT) {
+        walk.stop = `stopped at the hard offset limit (${HARD_OFFSET_LIMIT}) after ${walk.records.length} records`;
+        return walk;
+      }
+      if (walk.pages.length >= cap(ctx)) {
+        walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${walk.records.length} records)`;
+        return walk;
+      }
+      let page: ListPage;
+      try {
+        page = await readPage(ctx, e, path, { ...base, 'page[limit]': PAGE, ...(offset ? { 'page[offset]': offset } : {}) });
+      } catch (err) {
+        if (!(err instanceof BudgetSpent)) throw err;
+        walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${walk.records.length} records)`;
+        return walk;
+      }
+      walk.pages.push(page);
+      if (!page.ok) {
+        walk.broken = { message: `page at offset ${offset} answered ${page.res.status} without a list`, page };
+        walk.stop = walk.broken.message;
+        return walk;
+      }
+      if (page.records.length > 0 && page.records.every((r) => seen.has(r.id))) {
+        walk.broken = { message: `the page at offset ${offset} does not advance: all ${page.records.length} of its records were on earlier pages (${page.records.slice(0, 3).map((r) => r.id).join(', ')}…)`, page };
+        walk.stop = walk.broken.message;
+        return walk;
+      }
+      for (const r of page.records) seen.add(r.id);
+      walk.records.push(...page.records);
+      if (page.records.length < PAGE) {
+        walk.complete = true;
+        walk.stop = `reached the end after ${walk.pages.length} pages (${walk.records.length} records)`;
+        return walk;
+      }
+    }
+  });
+}
+
+/**
+ * Keyset traversal by `attr`: the first page with sort=attr, then filter=gt(id,last) for ids
+ * and filter=ge(attr,last) for timestamps (the boundary records come again and are dropped);
+ * when a whole page shares one timestamp, page[offset] within that value (the contract's rule).
+ */
+export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: Attr): Promise<Walk> {
+  return ctx.shared(`walk keyset ${path} ${attr}`, async () => {
+    const walk: Walk = { records: [], pages: [], complete: false, stop: '' };
+    const seen = new Set<string>();
+    let params: Params = { sort: attr, 'page[limit]': PAGE };
+    for (;;) {
+      if (walk.pages.length >= cap(ctx)) {
+        walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${seen.size} records)`;
+        return walk;
+      }
+      let page: ListPage;
+      try {
+        page = await readPage(ctx, e, path, params);
+      } catch (err) {
+        if (!(err instanceof BudgetSpent)) throw err;
+        walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${seen.size} records)`;
+        return walk;
+      }
+      walk.pages.push(page);
+      if (!page.ok) {
+        walk.broken = { message: `a keyset page answered ${page.res.status} without a list`, page };
+        walk.stop = walk.broken.message;
+        return walk;
+      }
+      if (page.records.length === 0) {
+        walk.complete = true;
+        walk.stop = `reached an empty page after ${walk.pages.length} pages (${seen.size} records)`;
+        return walk;
+      }
+      const fresh = page.records.filter((r) => !seen.has(r.id));
+      walk.records.push(...page.records);
+      for (const r of fresh) seen.add(r.id);
+      const last = page.records.at(-1)!;
+      const lastRaw = raw(last, attr);
+      if (lastRaw === undefined) {
+        walk.broken = { message: `a record has no ${attr} to continue from`, page };
+        walk.stop = walk.broken.message;
+        return walk;
+      }
+      if (fresh.length === 0) {
+        const withinValue = typeof params['page[offset]'] === 'number';
+        const allTied = page.records.every((r) => value(r, attr) === value(last, attr));
+        if (attr === 'id' || withinValue || !allTied) {
+          walk.broken = { message: `the keyset page does not advance: all ${page.records.length} record(s) were read before: ${page.records.slice(0, 5).map((r) => r.id).join(', ')}`, page };
+          walk.stop = walk.broken.message;
+          return walk;
+        }
+      }
+      if (attr === 'id') {
+        params = { sort: attr, filter: `gt(id,${lastRaw})`, 'page[limit]': PAGE };
+      } else {
+        // A page that is one tie group: go on by offset within that value.
+        const allTied = value(page.records[0]!, attr) === value(last, attr);
+        const tiedSeen = new Set(walk.records.filter((r) => value(r, attr) === value(last, attr)).map((r) => r.id)).size;
+        params = { sort: attr, filter: `ge(${attr},${lastRaw})`, 'page[limit]': PAGE, ...(allTied ? { 'page[offset]': tiedSeen } : {}) };
+      }
+    }
+  });
+}
+
+/** Fails the check when a walk broke, with the page that broke it as evidence. */
+export function expectWalked(walk: Walk, what: string): void {
+  if (walk.broken) {
+    fail(`${what}: ${walk.broken.message}`, { expected: 'every page a list that moves past the records already read', actual: walk.broken.message, res: walk.broken.page.res });
+  }
+}

@@ -1,0 +1,151 @@
+// The pagination suite's proof: it passes the reference server on every operation; every
+// pagination fault is caught by the checks it names, with evidence naming the operation, the
+// request and the records; legitimate variants pass; and it stays bounded on any target.
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { createReferenceHandler, FAULTS, VARIANTS } from '../server/index.js';
+import { listChecks } from '../suites/index.js';
+import { expandListChecks } from '../suites/pagination/list-check.js';
+import { endpoints, paginationSettings, runChecks, runListChecks, TOKEN } from './support.js';
+
+/**
+ * A plain list, the empty one, a nested by-release one; and orders (hard offset limit, over
+ * 10,000 records, slow to traverse) where the hard offset limit is the point.
+ */
+const SMALL = ['accounts', 'catalog-rules', 'hierarchy-nodes@by-release'];
+const sample = (name: string, ids: readonly string[] = []): ReturnType<typeof endpoints> =>
+  endpoints([...SMALL, ...(/hard-limit/.test([name, ...ids].join(' ')) ? ['orders'] : [])]);
+const isListFault = (f: (typeof FAULTS)[number]): boolean => f.caughtBy.some((id) => id.startsWith('list.'));
+
+describe('against the reference server', () => {
+  it('every list check passes on every operation, skipping only where the data cannot show the rule', async () => {
+    const all = endpoints();
+    const { results } = await runListChecks({}, all);
+    expect(results).toHaveLength(expandListChecks(listChecks, all).length);
+    expect(results.filter((r) => r.outcome === 'fail' || r.outcome === 'error').map((r) => `${r.id} [${r.operation}]: ${r.reason}`)).toEqual([]);
+    const skips = results.filter((r) => r.outcome === 'skip');
+    // The empty list skips what needs records; orders skip "past the end" (beyond the hard limit).
+    for (const s of skips) expect(`${s.operation}: ${s.reason}`).toMatch(/^(catalog-rules|application-keys|custom-apis): (needs|not testable)|^orders: not testable: past the end/);
+    expect(results.filter((r) => r.operation === 'accounts').every((r) => r.outcome === 'pass')).toBe(true);
+  });
+});
+
+describe('every pagination fault is caught by the checks it names', () => {
+  it.each(FAULTS.filter(isListFault).map((f) => [f.name, f] as const))('%s', async (_name, fault) => {
+    const eps = sample(fault.name, fault.caughtBy);
+    const { results } = await runListChecks({ faults: [fault.name] }, eps);
+    for (const id of fault.caughtBy) {
+      const failed = results.filter((r) => r.id === id && r.outcome === 'fail');
+      expect(failed.length, `${id} must fail against ${fault.name}`).toBeGreaterThan(0);
+      for (const r of failed) {
+        expect(eps.map((e) => e.key)).toContain(r.operation);
+        expect(r.evidence?.request).toMatch(/^curl -i -X GET '.*\/(v2|pcm|catalog)\//);
+        expect(r.evidence?.expected).toBeTruthy();
+        expect(r.evidence?.actual).toBeTruthy();
+      }
+    }
+    expect(results.filter((r) => r.outcome === 'error').map((r) => `${r.id} [${r.operation}]: ${r.reason}`)).toEqual([]);
+  });
+
+  it('names the records a keyset walk lost when ge behaves as gt', async () => {
+    const { results } = await runListChecks({ faults: ['ge-as-gt'] }, endpoints(['accounts']));
+    const r = results.find((x) => x.id === 'list.keyset.created-at')!;
+    expect(r.outcome).toBe('fail');
+    expect(r.evidence!.actual).toMatch(/keyset lost \d+ record\(s\): [0-9a-f-]{36} \(created_at /);
+  });
+
+  it('names the duplicated records when gt behaves as ge', async () => {
+    const { results } = await runListChecks({ faults: ['gt-as-ge'] }, endpoints(['accounts']));
+    const r = results.find((x) => x.id === 'list.keyset.id')!;
+    expect(r.outcome).toBe('fail');
+    expect(r.evidence!.actual).toMatch(/record\(s\) (read twice|were read before): [0-9a-f-]{36}/);
+  });
+});
+
+describe('legitimate list variants pass every MUST check', () => {
+  it.each(VARIANTS.map((v) => [v.name, v] as const))('%s', async (_name, variant) => {
+    const { results } = await runListChecks({ variants: [variant.name] }, sample(variant.name));
+    expect(results.filter((r) => (r.level === 'MUST' && r.outcome === 'fail') || r.outcome === 'error').map((r) => `${r.id} [${r.operation}]: ${r.reason}`)).toEqual([]);
+  });
+});
+
+/** A reference server that counts the requests each path (without its query) receives. */
+async function countingServer(options: Parameters<typeof createReferenceHandler>[0]) {
+  const { handler } = createReferenceHandler(options);
+  const counts = new Map<string, number>();
+  const urls: string[] = [];
+  const server = createServer((req: IncomingMessage, res) => {
+    const path = (req.url ?? '').split('?')[0]!;
+    counts.set(path, (counts.get(path) ?? 0) + 1);
+    urls.push(req.url ?? '');
+    handler(req, res);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    counts,
+    urls,
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+  };
+}
+
+describe('bounded on any target', () => {
+  it('never sends an operation more requests than its budget, and says how far a cut traversal got', async () => {
+    const srv = await countingServer({ token: TOKEN, seed: 3 });
+    try {
+      const eps = endpoints(['orders', 'accounts']);
+      const budget = 40;
+      const { results } = await runChecks(srv.url, expandListChecks(listChecks, eps), { pagination: paginationSettings(eps, { budget }) });
+      expect(srv.counts.get('/v2/orders')).toBeLessThanOrEqual(budget);
+      expect(srv.counts.get('/v2/accounts')).toBeLessThanOrEqual(budget);
+      expect(results.filter((r) => r.outcome === 'fail' || r.outcome === 'error').map((r) => `${r.id} [${r.operation}]: ${r.reason}`)).toEqual([]);
+      const cut = results.filter((r) => r.operation === 'orders' && /budget/.test(`${r.reason ?? ''} ${(r.notes ?? []).join(' ')}`));
+      expect(cut.length).toBeGreaterThan(0);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('stops a traversal at the first page that does not advance', async () => {
+    const srv = await countingServer({ token: TOKEN, seed: 3, faults: ['offset-ignored'] });
+    try {
+      const eps = endpoints(['accounts']);
+      const { results } = await runChecks(srv.url, expandListChecks(listChecks, eps), { pagination: paginationSettings(eps) });
+      const r = results.find((x) => x.id === 'list.offset.traversal')!;
+      expect(r.outcome).toBe('fail');
+      expect(r.reason).toMatch(/does not advance/);
+      // Each offset walk asked for offset 100 once, then stopped.
+      const second = srv.urls.filter((u) => /page\[offset\]=100(&|$)/.test(u) && !/filter=/.test(u));
+      expect(second.length).toBeLessThanOrEqual(4);
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
+describe('absent operations and parents', () => {
+  it('skips an absent operation with the reason, and fails it under --require-all-endpoints', async () => {
+    const eps = endpoints(['orders']);
+    const absent = { behaviour: { absentPaths: ['/v2/orders'] } };
+    const { results } = await runListChecks(absent, eps);
+    expect(results.every((r) => r.outcome === 'skip' && r.reason === 'absent: GET /v2/orders answered 404')).toBe(true);
+    const strict = await runListChecks(absent, eps, { requireAllEndpoints: true });
+    expect(strict.results.find((r) => r.id === 'list.endpoint.present')!.outcome).toBe('fail');
+  });
+
+  it('skips a nested operation whose parent list gives no id, saying which', async () => {
+    const { results } = await runListChecks({ behaviour: { absentPaths: ['/v2/flows'] } }, endpoints(['entries']));
+    expect(new Set(results.map((r) => r.outcome))).toEqual(new Set(['skip']));
+    expect(results[0]!.reason).toMatch(/no parent id for \{flowSlug\}: GET \/v2\/flows answered 404; set parents\.flowSlug/);
+  });
+
+  it('leaves records newer than the time buffer out of comparisons', async () => {
+    const { results } = await runListChecks({}, endpoints(['accounts']), { timeBufferMs: 5 * 365 * 24 * 3600 * 1000 });
+    const keyset = results.filter((r) => r.id.startsWith('list.keyset.'));
+    expect(keyset.every((r) => r.outcome === 'skip' && /older than the time buffer/.test(r.reason ?? ''))).toBe(true);
+  });
+});
