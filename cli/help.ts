@@ -12,6 +12,16 @@ Selection:
   --list                list every check (id, level, clause, title) and exit
   --check ID            run only this check; repeat or separate with commas
   --grep TEXT           run only checks whose id or title contains TEXT
+  --operation KEY       run the list checks only on this operation (repeat, or commas)
+  --list-operations     list the list operations (key, path) and exit
+
+Lists:
+  --request-budget N    most requests to one list operation (default 1000)
+  --time-buffer S       records newer than the run's start minus S seconds stay out of
+                        traversal comparisons (default 60)
+  --default-page-length N   the expected default page length (default: GET /v2/settings
+                        page_length, else 25)
+  --require-all-endpoints   an absent list operation (404) fails instead of skipping
 
 Run:
   --seed N              seed for generated data (default: random, printed); replays a run
@@ -27,12 +37,15 @@ Serve:
   --port N              port (default 0: a free one)   --host H   address (default 127.0.0.1)
   --token TOKEN         token to accept (default: env CONFORMANCE_TOKEN, else generated and shown)
   --seed N              seed for the server's data
+  --records N           records in each ordinary list (default 130; orders hold at least 10,050)
   --fault NAME          switch on a fault (a mutant that breaks one rule); repeatable
   --variant NAME        switch on a legitimate variant; repeatable
   --list-faults         list the faults and variants and exit
 
 Precedence: flags > environment > config file > defaults. Every file key is a flag name:
-  base-url, token, seed, timeout, concurrency, max-body-bytes, report-dir, strict.
+  base-url, token, seed, timeout, concurrency, max-body-bytes, report-dir, strict,
+  request-budget, time-buffer, default-page-length, require-all-endpoints; and, in the file
+  only, operations: and parents: to override or extend the list catalog (see README).
 
 Exit codes:
   0  every MUST check passed (SHOULD failures are warnings unless --strict)

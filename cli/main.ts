@@ -12,7 +12,7 @@ import { ConfigError, describeConfig, maskedConfig, resolveConfig, type Config, 
 import { packageVersion } from '../lib/package.js';
 import { Secrets } from '../lib/secrets.js';
 import { runSuite } from '../lib/vitest-run.js';
-import { renderProgress, renderSummary } from '../reporters/console.js';
+import { renderAreaLine, renderProgress, renderSummary } from '../reporters/console.js';
 import { renderJson } from '../reporters/json.js';
 import { renderJunit } from '../reporters/junit.js';
 import { exitFor, summarise, type RunReport } from '../reporters/model.js';
@@ -150,17 +150,28 @@ async function run(config: Config, definitions: CheckDefinition[], io: Io): Prom
 
   try {
     io.out('');
+    // Live: a line per result that is not a pass, and one per area when it is done (areas
+    // run one after the other).
+    const counts = new Map<string, Map<string, number>>();
     let area = '';
+    const areaDone = (): void => {
+      if (area) io.out(renderAreaLine(area, counts.get(area)!, { color }));
+    };
     const suite = await runSuite({
       settings,
       checks,
       onResult: (r) => {
         if (r.area !== area) {
+          areaDone();
           area = r.area;
+          counts.set(area, new Map());
         }
-        io.out(renderProgress(r, { color }));
+        const c = counts.get(area)!;
+        c.set(r.outcome, (c.get(r.outcome) ?? 0) + 1);
+        if (r.outcome !== 'pass' && r.outcome !== 'skip') io.out(renderProgress(r, { color }));
       },
     });
+    areaDone();
     const cleanup = await cleanUp(settings, secrets);
     const finishedAt = new Date();
     const summary = summarise(suite.results);

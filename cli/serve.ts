@@ -14,6 +14,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
       host: { type: 'string' },
       token: { type: 'string' },
       seed: { type: 'string' },
+      records: { type: 'string' },
       fault: { type: 'string', multiple: true },
       variant: { type: 'string', multiple: true },
       'list-faults': { type: 'boolean' },
@@ -29,6 +30,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535 (got '${values.port}')`);
   if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed must be a whole number (got '${values.seed}')`);
+  if (values.records !== undefined && (!/^\d+$/.test(values.records) || Number(values.records) > 5_000_000)) throw new UsageError(`--records must be a whole number up to 5000000 (got '${values.records}')`);
   const faults = values.fault ?? [];
   const variants = values.variant ?? [];
   for (const f of faults) if (!FAULTS.some((x) => x.name === f)) throw new UsageError(`unknown fault '${f}' (see 'conformance serve --list-faults')`);
@@ -37,7 +39,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
   const token = given ?? randomBytes(18).toString('base64url');
 const server = await (async () => {
     try {
-      return await startReferenceServer({ token, faults, variants, port, host: values.host ?? '127.0.0.1', ...(values.seed !== undefined ? { seed: Number(values.seed) } : {}) });
+      return await startReferenceServer({ token, faults, variants, port, host: values.host ?? '127.0.0.1', ...(values.seed !== undefined ? { seed: Number(values.seed) } : {}), ...(values.records !== undefined ? { records: Number(values.records) } : {}) });
     } catch (e) {
       const code = (e as { code?: string }).code;
       if (code === 'EADDRINUSE') throw new UsageError(`port ${port} is already in use (--port 0 picks a free one)`);

@@ -35,6 +35,15 @@ export function renderProgress(r: CheckResult, options: ConsoleOptions): string 
   return `  ${p(outcomeStyle(r), `${MARK[r.outcome]} ${outcome.padEnd(5)}`)} ${r.level.padEnd(6)} ${label(r)}${p('dim', ` (${r.durationMs} ms)`)}`;
 }
 
+/** One line for an area that has finished: its counts by outcome. */
+export function renderAreaLine(area: string, counts: ReadonlyMap<string, number>, options: ConsoleOptions): string {
+  const p = painter(options.color);
+  const n = (o: string): number => counts.get(o) ?? 0;
+  const total = [...counts.values()].reduce((a, b) => a + b, 0);
+  const bad = n('fail') + n('error');
+  return `${p(bad ? 'red' : 'green', bad ? '✗' : '✓')} ${area}: ${total} result(s): ${n('pass')} pass, ${n('fail')} fail, ${n('error')} error, ${n('skip')} skip`;
+}
+
 /** The evidence of a failed or errored check, one field a line (also used by junit.xml). */
 export function evidenceLines(r: CheckResult): string[] {
   const out: string[] = [];
@@ -90,7 +99,8 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted; ${leftovers.length} left over`);
   for (const l of leftovers) lines.push(p('yellow', `  left over: ${l.kind} ${l.id || '(no id)'} "${l.name}" (created by ${l.createdBy}): ${l.reason}`));
   lines.push('');
-  lines.push(p('bold', `Summary: ${report.summary.total} checks in ${(report.durationMs / 1000).toFixed(1)} s (run ${report.runId}, seed ${report.seed})`));
+  const ids = new Set(report.results.map((r) => r.id)).size;
+  lines.push(p('bold', `Summary: ${report.summary.total} results of ${ids} checks (list checks once per operation) in ${(report.durationMs / 1000).toFixed(1)} s (run ${report.runId}, seed ${report.seed})`));
   for (const level of LEVELS) {
     const c = report.summary.byLevel[level];
     const n = c.pass + c.fail + c.error + c.skip;

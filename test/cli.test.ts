@@ -140,6 +140,45 @@ describe('runs', () => {
   });
 });
 
+describe('list operations', () => {
+  it('--list-operations lists every operation with its path', async () => {
+    const r = await cli(['--list-operations']);
+    expect(r.code).toBe(0);
+    for (const e of endpoints()) expect(r.stdout).toContain(e.key);
+    expect(r.stdout).toMatch(/orders +\/v2\/orders {2}\(hard offset limit\)/);
+  });
+
+  it('--operation narrows the list checks; an unknown one is a usage error', async () => {
+    await withServer({}, async (server) => {
+      const dir = reportDir();
+      const env = { CONFORMANCE_TOKEN: TOKEN };
+      const r = await cli(['--base-url', server.url, '--grep', 'list.', '--operation', 'accounts,files', '--report-dir', dir], { env });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(new Set(readReport(dir).results.map((x) => x.operation))).toEqual(new Set(['accounts', 'files']));
+      const bad = await cli(['--base-url', server.url, '--operation', 'nope'], { env });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/unknown operation 'nope'/);
+    });
+  });
+
+  it('takes catalog overrides from conformance.config.yaml: a parent id and an extra operation', async () => {
+    await withServer({ seed: 4 }, async (server) => {
+      const cwd = mkdtempSync(join(tmpdir(), 'conformance-cwd-'));
+      writeFileSync(
+        join(cwd, 'conformance.config.yaml'),
+        [`base-url: ${server.url}`, `token: ${TOKEN}`, 'parents:', '  flowSlug: { value: no-such-flow }', 'operations:', '  my-keys:', '    name: My keys', '    paths: { default: /v2/application-keys }', ''].join('\n'),
+      );
+      const dir = reportDir();
+      const r = await cli(['--check', 'list.endpoint.present', '--operation', 'entries,my-keys', '--report-dir', dir], { cwd });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const byOp = new Map(readReport(dir).results.map((x) => [x.operation, x]));
+      // The configured parent is used as given: that flow does not exist, so entries are absent.
+      expect(byOp.get('entries')!.reason).toBe('absent: GET /v2/flows/no-such-flow/entries answered 404');
+      expect(byOp.get('my-keys')!.outcome).toBe('pass');
+    });
+  });
+});
+
 describe('secrets', () => {
   it('never prints the token or a client_secret, even when the target echoes them everywhere', async () => {
     const token = `leak-canary-${randomUUID()}`;

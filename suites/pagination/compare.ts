@@ -3,7 +3,7 @@
 // where a traversal was cut short, only the part both sides read in full.
 import type { CheckContext } from '../../lib/check.js';
 import { pagination, type Rec } from './pages.js';
-import { value, type Attr, type Walk } from './walks.js';
+import { orderOf, value, type Attr, type Walk } from './walks.js';
 
 /** Old enough to compare: created (and, for updated_at traversals, updated) before the buffer. */
 export function settled(ctx: CheckContext, attr?: Attr): (r: Rec) => boolean {
@@ -20,10 +20,12 @@ export function inWindow(walks: Walk[], attr: Attr): (r: Rec) => boolean {
   const bounds = walks.filter((w) => !w.complete && w.records.length).map((w) => value(w.records.at(-1)!, attr));
   if (bounds.some((b) => b === undefined)) return () => false;
   if (bounds.length === 0) return () => true;
-  const upper = bounds.reduce((a, b) => (b! < a! ? b : a));
+  // Compared in the order the server sorted by (digit-only ids may be numeric).
+  const order = orderOf(walks[0]?.records ?? [], attr);
+  const upper = bounds.reduce((a, b) => (order(b!, a!) < 0 ? b : a))!;
   return (r) => {
     const v = value(r, attr);
-    return v !== undefined && v < upper!;
+    return v !== undefined && order(v, upper) < 0;
   };
 }
 

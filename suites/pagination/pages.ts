@@ -105,3 +105,12 @@ export function metaInt(page: ListPage, path: 'page.limit' | 'page.offset' | 'pa
   const v = dig(page.meta, path);
   return typeof v === 'number' && Number.isInteger(v) ? v : undefined;
 }
+
+/**
+ * READING.md: an endpoint that answers 400 to a sort or filter does not support it. 422 is
+ * the other validation status a correct server uses (READING.md allows it for Create), so it
+ * reads the same: never a failure for the target's choice not to support a feature.
+ */
+export function refusesFeature(page: ListPage | undefined): boolean {
+  return page !== undefined && (page.res.status === 400 || page.res.status === 422);
+}

@@ -6,7 +6,7 @@ import type { Endpoint } from '../../lib/catalog.js';
 import { fail } from '../../lib/expect.js';
 import { describeRecords, duplicates, inWindow, missingFrom, settled, uniqueById } from './compare.js';
 import { CLAUSE, type ListCheck } from './list-check.js';
-import { metaInt } from './pages.js';
+import { metaInt, refusesFeature } from './pages.js';
 import { sortedWalk } from './order.js';
 import { target } from './target.js';
 import { keysetWalk, offsetWalk, expectWalked, type Attr, type Walk } from './walks.js';
@@ -29,8 +29,8 @@ function keysetCheck(attr: Attr): ListCheck {
       const { path, walk: byOffset } = await sortedWalk(ctx, e, attr);
       if (byOffset.broken) ctx.skip(`not testable: the offset traversal it is compared with failed (${byOffset.broken.message})`);
       const keyset = await keysetWalk(ctx, e, path, attr);
-      const refused = keyset.pages.find((p) => p.res.status === 400);
-      if (refused) ctx.skip(`unsupported: ${refused.res.exchange.url.split('?')[1] ?? ''} answered 400`);
+      const refused = keyset.pages.find(refusesFeature);
+      if (refused) ctx.skip(`unsupported: ${refused.res.exchange.url.split('?')[1] ?? ''} answered ${refused.res.status}`);
       expectWalked(keyset, `keyset traversal of ${path} by ${attr}`);
       if (attr === 'id') {
         const dup = duplicates(keyset.records);

@@ -27,6 +27,26 @@ function cap(ctx: CheckContext): number {
   return Math.max(2, Math.floor(pagination(ctx).budget / 8));
 }
 
+export type Comparator = (a: string | number, b: string | number) => number;
+
+/** Timestamps as instants (numbers), ids as strings. */
+export const plainOrder: Comparator = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Ids made only of digits, as numbers. */
+export const numericOrder: Comparator = (a, b) =>
+  typeof a === 'string' && typeof b === 'string' && /^\d+$/.test(a) && /^\d+$/.test(b) ? a.length - b.length || plainOrder(a, b) : plainOrder(a, b);
+
+/**
+ * The order a server uses for `attr`: for digit-only ids, numeric when the records it sent
+ * sorted by id are in numeric order (either order of numeric ids is a fair reading of
+ * "sort by id"); otherwise plain.
+ */
+export function orderOf(records: readonly Rec[], attr: Attr): Comparator {
+  if (attr !== 'id' || !records.every((r) => /^\d+$/.test(r.id))) return plainOrder;
+  for (let i = 1; i < records.length; i++) if (numericOrder(records[i - 1]!.id, records[i]!.id) > 0) return plainOrder;
+  return numericOrder;
+}
+
 export function value(r: Rec, attr: Attr): string | number | undefined {
   return attr === 'id' ? r.id : attr === 'created_at' ? r.created : r.updated;
 }
