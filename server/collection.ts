@@ -3,14 +3,22 @@
 // and never copies the collection.
 import { HttpError } from './http.js';
 
+/** Kept small: a million of them must fit well under 1 GB (bench/). */
 export interface ListRecord {
   id: string;
+  /** Shared by the collection's records. */
   type: string;
+  /** From a pool of names, shared between records. */
   name: string;
-  slug: string;
+  /** Position at generation: makes the slug unique. */
+  seq: number;
   /** Epoch milliseconds. */
   created: number;
   updated: number;
+}
+
+export function slugOf(r: ListRecord): string {
+  return `${r.name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${r.seq}`;
 }
 
 export const SORT_FIELDS = ['id', 'created_at', 'updated_at'] as const;
@@ -50,7 +58,7 @@ function key(r: ListRecord, f: FilterField | SortField): string | number {
     case 'name':
       return r.name;
     case 'slug':
-      return r.slug;
+      return slugOf(r);
   }
 }
 
@@ -59,9 +67,11 @@ function compare(a: string | number, b: string | number): number {
 }
 
 /** Order by the field, ties broken by id: a stable order for every sort. */
-function byField(f: SortField): (a: ListRecord, b: ListRecord) => number {
-  return (a, b) => compare(key(a, f), key(b, f)) || compare(a.id, b.id);
-}
+const BY: Record<SortField, (a: ListRecord, b: ListRecord) => number> = {
+  id: (a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  created_at: (a, b) => a.created - b.created || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  updated_at: (a, b) => a.updated - b.updated || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+};
 
 function matches(r: ListRecord, t: FilterTerm): boolean {
   const v = key(r, t.field);
@@ -95,17 +105,37 @@ function bound(sorted: readonly ListRecord[], f: SortField, x: string | number, 
   return lo;
 }
 
+function isSorted(records: readonly ListRecord[]): boolean {
+  for (let i = 1; i < records.length; i++) if (records[i - 1]!.id >= records[i]!.id) return false;
+  return true;
+}
+
+const RANK_BITS = 2 ** 22;
+
+/**
+ * The records ordered by a timestamp, ties by id. For whole-second timestamps the order is
+ * one sort of packed numbers (seconds × 2^22 + rank by id) in a Float64Array, far faster
+ * than a comparator over a million objects; otherwise (milliseconds, or over 4M records) a
+ * comparator sort.
+ */
+function timeIndex(byId: readonly ListRecord[], field: 'created' | 'updated'): ListRecord[] {
+  const n = byId.length;
+  const packable = n < RANK_BITS && byId.every((r) => r[field] % 1000 === 0 && r[field] >= 0 && (r[field] / 1000) * RANK_BITS < Number.MAX_SAFE_INTEGER);
+  if (!packable) return [...byId].sort(field === 'created' ? BY.created_at : BY.updated_at);
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) keys[i] = (byId[i]![field] / 1000) * RANK_BITS + i;
+  keys.sort();
+  const out = new Array<ListRecord>(n);
+  for (let i = 0; i < n; i++) out[i] = byId[keys[i]! % RANK_BITS]!;
+  return out;
+}
+
 export class Collection {
   readonly #indexes: Record<SortField, ListRecord[]>;
-  readonly #byId = new Map<string, ListRecord>();
 
   constructor(records: ListRecord[]) {
-    this.#indexes = {
-      id: [...records].sort(byField('id')),
-      created_at: [...records].sort(byField('created_at')),
-      updated_at: [...records].sort(byField('updated_at')),
-    };
-    for (const r of records) this.#byId.set(r.id, r);
+    const byId = isSorted(records) ? records : [...records].sort(BY.id);
+    this.#indexes = { id: byId, created_at: timeIndex(byId, 'created'), updated_at: timeIndex(byId, 'updated') };
   }
 
   get size(): number {
@@ -113,8 +143,9 @@ export class Collection {
   }
 
   find(field: 'id' | 'slug', value: string): ListRecord | undefined {
-    if (field === 'id') return this.#byId.get(value);
-    return this.#indexes.id.find((r) => r.slug === value);
+    if (field === 'slug') return this.#indexes.id.find((r) => slugOf(r) === value);
+    const r = this.#indexes.id[bound(this.#indexes.id, 'id', value, false)];
+    return r?.id === value ? r : undefined;
   }
 
   query(q: Query): Page {

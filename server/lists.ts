@@ -3,7 +3,7 @@
 // Data is generated from the seed, per concrete path, on first use.
 import { Faker, base, en } from '@faker-js/faker';
 import type { Behaviour } from './behaviour.js';
-import { Collection, parseFilter, SORT_FIELDS, type FilterTerm, type ListRecord, type Query, type SortField } from './collection.js';
+import { Collection, parseFilter, slugOf, SORT_FIELDS, type FilterTerm, type ListRecord, type Query, type SortField } from './collection.js';
 import { HttpError, sendJson } from './http.js';
 import { endpointsOf, loadCatalogSpec, placeholders, type ParentSource } from '../lib/catalog.js';
 import type { RouteContext } from './routes.js';
@@ -58,22 +58,61 @@ function hash32(s: string): number {
 
 const YEAR = 365 * 24 * 3600 * 1000;
 
-/** Seeded records: timestamps over the past year, ~15% of them in groups tied on created_at. */
+/** mulberry32: fast and seeded; faker seeds it and supplies the names. */
+function generator(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
+const ID = Buffer.alloc(36);
+
+/**
+ * A version 4 UUID whose first eight digits are `seq`, the rest random: ids rise with the
+ * order of generation, which is random with respect to the timestamps, so the id index needs
+ * no sort. Written into a buffer and decoded once, it is one flat string.
+ */
+function uuid(seq: number, random: () => number): string {
+  let p = 0;
+  for (let shift = 28; shift >= 0; shift -= 4) ID[p++] = HEX[(seq >>> shift) & 15]!;
+  for (let i = 8; i < 32; i++) {
+    if (i === 8 || i === 12 || i === 16 || i === 20) ID[p++] = 0x2d;
+    let d = Math.floor(random() * 16);
+    if (i === 12) d = 4;
+    else if (i === 16) d = 8 + (d & 3);
+    ID[p++] = HEX[d]!;
+  }
+  return ID.toString('latin1');
+}
+
+/**
+ * Seeded records: timestamps over the past year in whole seconds, ~15% of them in groups tied
+ * on created_at. @faker-js/faker, seeded, gives the names; a small seeded generator the rest,
+ * so a million records take about a second.
+ */
 export function generateRecords(seed: number, label: string, count: number, now: number): ListRecord[] {
   const f = new Faker({ locale: [en, base] });
   f.seed(hash32(`${seed}:${label}`));
+  const names = Array.from({ length: 256 }, () => f.commerce.productName());
+  const random = generator(f.number.int({ min: 1, max: 2 ** 31 }));
+  const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
   const type = label.split('/').filter(Boolean).at(-1) ?? 'record';
   const out: ListRecord[] = [];
   // Oldest at least a day old: the suite compares only records older than its time buffer.
   const newest = now - 24 * 3600 * 1000;
   while (out.length < count) {
     // Whole seconds: a variant that renders timestamps without milliseconds stays exact.
-    const created = Math.floor((newest - f.number.int({ min: 0, max: YEAR })) / 1000) * 1000;
-    const tie = f.number.float() < 0.15 ? f.number.int({ min: 2, max: 6 }) : 1;
+    const created = Math.floor((newest - int(0, YEAR)) / 1000) * 1000;
+    const tie = random() < 0.15 ? int(2, 6) : 1;
     for (let i = 0; i < tie && out.length < count; i++) {
-      const updated = f.number.float() < 0.3 ? created : Math.min(newest, created + f.number.int({ min: 0, max: 30 * 24 * 3600 }) * 1000);
-      const name = f.commerce.productName();
-      out.push({ id: f.string.uuid(), type, name, slug: `${f.helpers.slugify(name).toLowerCase()}-${out.length}`, created, updated });
+      const updated = random() < 0.3 ? created : Math.min(newest, created + int(0, 30 * 24 * 3600) * 1000);
+      out.push({ id: uuid(out.length, random), type, name: names[int(0, names.length - 1)]!, seq: out.length, created, updated });
     }
   }
   // Ties on updated_at too: some records share one.
@@ -202,23 +241,22 @@ function iso(ms: number, b: Behaviour): string {
 }
 
 export function recordJson(r: ListRecord, b: Behaviour): unknown {
-  return { id: r.id, type: r.type, name: r.name, slug: r.slug, meta: { timestamps: { created_at: iso(r.created, b), updated_at: iso(r.updated, b) } } };
+  return { id: r.id, type: r.type, name: r.name, slug: slugOf(r), meta: { timestamps: { created_at: iso(r.created, b), updated_at: iso(r.updated, b) } } };
 }
 
-/** Orders each run of records tied on the sort key at random (the unstable-ties fault). */
-function shuffleTies(records: ListRecord[], field: SortField): ListRecord[] {
-  if (field === 'id') return records;
+/**
+ * The unstable-ties fault: each run of records tied on the sort key comes in id order on even
+ * pages and in reverse on odd ones, so the order moves between requests (deterministically:
+ * the same request always gets the same answer, and tests do not depend on chance).
+ */
+function unstableTies(records: ListRecord[], field: SortField, reverse: boolean): ListRecord[] {
+  if (field === 'id' || !reverse) return records;
   const k = field === 'updated_at' ? 'updated' : 'created';
   const out: ListRecord[] = [];
   for (let i = 0; i < records.length; ) {
     let j = i + 1;
     while (j < records.length && records[j]![k] === records[i]![k]) j++;
-    const run = records.slice(i, j);
-    for (let x = run.length - 1; x > 0; x--) {
-      const y = Math.floor(Math.random() * (x + 1));
-      [run[x], run[y]] = [run[y]!, run[x]!];
-    }
-    out.push(...run);
+    out.push(...records.slice(i, j).reverse());
     i = j;
   }
   return out;
@@ -232,7 +270,8 @@ export function sendPage(ctx: RouteContext, collection: Collection, hardOffsetLi
   if (b.crashPastEnd && q.offset >= page.total && page.total > 0) throw new HttpError(500, 'Index out of range.');
   if (b.unstableTies) {
     const all = collection.query({ ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER });
-    page = { records: shuffleTies(all.records, q.sort.field).slice(q.offset, q.offset + q.limit), total: all.total };
+    const odd = Math.floor(q.offset / q.limit) % 2 === 1;
+    page = { records: unstableTies(all.records, q.sort.field, odd).slice(q.offset, q.offset + q.limit), total: all.total };
   }
   const records = page.records;
   const total = full ?? page.total;

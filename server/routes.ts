@@ -193,7 +193,7 @@ function storeList<T extends { id: string; name: string; created: Date }>(ctx: R
   for (const item of items) {
     byId.set(item.id, item);
     const t = item.created.getTime();
-    records.push({ id: item.id, type: 'item', name: item.name, slug: item.id, created: t, updated: t });
+    records.push({ id: item.id, type: 'item', name: item.name, seq: records.length, created: t, updated: t });
   }
   sendPage(ctx, new Collection(records), false, false, (r) => render(byId.get(r.id)!));
 }
