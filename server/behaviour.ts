@@ -96,6 +96,13 @@ export interface Behaviour {
   emptyPageNumbers: 'arithmetic' | 'one-one' | 'one-zero';
   geAsGt: boolean;
   gtAsGe: boolean;
+  /** filter is parsed and then ignored. */
+  ignoreFilter: boolean;
+  /**
+   * Timestamps compared finer than they are shown (a store in microseconds rendering
+   * milliseconds): a record shown as equal to a filter value counts as after it.
+   */
+  hiddenPrecision: boolean;
   /** sort is accepted and ignored. */
   ignoreSort: boolean;
   /** Records tied on a timestamp come in a different order on every request. */
@@ -103,6 +110,8 @@ export interface Behaviour {
   /** The hard offset limit on /v2/orders and /v2/files. */
   hardOffsetLimit: boolean;
   hardOffsetStatus: number;
+  /** Offsets over 10,000 refused on every list (the contract leaves the soft limit open). */
+  softOffsetLimit: boolean;
   /** A bad page[limit]/page[offset] crashes the handler. */
   crashOnBadPaging: boolean;
   /** An offset past the end crashes the handler. */
@@ -171,10 +180,13 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   emptyPageNumbers: 'arithmetic',
   geAsGt: false,
   gtAsGe: false,
+  ignoreFilter: false,
+  hiddenPrecision: false,
   ignoreSort: false,
   unstableTies: false,
   hardOffsetLimit: true,
   hardOffsetStatus: 400,
+  softOffsetLimit: false,
   crashOnBadPaging: false,
   crashPastEnd: false,
   dropPageBoundary: false,

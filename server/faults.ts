@@ -78,7 +78,8 @@ export const FAULTS: readonly Fault[] = [
 
   // Lists: sorting, filtering, keyset traversal
   { name: 'ge-as-gt', breaks: 'ge includes records equal to the value (keyset walks lose records tied on a timestamp)', caughtBy: ['list.filter.ge', 'list.keyset.created-at', 'list.keyset.updated-at'], behaviour: { geAsGt: true } },
-  { name: 'gt-as-ge', breaks: 'gt excludes records equal to the value', caughtBy: ['list.filter.gt', 'list.keyset.id'], behaviour: { gtAsGe: true } },
+  { name: 'gt-as-ge', breaks: 'gt excludes records equal to the value', caughtBy: ['list.keyset.id'], behaviour: { gtAsGe: true } },
+  { name: 'filter-ignored', breaks: 'a filter selects records (it is parsed, then ignored)', caughtBy: ['list.filter.gt', 'list.filter.ge'], behaviour: { ignoreFilter: true } },
   { name: 'sort-ignored', breaks: 'sort orders the records', caughtBy: ['list.sort.id', 'list.sort.updated-at', 'list.sort.descending'], behaviour: { ignoreSort: true } },
   { name: 'unstable-ties', breaks: 'a stable order: records tied on a timestamp keep their place between requests', caughtBy: ['list.offset.traversal'], behaviour: { unstableTies: true } },
 

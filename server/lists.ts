@@ -213,7 +213,7 @@ export function parseQuery(ctx: RouteContext, hardOffsetLimit: boolean): Query {
     limit = b.maxLimit;
   }
   const rawOffset = intParam(ctx, 'page[offset]') ?? 0;
-  if (hardOffsetLimit && b.hardOffsetLimit && rawOffset > HARD_OFFSET_LIMIT) {
+  if (((hardOffsetLimit && b.hardOffsetLimit) || b.softOffsetLimit) && rawOffset > HARD_OFFSET_LIMIT) {
     throw new HttpError(b.hardOffsetStatus, `page[offset] must not exceed ${HARD_OFFSET_LIMIT} on this endpoint; use keyset-style traversal.`);
   }
   const offset = b.offsetUnit === 'pages' ? rawOffset * limit : b.offsetUnit === 'one-based' ? Math.max(0, rawOffset - 1) : b.offsetUnit === 'ignored' ? 0 : rawOffset;
@@ -227,6 +227,10 @@ export function parseQuery(ctx: RouteContext, hardOffsetLimit: boolean): Query {
   }
   const filterRaw = ctx.query.get('filter');
   let filters: FilterTerm[] = filterRaw === null || filterRaw === '' ? [] : parseFilter(filterRaw);
+  if (b.ignoreFilter) filters = [];
+  if (b.hiddenPrecision) {
+    filters = filters.map((t) => (t.field === 'created_at' || t.field === 'updated_at' ? { ...t, values: t.values.map((v) => (v as number) - 0.5) } : t));
+  }
   if (b.geAsGt || b.gtAsGe) {
     filters = filters.map((t) => (b.geAsGt && t.op === 'ge' ? { ...t, op: 'gt' } : b.gtAsGe && t.op === 'gt' ? { ...t, op: 'ge' } : t));
   }

@@ -25,6 +25,8 @@ export const VARIANTS: readonly Variant[] = [
   { name: 'no-list-links', choice: 'lists without links (the contract does not require them)', warns: [], behaviour: { listLinks: 'none' } },
   { name: 'extra-list-links', choice: 'extra members in list links', warns: [], behaviour: { listLinks: 'extra' } },
   { name: 'empty-page-total-1', choice: 'a zero-result page says total 1 (READING.md: 0 or 1)', warns: [], behaviour: { emptyPageNumbers: 'one-one' } },
+  { name: 'soft-limit-enforced', choice: 'offsets over 10,000 refused on every list (behaviour past the soft limit is not shown)', warns: [], behaviour: { softOffsetLimit: true } },
+  { name: 'hidden-timestamp-precision', choice: 'timestamps kept finer than shown: under gt, records shown equal to the value come back', warns: [], behaviour: { hiddenPrecision: true } },
   { name: 'utf16-names', choice: 'name length in UTF-16 units (only characters outside the BMP differ: INFO)', warns: ['create.name.astral'], behaviour: { nameLengthUnit: 'utf16' } },
 ];
 

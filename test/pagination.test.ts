@@ -93,6 +93,18 @@ async function countingServer(options: Parameters<typeof createReferenceHandler>
   };
 }
 
+describe('choices the contract leaves open, on a list past 10,000 records', () => {
+  it('a target refusing offsets over 10,000 on every list fails no MUST check', async () => {
+    const { results } = await runListChecks({ variants: ['soft-limit-enforced'], records: 10_200 }, endpoints(['accounts']));
+    expect(results.filter((r) => (r.level === 'MUST' && r.outcome === 'fail') || r.outcome === 'error').map((r) => `${r.id}: ${r.reason}`)).toEqual([]);
+    const soft = results.find((r) => r.id === 'list.offset.soft-limit')!;
+    expect(soft.notes?.join(' ')).toMatch(/answered 400/);
+    // Offset walks stop at the soft limit and say so; keyset walks go all the way.
+    expect(results.find((r) => r.id === 'list.total.unfiltered')!.reason).toMatch(/stopped past the soft offset limit/);
+    expect(results.find((r) => r.id === 'list.keyset.id')!.outcome).toBe('pass');
+  });
+});
+
 describe('bounded on any target', () => {
   it('never sends an operation more requests than its budget, and says how far a cut traversal got', async () => {
     const srv = await countingServer({ token: TOKEN, seed: 3 });

@@ -74,8 +74,11 @@ export const limitChecks: ListCheck[] = [
         expectStatus(page.res, 200, `GET ${path} with page[limit]=${n}`);
         expectCount(page, Math.min(n, total), `GET ${path} with page[limit]=${n} (results.total ${total})`);
       }
+      // Near the end, where min(n, total - offset) bites; past 10,000 even the soft limit may
+      // refuse, so a larger list is not probed there.
       const offset = total - 3;
-      if (offset > 0 && !(e.hardOffsetLimit && offset > HARD_OFFSET_LIMIT)) {
+      if (offset > HARD_OFFSET_LIMIT) ctx.note(`the end of the list (offset ${offset}) lies past 10,000: not probed`);
+      if (offset > 0 && offset <= HARD_OFFSET_LIMIT) {
         const page = await readPage(ctx, e, path, { 'page[limit]': 7, 'page[offset]': offset });
         expectStatus(page.res, 200, `GET ${path} with page[limit]=7&page[offset]=${offset}`);
         expectCount(page, 3, `GET ${path} with page[limit]=7&page[offset]=${offset} (results.total ${total})`);

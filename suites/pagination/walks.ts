@@ -79,6 +79,12 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
         return walk;
       }
       walk.pages.push(page);
+      if (!page.ok && offset > HARD_OFFSET_LIMIT && page.res.status >= 400 && page.res.status < 500) {
+        // Past the soft offset limit the contract does not say what happens: a refusal there
+        // ends the walk, unfinished, and is no failure.
+        walk.stop = `stopped past the soft offset limit: offset ${offset} answered ${page.res.status} after ${walk.records.length} records`;
+        return walk;
+      }
       if (!page.ok) {
         walk.broken = { message: `page at offset ${offset} answered ${page.res.status} without a list`, page };
         walk.stop = walk.broken.message;
