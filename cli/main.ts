@@ -15,7 +15,7 @@ import { runSuite } from '../lib/vitest-run.js';
 import { renderAreaLine, renderProgress, renderSummary } from '../reporters/console.js';
 import { renderJson } from '../reporters/json.js';
 import { renderJunit } from '../reporters/junit.js';
-import { exitFor, summarise, type RunReport } from '../reporters/model.js';
+import { absentOperations, exitFor, summarise, type RunReport } from '../reporters/model.js';
 import { startReferenceServer, type RunningServer } from '../server/index.js';
 import { checkDefinitions, expandChecks, type CheckDefinition } from '../suites/index.js';
 import { HELP } from './help.js';
@@ -188,6 +188,16 @@ async function run(config: Config, definitions: CheckDefinition[], io: Io): Prom
       results: suite.results,
       suiteErrors,
       cleanup,
+      ...(checks.some((c) => c.operation)
+        ? {
+            lists: {
+              absent: absentOperations(suite.results),
+              comparedBefore: new Date(pagination.startedAt - pagination.timeBufferMs).toISOString(),
+              timeBufferSeconds: config.timeBufferSeconds,
+              requestBudget: config.requestBudget,
+            },
+          }
+        : {}),
       summary,
       exit: exitFor(summary, suiteErrors, config.strict),
     };

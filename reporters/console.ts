@@ -81,7 +81,12 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
       lines.push('');
     }
   }
-  const skips = report.results.filter((r) => r.outcome === 'skip');
+  if (report.lists?.absent.length) {
+    lines.push(p('bold', `Absent operations (${report.lists.absent.length}): their collection answered 404`));
+    lines.push(`  ${report.lists.absent.join(', ')}`);
+    lines.push('');
+  }
+  const skips = report.results.filter((r) => r.outcome === 'skip' && !r.reason?.startsWith('absent:'));
   if (skips.length) {
     lines.push(p('bold', `Skipped (${skips.length})`));
     const byReason = new Map<string, string[]>();
@@ -99,6 +104,12 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted; ${leftovers.length} left over`);
   for (const l of leftovers) lines.push(p('yellow', `  left over: ${l.kind} ${l.id || '(no id)'} "${l.name}" (created by ${l.createdBy}): ${l.reason}`));
   lines.push('');
+  if (report.lists) {
+    lines.push(p('bold', 'Lists'));
+    lines.push(`  traversal comparisons used only records created before ${report.lists.comparedBefore} (the run's start minus a ${report.lists.timeBufferSeconds} s time buffer, for eventual consistency)`);
+    lines.push(`  at most ${report.lists.requestBudget} requests per list operation`);
+    lines.push('');
+  }
   const ids = new Set(report.results.map((r) => r.id)).size;
   lines.push(p('bold', `Summary: ${report.summary.total} results of ${ids} checks (list checks once per operation) in ${(report.durationMs / 1000).toFixed(1)} s (run ${report.runId}, seed ${report.seed})`));
   for (const level of LEVELS) {

@@ -17,8 +17,29 @@ export interface RunReport {
   /** Failures of the suite itself outside any check. */
   suiteErrors: string[];
   cleanup: { deleted: number; leftovers: Leftover[] };
+  /** How list traversals were bounded and compared (absent when no list check ran). */
+  lists?: ListsReport;
   summary: Summary;
   exit: { code: 0 | 1 | 2; reason: string };
+}
+
+export interface ListsReport {
+  /** Operations whose collection answered 404 (their checks skipped, or failed with --require-all-endpoints). */
+  absent: string[];
+  /** Traversal comparisons used only records created before this instant (run start minus the buffer). */
+  comparedBefore: string;
+  timeBufferSeconds: number;
+  requestBudget: number;
+}
+
+/** Operations reported absent (a 404 on the collection), once each. */
+export function absentOperations(results: readonly CheckResult[]): string[] {
+  const out = new Set<string>();
+  for (const r of results) {
+    if (!r.operation) continue;
+    if (r.reason?.startsWith('absent:') || (r.id === 'list.endpoint.present' && r.outcome === 'fail' && / is absent$/.test(r.reason ?? ''))) out.add(r.operation);
+  }
+  return [...out];
 }
 
 export type Counts = Record<Outcome, number>;

@@ -148,6 +148,17 @@ describe('list operations', () => {
     expect(r.stdout).toMatch(/orders +\/v2\/orders {2}\(hard offset limit\)/);
   });
 
+  it('lists absent operations once, and says which records traversals compared', async () => {
+    await withServer({ behaviour: { absentPaths: ['/v2/files', '/pcm/jobs'] } }, async (server) => {
+      const dir = reportDir();
+      const r = await cli(['--base-url', server.url, '--operation', 'files,jobs,accounts', '--grep', 'list.', '--report-dir', dir], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/Absent operations \(2\): their collection answered 404\n {2}files, jobs\n/);
+      expect(r.stdout).toMatch(/traversal comparisons used only records created before \d{4}-\d\d-\d\dT.* 60 s time buffer/);
+      expect(readReport(dir).lists?.absent).toEqual(['files', 'jobs']);
+    });
+  });
+
   it('--operation narrows the list checks; an unknown one is a usage error', async () => {
     await withServer({}, async (server) => {
       const dir = reportDir();
