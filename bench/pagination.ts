@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { packageRoot } from '../lib/package.js';
+import { seededRandom } from '../lib/random.js';
 
 const TOKEN = 'bench-token-0123456789';
 const PAGES = 1500;
@@ -51,17 +52,6 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-/** mulberry32, so every run asks for the same pages. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 async function measure(records: number): Promise<Figures> {
   const { url, child } = await startServer(records);
   const pool = new Pool(url, { connections: 1 });
@@ -75,7 +65,7 @@ async function measure(records: number): Promise<Figures> {
     const built = performance.now();
     const total = (await get('/v2/accounts?page[limit]=1')).meta.results.total;
     const buildMs = performance.now() - built;
-    const rnd = random(7);
+    const rnd = seededRandom(7); // the same pages every run
     const time = async (paths: string[]): Promise<number[]> => {
       const out: number[] = [];
       for (const p of paths) {

@@ -7,6 +7,7 @@ import { HttpClient, type HttpResponse, type RequestSpec } from './http.js';
 import { Ledger, type LedgerEntry } from './ledger.js';
 import { CheckFailure, CheckSkip, SuiteError, type Level, type Outcome } from './outcome.js';
 import { Secrets } from './secrets.js';
+import { hash32 } from './random.js';
 import type { Endpoint, ParentSource } from './catalog.js';
 
 export interface Check {
@@ -75,15 +76,6 @@ export interface PaginationSettings {
   requireAllEndpoints: boolean;
   /** When the run started (epoch ms). */
   startedAt: number;
-}
-
-function hash32(s: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 16777619);
-  }
-  return h >>> 0;
 }
 
 /** What one run shares between its checks: one HTTP client, one ledger, one set of secrets. */
@@ -200,6 +192,11 @@ export class CheckContext extends Session {
   }
 }
 
+/** What a result says of its check, before the outcome. */
+export function resultHead(check: Pick<Check, 'id' | 'area' | 'clause' | 'level' | 'title' | 'operation'>): Pick<CheckResult, 'id' | 'area' | 'clause' | 'level' | 'title' | 'operation'> {
+  return { id: check.id, area: check.area, clause: check.clause, level: check.level, title: check.title, ...(check.operation ? { operation: check.operation } : {}) };
+}
+
 /** Every exchange of a check, one line each; a long traversal keeps its start and its end. */
 function exchangeLines(xs: readonly Exchange[]): string[] {
   const lines = xs.map(summarise);
@@ -217,12 +214,7 @@ export async function runCheck(check: Check, run: RunContext): Promise<CheckResu
   const started = performance.now();
   const mask = (s: string): string => run.secrets.mask(s);
   const finish = (outcome: Outcome, reason?: string, evidence?: FailureEvidence): CheckResult => ({
-    id: check.id,
-    area: check.area,
-    clause: check.clause,
-    level: check.level,
-    title: check.title,
-    ...(check.operation ? { operation: check.operation } : {}),
+    ...resultHead(check),
     outcome,
     ...(reason !== undefined ? { reason: mask(reason) } : {}),
     durationMs: Math.round(performance.now() - started),

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createVitest } from 'vitest/node';
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
-import { resultKey, type Check, type CheckResult, type RunSettings } from './check.js';
+import { resultHead, resultKey, type Check, type CheckResult, type RunSettings } from './check.js';
 import { packageRoot } from './package.js';
 import type { ProvidedRun } from '../suites/register.js';
 
@@ -47,12 +47,7 @@ class Collector implements Reporter {
       // The check never reported: vitest stopped it (a timeout) or our glue failed.
       const errors = testCase.result().errors ?? [];
       result = {
-        id: check.id,
-        area: check.area,
-        clause: check.clause,
-        level: check.level,
-        title: check.title,
-        ...(check.operation ? { operation: check.operation } : {}),
+        ...resultHead(check),
         outcome: 'error',
         reason: `SUITE_BUG: the check did not report an outcome (${firstLine(errors[0]?.message) || testCase.result().state})`,
         durationMs: Math.round(testCase.diagnostic()?.duration ?? 0),
@@ -122,12 +117,7 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
     process.exitCode = savedExitCode;
   }
   const results = checks.map((c) => collector.results.get(resultKey(c)) ?? {
-    id: c.id,
-    area: c.area,
-    clause: c.clause,
-    level: c.level,
-    title: c.title,
-    ...(c.operation ? { operation: c.operation } : {}),
+    ...resultHead(c),
     outcome: 'error' as const,
     reason: 'SUITE_BUG: the check did not run (see the suite errors)',
     durationMs: 0,

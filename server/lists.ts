@@ -7,6 +7,7 @@ import { Collection, parseFilter, slugOf, SORT_FIELDS, type FilterTerm, type Lis
 import { HttpError, sendJson } from './http.js';
 import { endpointsOf, loadCatalogSpec, placeholders, type ParentSource } from '../lib/catalog.js';
 import type { RouteContext } from './routes.js';
+import { hash32, seededRandom } from '../lib/random.js';
 
 export const HARD_OFFSET_LIMIT = 10_000;
 
@@ -47,28 +48,7 @@ export function listTemplates(): { templates: ListTemplate[]; parents: Record<st
   return { templates, parents: spec.parents };
 }
 
-function hash32(s: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 16777619);
-  }
-  return h >>> 0;
-}
-
 const YEAR = 365 * 24 * 3600 * 1000;
-
-/** mulberry32: fast and seeded; faker seeds it and supplies the names. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 const ID = Buffer.alloc(36);
@@ -100,7 +80,7 @@ export function generateRecords(seed: number, label: string, count: number, now:
   const f = new Faker({ locale: [en, base] });
   f.seed(hash32(`${seed}:${label}`));
   const names = Array.from({ length: 256 }, () => f.commerce.productName());
-  const random = generator(f.number.int({ min: 1, max: 2 ** 31 }));
+  const random = seededRandom(f.number.int({ min: 1, max: 2 ** 31 }));
   const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
   const type = label.split('/').filter(Boolean).at(-1) ?? 'record';
   const out: ListRecord[] = [];

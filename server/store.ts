@@ -1,4 +1,5 @@
 import { ListData } from './lists.js';
+import { seededRandom } from '../lib/random.js';
 
 // The reference server's in-memory records.
 export interface Timestamps {
@@ -27,18 +28,6 @@ export interface ApplicationKey {
   last_used_at: string | null;
 }
 
-/** mulberry32: a small seeded generator, so a seeded server hands out the same ids. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export interface StoreOptions {
   seed?: number;
   /** Records in an ordinary list collection (default 130: more than a full page of 100). */
@@ -51,7 +40,7 @@ export class Store {
 
   constructor(options: StoreOptions = {}) {
     const seed = options.seed ?? Date.now() % 2 ** 31;
-    this.#random = seeded(seed);
+    this.#random = seededRandom(seed);
     this.lists = new ListData({ seed, records: options.records ?? 130, now: Date.now() });
   }
 
