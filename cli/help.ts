@@ -1,6 +1,8 @@
 export const HELP = `Usage:
   conformance [options]            run the checks (no --base-url: against the bundled reference server)
   conformance serve [options]      run the bundled reference server alone
+  conformance merge DIR... [--report-dir OUT] [--strict]
+                                   one report from the report directories of shards
 
 Target:
   --base-url URL        the server to certify (env CONFORMANCE_BASE_URL)
@@ -27,9 +29,20 @@ Run:
   --seed N              seed for generated data (default: random, printed); replays a run
   --concurrency N       requests in flight at most (default 8; env CONFORMANCE_CONCURRENCY)
   --timeout MS          per-request timeout (default 10000; env CONFORMANCE_TIMEOUT_MS)
-  --report-dir DIR      write results.json and junit.xml there (env CONFORMANCE_REPORT_DIR)
+  --report-dir DIR      write results.json, junit.xml and report.html there (env CONFORMANCE_REPORT_DIR)
   --strict              SHOULD failures fail the run too
   --no-color            no colours (also NO_COLOR=1; colours only on a terminal)
+  --shard i/n           run the i-th of n parts (by area and list operation); merge them after
+
+Certification and baselines:
+  --certify DIR         write a certification bundle (reports, masked config, certificate,
+                        SHA256SUMS); certifiable only when every MUST check ran and passed
+  --product NAME, --product-version V   the product under certification
+  --absent OP[,OP]      operations the vendor declares absent (their skips are allowed)
+  --baseline FILE       known failures (YAML: known: [{ id, operation? }]) do not fail the run;
+                        entries that pass now are reported as stale
+  --write-baseline FILE record the current failures as a baseline
+
   -h, --help            this help
   -V, --version         the suite's version
 
@@ -38,6 +51,7 @@ Serve:
   --token TOKEN         token to accept (default: env CONFORMANCE_TOKEN, else generated and shown)
   --seed N              seed for the server's data
   --records N           records in each ordinary list (default 130; orders hold at least 10,050)
+  --no-empty-list       fill catalog rules too (by default the one deliberately empty list)
   --fault NAME          switch on a fault (a mutant that breaks one rule); repeatable
   --variant NAME        switch on a legitimate variant; repeatable
   --list-faults         list the faults and variants and exit
@@ -46,6 +60,9 @@ Precedence: flags > environment > config file > defaults. Every file key is a fl
   base-url, token, seed, timeout, concurrency, max-body-bytes, report-dir, strict,
   request-budget, time-buffer, default-page-length, require-all-endpoints; and, in the file
   only, operations: and parents: to override or extend the list catalog (see README).
+
+Under GitHub Actions (GITHUB_ACTIONS=true): an error annotation per failed MUST check, and a
+Markdown summary appended to GITHUB_STEP_SUMMARY.
 
 Exit codes:
   0  every MUST check passed (SHOULD failures are warnings unless --strict)

@@ -5,6 +5,8 @@ export interface Io {
   env: Record<string, string | undefined>;
   cwd: string;
   isTTY: boolean;
+  /** A status line rewritten in place (terminals only); undefined clears it. */
+  progress?(text: string | undefined): void;
 }
 
 /** A mistake in the command line: one line and the help hint, exit 2. */
@@ -22,5 +24,6 @@ export function processIo(): Io {
     env: process.env,
     cwd: process.cwd(),
     isTTY: Boolean(process.stdout.isTTY),
+    progress: process.stderr.isTTY ? (t) => process.stderr.write(t === undefined ? '\r\u001b[K' : `\r\u001b[K${t.slice(0, (process.stderr.columns || 80) - 1)}`) : undefined,
   };
 }

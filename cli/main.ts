@@ -1,9 +1,9 @@
 // `conformance`: resolve the configuration, select checks, start the reference server when
 // there is no target, run the checks through vitest, clean up, report, and exit by level.
 import { randomBytes, randomInt } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec, mergeCatalog } from '../lib/catalog.js';
@@ -13,9 +13,11 @@ import { packageVersion } from '../lib/package.js';
 import { Secrets } from '../lib/secrets.js';
 import { runSuite } from '../lib/vitest-run.js';
 import { renderAreaLine, renderProgress, renderSummary } from '../reporters/console.js';
-import { renderJson } from '../reporters/json.js';
-import { renderJunit } from '../reporters/junit.js';
-import { absentOperations, exitFor, summarise, type RunReport } from '../reporters/model.js';
+import { absentOperations, summarise, type RunReport } from '../reporters/model.js';
+import { applyBaseline, certify, exitFor, readBaseline, renderBaseline, type BaselineEntry } from '../reporters/verdict.js';
+import { bundleFiles, reportFiles, validateReport, writeFiles } from '../reporters/write.js';
+import { githubAnnotations, renderMarkdown } from '../reporters/github.js';
+import { contractDigest } from '../lib/schema.js';
 import { startReferenceServer, type RunningServer } from '../server/index.js';
 import { checkDefinitions, expandChecks, type CheckDefinition } from '../suites/index.js';
 import { HELP } from './help.js';
@@ -41,6 +43,13 @@ const OPTIONS = {
   timeout: { type: 'string' },
   strict: { type: 'boolean' },
   'no-color': { type: 'boolean' },
+  certify: { type: 'string' },
+  product: { type: 'string' },
+  'product-version': { type: 'string' },
+  absent: { type: 'string', multiple: true },
+  baseline: { type: 'string' },
+  'write-baseline': { type: 'string' },
+  shard: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'V' },
 } as const;
@@ -105,14 +114,45 @@ function parseMain(args: string[]) {
   return { values, flags, checks };
 }
 
-async function run(config: Config, definitions: CheckDefinition[], io: Io): Promise<number> {
+/** What a run is for, beyond the target: certification, baselines, sharding (flags only). */
+export interface RunOptions {
+  certifyDir?: string;
+  product?: { name?: string; version?: string };
+  /** Operations the vendor declares absent (certification). */
+  declaredAbsent: string[];
+  baseline?: { file: string; entries: BaselineEntry[] };
+  writeBaseline?: string;
+  shard?: { index: number; count: number };
+}
+
+function parseShard(raw: string | undefined): RunOptions['shard'] {
+  if (raw === undefined) return undefined;
+  const m = /^(\d+)\/(\d+)$/.exec(raw);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw new UsageError(`--shard takes i/n with 1 ≤ i ≤ n (got '${raw}')`);
+  return { index: Number(m[1]), count: Number(m[2]) };
+}
+
+/**
+ * A shard's part of the checks. The unit is an area's single checks, or one list operation's
+ * checks, so work several checks share (a traversal, a created key) stays in one shard.
+ */
+export function shardChecks(checks: readonly Check[], shard: { index: number; count: number }): Check[] {
+  const unit = (c: Check): string => (c.operation ? `operation:${c.operation}` : `area:${c.area}`);
+  const units = [...new Set(checks.map(unit))].sort();
+  const mine = new Set(units.filter((_, i) => i % shard.count === shard.index - 1));
+  return checks.filter((c) => mine.has(unit(c)));
+}
+
+async function run(config: Config, definitions: CheckDefinition[], options: RunOptions, io: Io): Promise<number> {
   const color = io.isTTY && !io.env.NO_COLOR && !io.env.CONFORMANCE_NO_COLOR;
   const runId = randomBytes(4).toString('hex');
   const startedAt = new Date();
   const pagination = paginationFor(config);
   const ids = new Set(definitions.map((d) => d.id));
-  const checks: Check[] = expandChecks(pagination).filter((c) => ids.has(c.id));
-  io.out(`conformance ${packageVersion}: ${checks.length} check(s), run ${runId}, seed ${config.seed}`);
+  const all: Check[] = expandChecks(pagination).filter((c) => ids.has(c.id));
+  const checks = options.shard ? shardChecks(all, options.shard) : all;
+  if (checks.length === 0) throw new UsageError(`shard ${options.shard!.index}/${options.shard!.count} has no checks (there are fewer units than shards)`);
+  io.out(`conformance ${packageVersion}: ${checks.length} check(s), run ${runId}, seed ${config.seed}${options.shard ? `, shard ${options.shard.index}/${options.shard.count}` : ''}`);
   for (const line of describeConfig(config)) io.out(line);
 
   let server: RunningServer | undefined;
@@ -154,7 +194,10 @@ async function run(config: Config, definitions: CheckDefinition[], io: Io): Prom
     // run one after the other).
     const counts = new Map<string, Map<string, number>>();
     let area = '';
+    let done = 0;
+    let shownAt = 0;
     const areaDone = (): void => {
+      io.progress?.(undefined);
       if (area) io.out(renderAreaLine(area, counts.get(area)!, { color }));
     };
     const suite = await runSuite({
@@ -168,46 +211,60 @@ async function run(config: Config, definitions: CheckDefinition[], io: Io): Prom
         }
         const c = counts.get(area)!;
         c.set(r.outcome, (c.get(r.outcome) ?? 0) + 1);
-        if (r.outcome !== 'pass' && r.outcome !== 'skip') io.out(renderProgress(r, { color }));
+        done++;
+        if (r.outcome !== 'pass' && r.outcome !== 'skip') {
+          io.progress?.(undefined);
+          io.out(renderProgress(r, { color }));
+        }
+        if (io.progress && (Date.now() - shownAt > 100 || done === checks.length)) {
+          shownAt = Date.now();
+          io.progress(`  ${area}: ${done}/${checks.length} checks done`);
+        }
       },
     });
     areaDone();
     const cleanup = await cleanUp(settings, secrets);
     const finishedAt = new Date();
-    const summary = summarise(suite.results);
     const suiteErrors = suite.suiteErrors.map((e) => secrets.mask(e));
+    const based = options.baseline ? applyBaseline(suite.results, options.baseline.entries, options.baseline.file) : undefined;
+    const results = based?.results ?? suite.results;
+    let exit = exitFor(results, suiteErrors, config.strict);
+    const narrowed = [config.checks.length ? '--check' : '', config.grep !== undefined ? '--grep' : '', config.operations.length ? '--operation' : '', options.shard ? '--shard' : ''].filter(Boolean).join(', ');
+    const certification = options.certifyDir
+      ? certify(results, suiteErrors, { declaredAbsent: options.declaredAbsent, extraOperations: pagination.endpoints.filter((e) => e.extra).map((e) => e.key), ...(narrowed ? { narrowedBy: narrowed } : {}) })
+      : undefined;
+    if (certification && !certification.certifiable && exit.code === 0) exit = { code: 1, reason: `exit 1: not certifiable: ${certification.why}` };
     const report: RunReport = {
       tool: { name: 'conformance', version: packageVersion },
       runId,
       seed: config.seed,
+      contractDigest: contractDigest(),
       target: { baseUrl: settings.baseUrl, embedded: !config.baseUrl },
+      ...(options.product ? { product: options.product } : {}),
+      ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
       startedAt: startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),
       durationMs: finishedAt.getTime() - startedAt.getTime(),
       config: maskedConfig(config),
-      results: suite.results,
+      results,
       suiteErrors,
       cleanup,
+      ...(based ? { baseline: based.report } : {}),
+      ...(certification ? { certification } : {}),
       ...(checks.some((c) => c.operation)
         ? {
             lists: {
-              absent: absentOperations(suite.results),
+              absent: absentOperations(results),
               comparedBefore: new Date(pagination.startedAt - pagination.timeBufferMs).toISOString(),
               timeBufferSeconds: config.timeBufferSeconds,
               requestBudget: config.requestBudget,
             },
           }
         : {}),
-      summary,
-      exit: exitFor(summary, suiteErrors, config.strict),
+      summary: summarise(results),
+      exit,
     };
-    io.out(secrets.mask(renderSummary(report, { color })).trimEnd());
-    if (config.reportDir) {
-      mkdirSync(config.reportDir, { recursive: true });
-      writeFileSync(join(config.reportDir, 'results.json'), secrets.mask(renderJson(report)));
-      writeFileSync(join(config.reportDir, 'junit.xml'), secrets.mask(renderJunit(report)));
-      io.out(`reports written to ${config.reportDir} (results.json, junit.xml)`);
-    }
+    publish(report, { reportDir: config.reportDir, certifyDir: options.certifyDir, writeBaseline: options.writeBaseline, color }, secrets, io);
     rmSync(workDir, { recursive: true, force: true });
     return report.exit.code;
   } finally {
@@ -217,9 +274,76 @@ async function run(config: Config, definitions: CheckDefinition[], io: Io): Prom
   }
 }
 
+/** Everything a finished report goes to: console, files, bundle, baseline, GitHub Actions. */
+function publish(report: RunReport, to: { reportDir?: string; certifyDir?: string; writeBaseline?: string; color: boolean }, secrets: Secrets, io: Io): void {
+  const mask = (x: string): string => secrets.mask(x);
+  io.out(mask(renderSummary(report, { color: to.color })).trimEnd());
+  if (to.reportDir) {
+    writeFiles(to.reportDir, reportFiles(report, mask));
+    io.out(`reports written to ${to.reportDir} (results.json, junit.xml, report.html)`);
+  }
+  if (to.certifyDir) {
+    writeFiles(to.certifyDir, bundleFiles(report, mask));
+    io.out(`certification bundle written to ${to.certifyDir} (check it with: cd ${to.certifyDir} && sha256sum -c SHA256SUMS)`);
+  }
+  if (to.writeBaseline) {
+    writeFileSync(to.writeBaseline, mask(renderBaseline(report.results)));
+    io.out(`baseline of ${report.results.filter((r) => r.outcome === 'fail' && r.level !== 'INFO').length} current failure(s) written to ${to.writeBaseline}`);
+  }
+  if (io.env.GITHUB_ACTIONS === 'true') {
+    for (const line of githubAnnotations(report)) io.out(mask(line));
+    const summaryFile = io.env.GITHUB_STEP_SUMMARY;
+    if (summaryFile) appendFileSync(summaryFile, mask(renderMarkdown(report)));
+  }
+}
+
+/** `conformance merge DIR...`: one report from the results.json of several shards. */
+async function merge(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options: { 'report-dir': { type: 'string' }, strict: { type: 'boolean' }, 'no-color': { type: 'boolean' } } });
+  if (positionals.length === 0) throw new UsageError('merge needs the report directories of the shards: conformance merge DIR... [--report-dir OUT]');
+  const parts = positionals.map((dir) => {
+    const file = join(resolve(io.cwd, dir), 'results.json');
+    if (!existsSync(file)) throw new UsageError(`no results.json in ${dir}`);
+    const part = JSON.parse(readFileSync(file, 'utf8')) as RunReport;
+    validateReport(part);
+    return part;
+  });
+  const first = parts[0]!;
+  const differ = (f: (r: RunReport) => string, what: string): void => {
+    const seen = new Set(parts.map(f));
+    if (seen.size > 1) throw new UsageError(`the shards differ in ${what}: ${[...seen].join(', ')}`);
+  };
+  differ((r) => r.contractDigest, 'contract digest');
+  differ((r) => r.target.baseUrl, 'target');
+  differ((r) => r.tool.version, 'suite version');
+  const results = parts.flatMap((p) => p.results);
+  const suiteErrors = parts.flatMap((p) => p.suiteErrors);
+  const started = parts.map((p) => p.startedAt).sort()[0]!;
+  const finished = parts.map((p) => p.finishedAt).sort().at(-1)!;
+  const lists = parts.filter((p) => p.lists).map((p) => p.lists!);
+  const report: RunReport = {
+    ...first,
+    runId: parts.map((p) => p.runId).join('+'),
+    startedAt: started,
+    finishedAt: finished,
+    durationMs: Date.parse(finished) - Date.parse(started),
+    results,
+    suiteErrors,
+    cleanup: { deleted: parts.reduce((n, p) => n + p.cleanup.deleted, 0), leftovers: parts.flatMap((p) => p.cleanup.leftovers) },
+    ...(lists.length ? { lists: { ...lists[0]!, absent: [...new Set(lists.flatMap((l) => l.absent))], comparedBefore: lists.map((l) => l.comparedBefore).sort()[0]! } } : {}),
+    summary: summarise(results),
+    exit: exitFor(results, suiteErrors, values.strict ?? false),
+  };
+  delete report.shard;
+  io.out(`merged ${parts.length} shard(s): ${positionals.join(', ')}`);
+  publish(report, { reportDir: values['report-dir'] ? resolve(io.cwd, values['report-dir']) : undefined, color: io.isTTY && !io.env.NO_COLOR && !values['no-color'] }, new Secrets(), io);
+  return report.exit.code;
+}
+
 export async function main(argv: string[], io: Io): Promise<number> {
   try {
     if (argv[0] === 'serve') return await serve(argv.slice(1), io);
+    if (argv[0] === 'merge') return await merge(argv.slice(1), io);
     const { values, flags, checks } = parseMain(argv);
     if (values.help) {
       io.out(HELP);
@@ -248,7 +372,16 @@ export async function main(argv: string[], io: Io): Promise<number> {
       operations: (values.operation ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean),
       randomSeed: randomInt(0, 2 ** 31 - 1),
     });
-    return await run(config, selected, { ...io, env: values['no-color'] ? { ...io.env, NO_COLOR: '1' } : io.env });
+    const options: RunOptions = {
+      ...(values.certify !== undefined ? { certifyDir: resolve(io.cwd, values.certify) } : {}),
+      ...(values.product !== undefined || values['product-version'] !== undefined ? { product: { ...(values.product ? { name: values.product } : {}), ...(values['product-version'] ? { version: values['product-version'] } : {}) } } : {}),
+      declaredAbsent: (values.absent ?? []).flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean),
+      ...(values.baseline !== undefined ? { baseline: { file: values.baseline, entries: readBaseline(resolve(io.cwd, values.baseline)) } } : {}),
+      ...(values['write-baseline'] !== undefined ? { writeBaseline: resolve(io.cwd, values['write-baseline']) } : {}),
+      ...(values.shard !== undefined ? { shard: parseShard(values.shard) } : {}),
+    };
+    if ((options.product || options.declaredAbsent.length) && !options.certifyDir) throw new UsageError('--product, --product-version and --absent go with --certify DIR');
+    return await run(config, selected, options, { ...io, env: values['no-color'] ? { ...io.env, NO_COLOR: '1' } : io.env });
   } catch (e) {
     if (e instanceof UsageError || e instanceof ConfigError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       io.err(`conformance: ${(e as Error).message.split('\n')[0]}`);

@@ -15,6 +15,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
       token: { type: 'string' },
       seed: { type: 'string' },
       records: { type: 'string' },
+      'no-empty-list': { type: 'boolean' },
       fault: { type: 'string', multiple: true },
       variant: { type: 'string', multiple: true },
       'list-faults': { type: 'boolean' },
@@ -39,7 +40,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
   const token = given ?? randomBytes(18).toString('base64url');
 const server = await (async () => {
     try {
-      return await startReferenceServer({ token, faults, variants, port, host: values.host ?? '127.0.0.1', ...(values.seed !== undefined ? { seed: Number(values.seed) } : {}), ...(values.records !== undefined ? { records: Number(values.records) } : {}) });
+      return await startReferenceServer({ token, faults, variants, port, host: values.host ?? '127.0.0.1', ...(values.seed !== undefined ? { seed: Number(values.seed) } : {}), ...(values.records !== undefined ? { records: Number(values.records) } : {}), ...(values['no-empty-list'] ? { emptyList: false } : {}) });
     } catch (e) {
       const code = (e as { code?: string }).code;
       if (code === 'EADDRINUSE') throw new UsageError(`port ${port} is already in use (--port 0 picks a free one)`);

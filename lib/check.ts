@@ -49,6 +49,8 @@ export interface CheckResult {
   evidence?: FailureEvidence;
   /** Observations the check made on the way (INFO-worthy facts, statuses seen). */
   notes?: string[];
+  /** A failure the baseline file lists: reported, but it does not fail the run. */
+  baselined?: boolean;
 }
 
 export interface RunSettings {

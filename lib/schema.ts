@@ -1,4 +1,5 @@
 // The JSON Schemas of spec/, compiled once (ajv strict + ajv-formats) and looked up by $id.
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -15,6 +16,7 @@ export const SCHEMA = {
   applicationKeyCreateRequest: 'https://conformance.local/spec/application-key-create-request.schema.json',
   applicationKeyCreateResponse: 'https://conformance.local/spec/application-key-create-response.schema.json',
   listResponse: 'https://conformance.local/spec/list-meta.schema.json',
+  results: 'https://conformance.local/spec/results.schema.json',
 } as const;
 export type SchemaId = (typeof SCHEMA)[keyof typeof SCHEMA];
 
@@ -58,4 +60,19 @@ export function validate(id: SchemaId, value: unknown): SchemaViolation[] {
 
 export function describeViolations(v: SchemaViolation[]): string {
   return v.map((x) => `${x.path} ${x.message}`).join('; ');
+}
+
+/**
+ * The contract digest: sha256 over every file of spec/ (name and content, in name order), so
+ * a report says exactly which schemas and catalog the suite judged by.
+ */
+export function contractDigest(): string {
+  const dir = join(packageRoot, 'spec');
+  const h = createHash('sha256');
+  for (const file of readdirSync(dir).sort()) {
+    h.update(`${file}\0`);
+    h.update(readFileSync(join(dir, file)));
+    h.update('\0');
+  }
+  return `sha256:${h.digest('hex')}`;
 }

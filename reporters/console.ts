@@ -73,7 +73,7 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   if (failures.length) {
     lines.push(p('bold', `Failures and errors (${failures.length})`));
     for (const r of [...failures].sort((a, b) => order(a) - order(b))) {
-      const kind = r.outcome === 'error' ? 'ERROR (of the suite, not the target)' : r.level === 'MUST' ? 'FAIL' : `${r.level} warning`;
+      const kind = r.outcome === 'error' ? 'ERROR (of the suite, not the target)' : r.baselined ? `known ${r.level} failure (baselined)` : r.level === 'MUST' ? 'FAIL' : `${r.level} warning`;
       lines.push(`  ${p(outcomeStyle(r), `${MARK[r.outcome]} ${kind}`)} ${p('bold', label(r))}: ${r.title}`);
       lines.push(`      clause:   ${r.clause}`);
       for (const l of evidenceLines(r)) lines.push(`      ${l}`);
@@ -104,6 +104,13 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted; ${leftovers.length} left over`);
   for (const l of leftovers) lines.push(p('yellow', `  left over: ${l.kind} ${l.id || '(no id)'} "${l.name}" (created by ${l.createdBy}): ${l.reason}`));
   lines.push('');
+  if (report.baseline) {
+    const b = report.baseline;
+    lines.push(p('bold', `Baseline ${b.file}`));
+    lines.push(`  ${b.known} known failure(s) reported but not counted`);
+    for (const st of b.stale) lines.push(p('yellow', `  stale: ${label(st)} passes now; remove it from the baseline`));
+    lines.push('');
+  }
   if (report.lists) {
     lines.push(p('bold', 'Lists'));
     lines.push(`  traversal comparisons used only records created before ${report.lists.comparedBefore} (the run's start minus a ${report.lists.timeBufferSeconds} s time buffer, for eventual consistency)`);
@@ -118,6 +125,10 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     if (n === 0) continue;
     const failWord = level === 'MUST' ? 'fail' : level === 'SHOULD' ? 'warn' : 'noted';
     lines.push(`  ${level.padEnd(7)}${String(n).padStart(3)}: ${c.pass} pass, ${c.fail} ${failWord}, ${c.error} error, ${c.skip} skip`);
+  }
+  if (report.certification) {
+    const c = report.certification;
+    lines.push(p(c.certifiable ? 'green' : 'red', `certifiable: ${c.certifiable ? 'yes' : 'no'} (${c.why})`));
   }
   lines.push(p(report.exit.code === 0 ? 'green' : 'red', report.exit.reason));
   return `${lines.join('\n')}\n`;

@@ -7,7 +7,13 @@ export interface RunReport {
   tool: { name: 'conformance'; version: string };
   runId: string;
   seed: number;
+  /** sha256 over spec/: the schemas and catalog the run judged by. */
+  contractDigest: string;
   target: { baseUrl: string; embedded: boolean };
+  /** The product the vendor declares (--product, --product-version). */
+  product?: { name?: string; version?: string };
+  /** This run's part of a sharded run (`i/n`). */
+  shard?: string;
   startedAt: string;
   finishedAt: string;
   durationMs: number;
@@ -17,10 +23,22 @@ export interface RunReport {
   /** Failures of the suite itself outside any check. */
   suiteErrors: string[];
   cleanup: { deleted: number; leftovers: Leftover[] };
+  /** Known failures that did not fail the run (--baseline). */
+  baseline?: BaselineReport;
+  /** Certification mode (--certify). */
+  certification?: { certifiable: boolean; why: string };
   /** How list traversals were bounded and compared (absent when no list check ran). */
   lists?: ListsReport;
   summary: Summary;
   exit: { code: 0 | 1 | 2; reason: string };
+}
+
+export interface BaselineReport {
+  file: string;
+  /** Failures the baseline lists: reported, not counted. */
+  known: number;
+  /** Baseline entries whose check now passes: to be removed from the file. */
+  stale: Array<{ id: string; operation?: string }>;
 }
 
 export interface ListsReport {
@@ -60,22 +78,6 @@ export function summarise(results: readonly CheckResult[]): Summary {
     s.byLevel[r.level][r.outcome]++;
   }
   return s;
-}
-
-/**
- * The exit code, from outcomes and levels (READING.md, "Requirement levels"): 2 when the suite
- * could not do its work (any error), else 1 when a MUST check failed (or a SHOULD check,
- * with --strict), else 0.
- */
-export function exitFor(summary: Summary, suiteErrors: readonly string[], strict: boolean): { code: 0 | 1 | 2; reason: string } {
-  const errors = summary.byOutcome.error + suiteErrors.length;
-  if (errors > 0) return { code: 2, reason: `exit 2: the suite could not complete ${errors} check(s) or step(s); the results are incomplete` };
-  const must = summary.byLevel.MUST.fail;
-  const should = summary.byLevel.SHOULD.fail;
-  if (must > 0) return { code: 1, reason: `exit 1: ${must} MUST check(s) failed` };
-  if (strict && should > 0) return { code: 1, reason: `exit 1: ${should} SHOULD check(s) failed and --strict is on` };
-  const warn = should > 0 ? ` (${should} SHOULD warning(s); --strict would fail them)` : '';
-  return { code: 0, reason: `exit 0: every MUST check passed${warn}` };
 }
 
 export { LEVELS };

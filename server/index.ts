@@ -28,6 +28,8 @@ export interface ReferenceServerOptions {
   seed?: number;
   /** Records in an ordinary list (orders always hold more than 10,000). */
   records?: number;
+  /** Keep catalog rules empty (default true). */
+  emptyList?: boolean;
 }
 
 export interface RunningServer {
@@ -56,7 +58,7 @@ export function resolveBehaviour(options: Pick<ReferenceServerOptions, 'faults' 
   };
 }
 
-export function createReferenceHandler(options: ReferenceServerOptions, store = new Store({ seed: options.seed, records: options.records })): {
+export function createReferenceHandler(options: ReferenceServerOptions, store = new Store({ seed: options.seed, records: options.records, emptyList: options.emptyList })): {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   behaviour: Behaviour;
   store: Store;

@@ -117,6 +117,8 @@ export interface ListOptions {
   /** Records in an ordinary collection. */
   records: number;
   now: number;
+  /** Catalog rules hold no record (the deliberately empty list); false fills them too. */
+  emptyList: boolean;
 }
 
 export class ListData {
@@ -134,7 +136,7 @@ export class ListData {
 
   #sizeOf(t: ListTemplate, concrete: string): number {
     const { records } = this.options;
-    if (t.size === 'empty') return 0;
+    if (t.size === 'empty' && this.options.emptyList) return 0;
     if (t.size === 'orders') return Math.max(HARD_OFFSET_LIMIT + 50, records);
     if (t.size === 'parent') return 4;
     // 110 to 150 records at the default: more than one full page of 100.

@@ -32,6 +32,8 @@ export interface StoreOptions {
   seed?: number;
   /** Records in an ordinary list collection (default 130: more than a full page of 100). */
   records?: number;
+  /** Keep the deliberately empty list (catalog rules) empty; default true. */
+  emptyList?: boolean;
 }
 
 export class Store {
@@ -41,7 +43,7 @@ export class Store {
   constructor(options: StoreOptions = {}) {
     const seed = options.seed ?? Date.now() % 2 ** 31;
     this.#random = seededRandom(seed);
-    this.lists = new ListData({ seed, records: options.records ?? 130, now: Date.now() });
+    this.lists = new ListData({ seed, records: options.records ?? 130, now: Date.now(), emptyList: options.emptyList ?? true });
   }
 
   /** A version 4 UUID from the store's seeded generator. */

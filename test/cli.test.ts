@@ -1,7 +1,7 @@
 // The CLI end to end, as a user runs it: the built bin, a real target, real exit codes.
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -190,6 +190,90 @@ describe('list operations', () => {
   });
 });
 
+describe('certification, baselines, CI', () => {
+  it('certifies a server where every MUST check ran and passed, with a bundle that verifies', async () => {
+    await withServer({ emptyList: false }, async (server) => {
+      const bundle = reportDir();
+      const r = await cli(['--base-url', server.url, '--certify', bundle, '--product', 'Reference', '--product-version', '1.0'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expect(r.code, r.stdout).toBe(0);
+      expect(r.stdout).toMatch(/certifiable: yes/);
+      const cert = JSON.parse(readFileSync(join(bundle, 'certificate.json'), 'utf8')) as Record<string, unknown>;
+      expect(cert).toMatchObject({ product: 'Reference', productVersion: '1.0', certifiable: true });
+      expect(cert.contractDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
+      for (const line of readFileSync(join(bundle, 'SHA256SUMS'), 'utf8').trim().split('\n')) {
+        const [sum, name] = line.split('  ');
+        expect(createHash('sha256').update(readFileSync(join(bundle, name!))).digest('hex')).toBe(sum);
+      }
+    });
+  });
+
+  it('refuses to certify when a MUST check was skipped, or the run was narrowed, saying why (exit 1)', async () => {
+    await withServer({}, async (server) => {
+      const env = { CONFORMANCE_TOKEN: TOKEN };
+      const r = await cli(['--base-url', server.url, '--certify', reportDir()], { env });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/certifiable: no \(\d+ MUST check\(s\) skipped for a reason other than a declared-absent operation \(.*catalog-rules/);
+      const narrowed = await cli(['--base-url', server.url, '--certify', reportDir(), '--check', 'delete.existing.204'], { env });
+      expect(narrowed.code).toBe(1);
+      expect(narrowed.stdout).toMatch(/certifiable: no \(the run was narrowed by --check/);
+    });
+  });
+
+  it('a baseline turns known failures into reports, and names entries that pass now as stale', async () => {
+    const file = join(reportDir(), 'baseline.yaml');
+    const env = { CONFORMANCE_TOKEN: TOKEN };
+    const args = ['--grep', 'delete.'];
+    await withServer({ faults: ['delete-not-applied'] }, async (server) => {
+      const first = await cli(['--base-url', server.url, ...args, '--write-baseline', file], { env });
+      expect(first.code).toBe(1);
+      expect(readFileSync(file, 'utf8')).toMatch(/- id: delete\.repeat\.404/);
+      const again = await cli(['--base-url', server.url, ...args, '--baseline', file], { env });
+      expect(again.code, again.stdout).toBe(0);
+      expect(again.stdout).toMatch(/1 known failure\(s\) reported but not counted/);
+    });
+    await withServer({}, async (server) => {
+      const fixed = await cli(['--base-url', server.url, ...args, '--baseline', file], { env });
+      expect(fixed.code).toBe(0);
+      expect(fixed.stdout).toMatch(/stale: delete\.repeat\.404 passes now; remove it from the baseline/);
+    });
+  });
+
+  it('under GitHub Actions: one annotation per failed MUST check and a Markdown step summary', async () => {
+    await withServer({ faults: ['delete-not-applied', 'create-200'] }, async (server) => {
+      const summary = join(reportDir(), 'summary.md');
+      const r = await cli(['--base-url', server.url, '--check', 'delete.repeat.404,create.valid.2xx,create.valid.201'], { env: { CONFORMANCE_TOKEN: TOKEN, GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary } });
+      expect(r.code).toBe(1);
+      const annotations = r.stdout.split('\n').filter((l) => l.startsWith('::error'));
+      expect(annotations).toHaveLength(1);
+      expect(annotations[0]).toMatch(/^::error title=conformance delete\.repeat\.404::the second DELETE succeeded.*%0Aexpected: status 404%0Aactual: status 204/);
+      expect(readFileSync(summary, 'utf8')).toMatch(/## Conformance: ❌ exit 1: 1 MUST check\(s\) failed[\s\S]*\| `create\.valid\.201` \| SHOULD \| fail \|/);
+    });
+  });
+
+  it('shards split the run by area and operation, and merge gives the whole report', async () => {
+    await withServer({}, async (server) => {
+      const env = { CONFORMANCE_TOKEN: TOKEN };
+      const [a, b, out] = [reportDir(), reportDir(), reportDir()];
+      const args = ['--base-url', server.url, '--operation', 'accounts,orders,catalogs'];
+      const one = await cli([...args, '--shard', '1/2', '--report-dir', a], { env });
+      const two = await cli([...args, '--shard', '2/2', '--report-dir', b], { env });
+      expect([one.code, two.code]).toEqual([0, 0]);
+      const ra = readReport(a);
+      const rb = readReport(b);
+      expect(ra.shard).toBe('1/2');
+      const keys = (r: RunReport) => r.results.map((x) => `${x.id} ${x.operation ?? ''}`);
+      expect(keys(ra).filter((k) => keys(rb).includes(k))).toEqual([]);
+      const merged = await cli(['merge', a, b, '--report-dir', out], { env });
+      expect(merged.code, merged.stdout + merged.stderr).toBe(0);
+      const m = readReport(out);
+      expect(m.results).toHaveLength(ra.results.length + rb.results.length);
+      expect(m.summary.total).toBe(m.results.length);
+      expect(new Set(m.results.map((x) => x.operation).filter(Boolean))).toEqual(new Set(['accounts', 'orders', 'catalogs']));
+      expect(existsSync(join(out, 'report.html'))).toBe(true);
+    });
+  });
+});
+
 describe('secrets', () => {
   it('never prints the token or a client_secret, even when the target echoes them everywhere', async () => {
     const token = `leak-canary-${randomUUID()}`;
@@ -209,9 +293,17 @@ describe('secrets', () => {
     const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
     try {
       const dir = reportDir();
-      const r = await cli(['--base-url', url, '--report-dir', dir], { env: { CONFORMANCE_TOKEN: token } });
+      const bundle = reportDir();
+      const stepSummary = join(reportDir(), 'step-summary.md');
+      const baseline = join(reportDir(), 'baseline.yaml');
+      const r = await cli(['--base-url', url, '--report-dir', dir, '--certify', bundle, '--write-baseline', baseline, '--operation', 'accounts'], {
+        env: { CONFORMANCE_TOKEN: token, GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: stepSummary },
+      });
       expect(r.code).toBe(1);
-      const outputs = [r.stdout, r.stderr, ...readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8'))].join('\n');
+      expect(r.stdout).toMatch(/^::error title=/m);
+      const files = [...readdirSync(dir).map((f) => join(dir, f)), ...readdirSync(bundle).map((f) => join(bundle, f)), stepSummary, baseline];
+      expect(files.map((f) => f.split('/').pop()).sort()).toEqual(['SHA256SUMS', 'baseline.yaml', 'certificate.json', 'config.json', 'junit.xml', 'junit.xml', 'report.html', 'report.html', 'results.json', 'results.json', 'step-summary.md']);
+      const outputs = [r.stdout, r.stderr, ...files.map((f) => readFileSync(f, 'utf8'))].join('\n');
       expect(outputs).toContain('***');
       expect(outputs).not.toContain(token);
       expect(secrets.length).toBeGreaterThan(10);

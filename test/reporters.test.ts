@@ -1,0 +1,73 @@
+// Every renderer is a pure function of the results model: snapshot each on a fixed model.
+import { describe, expect, it } from 'vitest';
+import { renderSummary } from '../reporters/console.js';
+import { githubAnnotations, renderMarkdown } from '../reporters/github.js';
+import { renderHtml } from '../reporters/html.js';
+import { renderJson } from '../reporters/json.js';
+import { renderJunit } from '../reporters/junit.js';
+import { renderBaseline } from '../reporters/verdict.js';
+import { bundleFiles, validateReport } from '../reporters/write.js';
+import { fixedReport } from './fixtures/report.js';
+
+const same = (s: string): string => s;
+
+describe('renderers on a fixed results model', () => {
+  it('the model is valid by spec/results.schema.yaml', () => {
+    expect(() => validateReport(fixedReport())).not.toThrow();
+  });
+
+  it('a model that breaks the schema is refused as a bug of the suite', () => {
+    const bad = { ...fixedReport(), seed: -1 };
+    expect(() => validateReport(bad)).toThrow(/SUITE_BUG|breaks spec\/results.schema.yaml/);
+  });
+
+  it('console', () => {
+    expect(renderSummary(fixedReport(), { color: false })).toMatchSnapshot();
+  });
+
+  it('console with colours only when asked', () => {
+    expect(renderSummary(fixedReport(), { color: false })).not.toMatch(/\u001b\[/);
+    expect(renderSummary(fixedReport(), { color: true })).toMatch(/\u001b\[31m/);
+  });
+
+  it('results.json', () => {
+    expect(renderJson(fixedReport())).toMatchSnapshot();
+  });
+
+  it('junit.xml', () => {
+    expect(renderJunit(fixedReport())).toMatchSnapshot();
+  });
+
+  it('report.html', () => {
+    expect(renderHtml(fixedReport())).toMatchSnapshot();
+  });
+
+  it('GitHub annotations: one per failed MUST check that is not baselined', () => {
+    const lines = githubAnnotations(fixedReport());
+    expect(lines).toHaveLength(1);
+    expect(lines).toMatchSnapshot();
+  });
+
+  it('GitHub step summary (Markdown)', () => {
+    expect(renderMarkdown(fixedReport())).toMatchSnapshot();
+  });
+
+  it('baseline file', () => {
+    expect(renderBaseline(fixedReport().results)).toMatchSnapshot();
+  });
+
+  it('the certification bundle lists a checksum for every file', () => {
+    const files = bundleFiles(fixedReport(), same);
+    expect(files.map((f) => f.name)).toEqual(['results.json', 'junit.xml', 'report.html', 'config.json', 'certificate.json', 'SHA256SUMS']);
+    const sums = files.at(-1)!.content.trim().split('\n');
+    expect(sums.map((l) => l.split('  ')[1])).toEqual(files.slice(0, -1).map((f) => f.name));
+    expect(JSON.parse(files.find((f) => f.name === 'certificate.json')!.content)).toMatchObject({ product: 'Acme Commerce', productVersion: '5.1', contractDigest: fixedReport().contractDigest, certifiable: false });
+  });
+
+  it('escapes what the target sent in HTML and XML', () => {
+    const html = renderHtml(fixedReport());
+    expect(html).toContain('&lt;returns&gt; &quot;every&quot; record &amp; no other');
+    expect(html).not.toContain('<returns>');
+    expect(renderJunit(fixedReport())).toContain('&lt;returns&gt;');
+  });
+});
