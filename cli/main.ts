@@ -1,9 +1,9 @@
 // `conformance`: resolve the configuration, select checks, start the reference server when
 // there is no target, run the checks through vitest, clean up, report, and exit by level.
 import { randomBytes, randomInt } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec, mergeCatalog } from '../lib/catalog.js';
@@ -23,6 +23,8 @@ import { checkDefinitions, expandChecks, type CheckDefinition } from '../suites/
 import { HELP } from './help.js';
 import { UsageError, type Io } from './io.js';
 import { serve } from './serve.js';
+import { renderSelftest, runSelftest } from '../selftest/index.js';
+import { loadStatements, renderTraceability, traceabilityProblems } from '../lib/traceability.js';
 
 const OPTIONS = {
   'base-url': { type: 'string' },
@@ -340,10 +342,38 @@ async function merge(args: string[], io: Io): Promise<number> {
   return report.exit.code;
 }
 
+/** `conformance selftest`: the mutation score and the variants (exit 1 unless 100% and clean). */
+async function selftest(args: string[], io: Io): Promise<number> {
+  const { values } = parseArgs({ args, strict: true, options: { fault: { type: 'string', multiple: true }, variant: { type: 'string', multiple: true } } });
+  const started = Date.now();
+  const result = await runSelftest({
+    ...(values.fault ? { faults: values.fault } : {}),
+    ...(values.variant ? { variants: values.variant } : {}),
+    onMutant: (m) => io.progress?.(`mutant ${m.fault.name}: ${m.outcome}`),
+    onVariant: (v) => io.progress?.(`variant ${v.name}: ${v.mustFailures.length} MUST failure(s)`),
+  });
+  io.progress?.(undefined);
+  io.out(renderSelftest(result).trimEnd());
+  io.out(`(${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  const clean = result.mutants.every((m) => m.outcome === 'caught') && result.variants.every((v) => v.mustFailures.length === 0 && v.errors.length === 0);
+  return clean ? 0 : 1;
+}
+
 export async function main(argv: string[], io: Io): Promise<number> {
   try {
     if (argv[0] === 'serve') return await serve(argv.slice(1), io);
     if (argv[0] === 'merge') return await merge(argv.slice(1), io);
+    if (argv[0] === 'selftest') return await selftest(argv.slice(1), io);
+    if (argv[0] === 'traceability') {
+      const statements = loadStatements();
+      const problems = traceabilityProblems(statements, checkDefinitions);
+      for (const p of problems) io.err(`traceability: ${p}`);
+      const out = resolve(io.cwd, argv[1] ?? 'docs/traceability.md');
+      mkdirSync(dirname(out), { recursive: true });
+      writeFileSync(out, renderTraceability(statements, checkDefinitions));
+      io.out(`traceability matrix written to ${out}`);
+      return problems.length ? 1 : 0;
+    }
     const { values, flags, checks } = parseMain(argv);
     if (values.help) {
       io.out(HELP);

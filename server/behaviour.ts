@@ -69,10 +69,14 @@ export interface Behaviour {
   echoType: string;
   /** The top-level meta and links parts of the create answer. */
   topLevelMetaLinks: boolean;
-  /** Timestamps as `2026-01-01T00:00:00.000Z`, or without milliseconds and with `+00:00`. */
-  timestampStyle: 'iso-ms-z' | 'seconds-offset';
-  /** Extra, undocumented fields in answers (a correct server may add them). */
+  /** Timestamps as `2026-01-01T00:00:00.000Z`, without milliseconds (`…00Z`), or with `+00:00`. */
+  timestampStyle: 'iso-ms-z' | 'seconds-z' | 'seconds-offset';
+  /** Extra, undocumented fields in answers, records, errors and links (a correct server may add them). */
   extraFields: boolean;
+  /** links in answers (data.links.self, top-level links, list links); false: none at all. */
+  links: boolean;
+  /** Creating a Custom API needs slug and api_type exactly as the real platform does (patterns, unique slug). */
+  customApiPlatformRules: boolean;
   /** Create needs a reserved_rate_limit (a fault: valid bodies without one are refused). */
   requireRateLimit: boolean;
 
@@ -168,6 +172,8 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   topLevelMetaLinks: true,
   timestampStyle: 'iso-ms-z',
   extraFields: false,
+  links: true,
+  customApiPlatformRules: false,
   requireRateLimit: false,
   maxLimit: 100,
   rejectOverLimit: false,

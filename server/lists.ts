@@ -221,13 +221,22 @@ export function parseQuery(ctx: RouteContext, hardOffsetLimit: boolean): Query {
 
 // --- Rendering -------------------------------------------------------------------------
 
-function iso(ms: number, b: Behaviour): string {
+/** A timestamp in the behaviour's style (the contract leaves the format open). */
+export function renderTimestamp(ms: number, b: Behaviour): string {
   const s = new Date(ms).toISOString();
+  if (b.timestampStyle === 'seconds-z') return `${s.slice(0, 19)}Z`;
   return b.timestampStyle === 'iso-ms-z' ? s : `${s.slice(0, 19)}+00:00`;
 }
 
 export function recordJson(r: ListRecord, b: Behaviour): unknown {
-  return { id: r.id, type: r.type, name: r.name, slug: slugOf(r), meta: { timestamps: { created_at: iso(r.created, b), updated_at: iso(r.updated, b) } } };
+  return {
+    id: r.id,
+    type: r.type,
+    name: r.name,
+    slug: slugOf(r),
+    meta: { timestamps: { created_at: renderTimestamp(r.created, b), updated_at: renderTimestamp(r.updated, b) }, ...(b.extraFields ? { owner: 'store' } : {}) },
+    ...(b.extraFields ? { attributes: { status: 'live' } } : {}),
+  };
 }
 
 /**
@@ -276,7 +285,8 @@ export function sendPage(ctx: RouteContext, collection: Collection, hardOffsetLi
   const body: Record<string, unknown> = { [b.listDataKey]: records.map(render) };
   if (records.length > 0 || b.emptyMeta === 'present') body.meta = meta;
   else if (b.emptyMeta === 'null') body.meta = null;
-  if (b.listLinks !== 'none') body.links = links(ctx, q.limit, rawOffset, total, catalogStyle, b.listLinks === 'extra');
+  if (b.listLinks !== 'none' && b.links) body.links = links(ctx, q.limit, rawOffset, total, catalogStyle, b.listLinks === 'extra' || b.extraFields);
+  if (b.extraFields && body.meta) (body.meta as Record<string, unknown>).stores = { region: 'eu-west' };
   sendJson(ctx.res, 200, body);
 }
 

@@ -7,7 +7,7 @@ import type { Behaviour } from './behaviour.js';
 import { HttpError, readJson, sendEmpty, sendJson } from './http.js';
 import type { ApplicationKey, CustomApi, Store } from './store.js';
 import { Collection, type ListRecord } from './collection.js';
-import { recordJson, sendPage, type ListTemplate } from './lists.js';
+import { recordJson, renderTimestamp, sendPage, type ListTemplate } from './lists.js';
 
 export interface RouteContext {
   req: IncomingMessage;
@@ -34,8 +34,7 @@ const SLUG = /^[a-z0-9_-]{1,63}$/;
 const API_TYPE = /^[a-z0-9_]{1,59}_ext$/;
 
 function timestamp(d: Date, b: Behaviour): string {
-  const iso = d.toISOString();
-  return b.timestampStyle === 'iso-ms-z' ? iso : `${iso.slice(0, 19)}+00:00`;
+  return renderTimestamp(d.getTime(), b);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -78,8 +77,9 @@ function customApiJson(c: CustomApi, ctx: RouteContext): unknown {
     slug: c.slug,
     api_type: c.api_type,
     description: c.description,
-    links: { self: `${ctx.baseUrl}${CUSTOM_APIS}/${c.id}` },
+    ...(ctx.b.links ? { links: { self: `${ctx.baseUrl}${CUSTOM_APIS}/${c.id}` } } : {}),
     meta: { timestamps: { created_at: t, updated_at: t } },
+    ...(ctx.b.extraFields ? { relationships: {} } : {}),
   };
 }
 
@@ -91,18 +91,26 @@ function createCustomApi(ctx: RouteContext, body: unknown): CustomApi {
   };
   if (d.type !== 'custom_api') bad("The field 'type' must be 'custom_api'.");
   if (typeof d.name !== 'string' || d.name.length === 0 || [...d.name].length > 255) bad("The field 'name' must be a string of 1 to 255 characters.");
-  if (typeof d.slug !== 'string' || !SLUG.test(d.slug)) bad("The field 'slug' must match ^[a-z0-9_-]{1,63}$.");
-  if (typeof d.api_type !== 'string' || !API_TYPE.test(d.api_type)) bad("The field 'api_type' must match ^[a-z0-9_]{1,59}_ext$.");
+  // The reference takes slug and api_type when given; the custom-api-platform variant needs
+  // them exactly as the real platform does (READING.md).
+  if (b.customApiPlatformRules || d.slug !== undefined) {
+    if (typeof d.slug !== 'string' || !SLUG.test(d.slug)) bad("The field 'slug' must match ^[a-z0-9_-]{1,63}$.");
+  }
+  if (b.customApiPlatformRules || d.api_type !== undefined) {
+    if (typeof d.api_type !== 'string' || !API_TYPE.test(d.api_type)) bad("The field 'api_type' must match ^[a-z0-9_]{1,59}_ext$.");
+  }
   if (d.description !== undefined && typeof d.description !== 'string') bad("The field 'description' must be a string.");
-  for (const c of store.customApis.values()) {
-    if (c.slug === d.slug) throw new HttpError(409, `A Custom API with slug '${String(d.slug)}' already exists.`);
+  if (b.customApiPlatformRules) {
+    for (const c of store.customApis.values()) {
+      if (c.slug === d.slug) throw new HttpError(409, `A Custom API with slug '${String(d.slug)}' already exists.`);
+    }
   }
   const c: CustomApi = {
     id: store.uuid(),
     type: 'custom_api',
     name: d.name as string,
-    slug: d.slug as string,
-    api_type: d.api_type as string,
+    slug: (d.slug as string | undefined) ?? '',
+    api_type: (d.api_type as string | undefined) ?? '',
     description: (d.description as string | undefined) ?? '',
     created: new Date(),
   };
@@ -131,7 +139,7 @@ function keyJson(k: ApplicationKey, ctx: RouteContext): Record<string, unknown> 
     client_secret: k.client_secret,
     ...(k.reserved_rate_limit !== undefined && ctx.b.echoRateLimit ? { reserved_rate_limit: k.reserved_rate_limit } : {}),
     meta: { timestamps: { created_at: t, updated_at: t, last_used_at: k.last_used_at } },
-    links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}` },
+    ...(ctx.b.links ? { links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}` } } : {}),
     ...(ctx.b.extraFields ? { description: '', scopes: ['*'] } : {}),
   };
 }
@@ -278,7 +286,7 @@ export const ROUTES: Route[] = [
       store.applicationKeys.set(k.id, k);
       const data = keyJson(k, ctx);
       const body = b.topLevelMetaLinks
-        ? { data, meta: { ...(b.extraFields ? { request_id: store.uuid() } : {}) }, links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}` } }
+        ? { data, meta: { ...(b.extraFields ? { request_id: store.uuid() } : {}) }, ...(b.links ? { links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}`, ...(b.extraFields ? { related: `${ctx.baseUrl}${APPLICATION_KEYS}` } : {}) } } : {}) }
         : { data };
       sendJson(ctx.res, b.createStatus, body);
     },

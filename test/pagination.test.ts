@@ -1,22 +1,13 @@
-// The pagination suite's proof: it passes the reference server on every operation; every
-// pagination fault is caught by the checks it names, with evidence naming the operation, the
-// request and the records; legitimate variants pass; and it stays bounded on any target.
+// The pagination suite passes the reference server on every operation, names the records a
+// traversal lost or repeated, and stays bounded on any target. (Mutants and variants:
+// test/mutants.test.ts.)
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { createReferenceHandler, FAULTS, VARIANTS } from '../server/index.js';
+import { createReferenceHandler } from '../server/index.js';
 import { listChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/pagination/list-check.js';
 import { endpoints, paginationSettings, runChecks, runListChecks, TOKEN } from './support.js';
-
-/**
- * A plain list, the empty one, a nested by-release one; and orders (hard offset limit, over
- * 10,000 records, slow to traverse) where the hard offset limit is the point.
- */
-const SMALL = ['accounts', 'catalog-rules', 'hierarchy-nodes@by-release'];
-const sample = (name: string, ids: readonly string[] = []): ReturnType<typeof endpoints> =>
-  endpoints([...SMALL, ...(/hard-limit/.test([name, ...ids].join(' ')) ? ['orders'] : [])]);
-const isListFault = (f: (typeof FAULTS)[number]): boolean => f.caughtBy.some((id) => id.startsWith('list.'));
 
 describe('against the reference server', () => {
   it('every list check passes on every operation, skipping only where the data cannot show the rule', async () => {
@@ -31,23 +22,7 @@ describe('against the reference server', () => {
   });
 });
 
-describe('every pagination fault is caught by the checks it names', () => {
-  it.each(FAULTS.filter(isListFault).map((f) => [f.name, f] as const))('%s', async (_name, fault) => {
-    const eps = sample(fault.name, fault.caughtBy);
-    const { results } = await runListChecks({ faults: [fault.name] }, eps);
-    for (const id of fault.caughtBy) {
-      const failed = results.filter((r) => r.id === id && r.outcome === 'fail');
-      expect(failed.length, `${id} must fail against ${fault.name}`).toBeGreaterThan(0);
-      for (const r of failed) {
-        expect(eps.map((e) => e.key)).toContain(r.operation);
-        expect(r.evidence?.request).toMatch(/^curl -i -X GET '.*\/(v2|pcm|catalog)\//);
-        expect(r.evidence?.expected).toBeTruthy();
-        expect(r.evidence?.actual).toBeTruthy();
-      }
-    }
-    expect(results.filter((r) => r.outcome === 'error').map((r) => `${r.id} [${r.operation}]: ${r.reason}`)).toEqual([]);
-  });
-
+describe('evidence names the records', () => {
   it('names the records a keyset walk lost when ge behaves as gt', async () => {
     const { results } = await runListChecks({ faults: ['ge-as-gt'] }, endpoints(['accounts']));
     const r = results.find((x) => x.id === 'list.keyset.created-at')!;
@@ -60,13 +35,6 @@ describe('every pagination fault is caught by the checks it names', () => {
     const r = results.find((x) => x.id === 'list.keyset.id')!;
     expect(r.outcome).toBe('fail');
     expect(r.evidence!.actual).toMatch(/record\(s\) (read twice|were read before): [0-9a-f-]{36}/);
-  });
-});
-
-describe('legitimate list variants pass every MUST check', () => {
-  it.each(VARIANTS.map((v) => [v.name, v] as const))('%s', async (_name, variant) => {
-    const { results } = await runListChecks({ variants: [variant.name] }, sample(variant.name));
-    expect(results.filter((r) => (r.level === 'MUST' && r.outcome === 'fail') || r.outcome === 'error').map((r) => `${r.id} [${r.operation}]: ${r.reason}`)).toEqual([]);
   });
 });
 

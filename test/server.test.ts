@@ -39,7 +39,7 @@ describe('bad input', () => {
     ['bad percent-encoding', () => send('DELETE', '/v2/application-keys/%E0%A4%A'), 400],
     ['JSON that is not an object', () => send('POST', '/v2/application-keys', { body: '[1,2]', type: 'application/json' }), 400],
     ['null data', () => send('POST', '/v2/application-keys', { body: '{"data":null}', type: 'application/json' }), 400],
-    ['custom API without slug', () => send('POST', '/v2/settings/extensions/custom-apis', { body: '{"data":{"type":"custom_api","name":"x","api_type":"x_ext"}}', type: 'application/json' }), 400],
+    ['custom API with a bad slug', () => send('POST', '/v2/settings/extensions/custom-apis', { body: '{"data":{"type":"custom_api","name":"x","slug":"Bad Slug!","api_type":"x_ext"}}', type: 'application/json' }), 400],
   ])('%s gets %s with the Error shape', async (_what, go, status) => {
     const r = await go();
     expect(r.status).toBe(status);
