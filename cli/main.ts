@@ -1,9 +1,9 @@
 // `conformance`: resolve the configuration, select checks, start the reference server when
 // there is no target, run the checks through vitest, clean up, report, and exit by level.
 import { randomBytes, randomInt } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec, mergeCatalog } from '../lib/catalog.js';
@@ -12,19 +12,18 @@ import { ConfigError, describeConfig, maskedConfig, resolveConfig, type Config, 
 import { packageVersion } from '../lib/package.js';
 import { Secrets } from '../lib/secrets.js';
 import { runSuite } from '../lib/vitest-run.js';
-import { renderAreaLine, renderProgress, renderSummary } from '../reporters/console.js';
+import { renderAreaLine, renderProgress } from '../reporters/console.js';
 import { absentOperations, summarise, type RunReport } from '../reporters/model.js';
-import { applyBaseline, certify, exitFor, readBaseline, renderBaseline, type BaselineEntry } from '../reporters/verdict.js';
-import { bundleFiles, reportFiles, validateReport, writeFiles } from '../reporters/write.js';
-import { githubAnnotations, renderMarkdown } from '../reporters/github.js';
+import { applyBaseline, certify, exitFor, readBaseline, type BaselineEntry } from '../reporters/verdict.js';
 import { contractDigest } from '../lib/schema.js';
 import { startReferenceServer, type RunningServer } from '../server/index.js';
 import { checkDefinitions, expandChecks, type CheckDefinition } from '../suites/index.js';
 import { HELP } from './help.js';
 import { UsageError, type Io } from './io.js';
 import { serve } from './serve.js';
-import { renderSelftest, runSelftest } from '../selftest/index.js';
-import { loadStatements, renderTraceability, traceabilityProblems } from '../lib/traceability.js';
+import { merge } from './merge.js';
+import { publish } from './publish.js';
+import { selftest, traceability } from './selftest.js';
 
 const OPTIONS = {
   'base-url': { type: 'string' },
@@ -276,104 +275,12 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
   }
 }
 
-/** Everything a finished report goes to: console, files, bundle, baseline, GitHub Actions. */
-function publish(report: RunReport, to: { reportDir?: string; certifyDir?: string; writeBaseline?: string; color: boolean }, secrets: Secrets, io: Io): void {
-  const mask = (x: string): string => secrets.mask(x);
-  io.out(mask(renderSummary(report, { color: to.color })).trimEnd());
-  if (to.reportDir) {
-    writeFiles(to.reportDir, reportFiles(report, mask));
-    io.out(`reports written to ${to.reportDir} (results.json, junit.xml, report.html)`);
-  }
-  if (to.certifyDir) {
-    writeFiles(to.certifyDir, bundleFiles(report, mask));
-    io.out(`certification bundle written to ${to.certifyDir} (check it with: cd ${to.certifyDir} && sha256sum -c SHA256SUMS)`);
-  }
-  if (to.writeBaseline) {
-    writeFileSync(to.writeBaseline, mask(renderBaseline(report.results)));
-    io.out(`baseline of ${report.results.filter((r) => r.outcome === 'fail' && r.level !== 'INFO').length} current failure(s) written to ${to.writeBaseline}`);
-  }
-  if (io.env.GITHUB_ACTIONS === 'true') {
-    for (const line of githubAnnotations(report)) io.out(mask(line));
-    const summaryFile = io.env.GITHUB_STEP_SUMMARY;
-    if (summaryFile) appendFileSync(summaryFile, mask(renderMarkdown(report)));
-  }
-}
-
-/** `conformance merge DIR...`: one report from the results.json of several shards. */
-async function merge(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options: { 'report-dir': { type: 'string' }, strict: { type: 'boolean' }, 'no-color': { type: 'boolean' } } });
-  if (positionals.length === 0) throw new UsageError('merge needs the report directories of the shards: conformance merge DIR... [--report-dir OUT]');
-  const parts = positionals.map((dir) => {
-    const file = join(resolve(io.cwd, dir), 'results.json');
-    if (!existsSync(file)) throw new UsageError(`no results.json in ${dir}`);
-    const part = JSON.parse(readFileSync(file, 'utf8')) as RunReport;
-    validateReport(part);
-    return part;
-  });
-  const first = parts[0]!;
-  const differ = (f: (r: RunReport) => string, what: string): void => {
-    const seen = new Set(parts.map(f));
-    if (seen.size > 1) throw new UsageError(`the shards differ in ${what}: ${[...seen].join(', ')}`);
-  };
-  differ((r) => r.contractDigest, 'contract digest');
-  differ((r) => r.target.baseUrl, 'target');
-  differ((r) => r.tool.version, 'suite version');
-  const results = parts.flatMap((p) => p.results);
-  const suiteErrors = parts.flatMap((p) => p.suiteErrors);
-  const started = parts.map((p) => p.startedAt).sort()[0]!;
-  const finished = parts.map((p) => p.finishedAt).sort().at(-1)!;
-  const lists = parts.filter((p) => p.lists).map((p) => p.lists!);
-  const report: RunReport = {
-    ...first,
-    runId: parts.map((p) => p.runId).join('+'),
-    startedAt: started,
-    finishedAt: finished,
-    durationMs: Date.parse(finished) - Date.parse(started),
-    results,
-    suiteErrors,
-    cleanup: { deleted: parts.reduce((n, p) => n + p.cleanup.deleted, 0), leftovers: parts.flatMap((p) => p.cleanup.leftovers) },
-    ...(lists.length ? { lists: { ...lists[0]!, absent: [...new Set(lists.flatMap((l) => l.absent))], comparedBefore: lists.map((l) => l.comparedBefore).sort()[0]! } } : {}),
-    summary: summarise(results),
-    exit: exitFor(results, suiteErrors, values.strict ?? false),
-  };
-  delete report.shard;
-  io.out(`merged ${parts.length} shard(s): ${positionals.join(', ')}`);
-  publish(report, { reportDir: values['report-dir'] ? resolve(io.cwd, values['report-dir']) : undefined, color: io.isTTY && !io.env.NO_COLOR && !values['no-color'] }, new Secrets(), io);
-  return report.exit.code;
-}
-
-/** `conformance selftest`: the mutation score and the variants (exit 1 unless 100% and clean). */
-async function selftest(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, strict: true, options: { fault: { type: 'string', multiple: true }, variant: { type: 'string', multiple: true } } });
-  const started = Date.now();
-  const result = await runSelftest({
-    ...(values.fault ? { faults: values.fault } : {}),
-    ...(values.variant ? { variants: values.variant } : {}),
-    onMutant: (m) => io.progress?.(`mutant ${m.fault.name}: ${m.outcome}`),
-    onVariant: (v) => io.progress?.(`variant ${v.name}: ${v.mustFailures.length} MUST failure(s)`),
-  });
-  io.progress?.(undefined);
-  io.out(renderSelftest(result).trimEnd());
-  io.out(`(${((Date.now() - started) / 1000).toFixed(1)} s)`);
-  const clean = result.mutants.every((m) => m.outcome === 'caught') && result.variants.every((v) => v.mustFailures.length === 0 && v.errors.length === 0);
-  return clean ? 0 : 1;
-}
-
 export async function main(argv: string[], io: Io): Promise<number> {
   try {
     if (argv[0] === 'serve') return await serve(argv.slice(1), io);
     if (argv[0] === 'merge') return await merge(argv.slice(1), io);
     if (argv[0] === 'selftest') return await selftest(argv.slice(1), io);
-    if (argv[0] === 'traceability') {
-      const statements = loadStatements();
-      const problems = traceabilityProblems(statements, checkDefinitions);
-      for (const p of problems) io.err(`traceability: ${p}`);
-      const out = resolve(io.cwd, argv[1] ?? 'docs/traceability.md');
-      mkdirSync(dirname(out), { recursive: true });
-      writeFileSync(out, renderTraceability(statements, checkDefinitions));
-      io.out(`traceability matrix written to ${out}`);
-      return problems.length ? 1 : 0;
-    }
+    if (argv[0] === 'traceability') return traceability(argv.slice(1), io);
     const { values, flags, checks } = parseMain(argv);
     if (values.help) {
       io.out(HELP);

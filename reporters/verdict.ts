@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import type { CheckResult } from '../lib/check.js';
 import { ConfigError } from '../lib/config.js';
-import type { BaselineReport, Summary } from './model.js';
+import type { BaselineReport } from './model.js';
 
 export interface BaselineEntry {
   id: string;
@@ -106,9 +106,4 @@ export function certify(results: readonly CheckResult[], suiteErrors: readonly s
   }
   if (claimed.length) why.push(`declared absent but served: ${claimed.join(', ')}`);
   return why.length ? { certifiable: false, why: why.join('; ') } : { certifiable: true, why: `every MUST check passed${declaredAbsent.length ? `; declared absent: ${declaredAbsent.join(', ')}` : ''}` };
-}
-
-export function summaryCounts(summary: Summary): string {
-  const o = summary.byOutcome;
-  return `${o.pass} pass, ${o.fail} fail, ${o.error} error, ${o.skip} skip`;
 }

@@ -39,6 +39,13 @@ describe('installed from the packed tarball', () => {
     if (project) rmSync(project, { recursive: true, force: true });
   });
 
+  it('imports as a library: the harness and the reference server', async () => {
+    writeFileSync(join(project, 'use.mjs'), "import { checkDefinitions, runCheck } from 'conformance';\nimport { startReferenceServer } from 'conformance/server';\nconsole.log(checkDefinitions.length, typeof runCheck, typeof startReferenceServer);\n");
+    const r = await sh(process.execPath, ['use.mjs'], project);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(`${checkDefinitions.length} function function`);
+  });
+
   it('npx conformance --list lists every check', async () => {
     const r = await sh('npx', ['--no-install', 'conformance', '--list'], project);
     expect(r.code, r.stderr).toBe(0);
