@@ -106,6 +106,12 @@ function transportError(err: unknown, method: string, url: string, timeoutMs: nu
   return new SuiteError('CONNECTION_CLOSED', `${what}: the request failed before a full answer (${code || e.message || 'unknown error'})`);
 }
 
+function maskHeaders(headers: Record<string, string>, secrets: Secrets): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) out[k] = k === 'authorization' ? `Bearer ${MASK}` : secrets.mask(v);
+  return out;
+}
+
 export class HttpClient {
   readonly options: HttpClientOptions;
   readonly #agent: Agent;
@@ -154,6 +160,9 @@ export class HttpClient {
         method: spec.method,
         headers,
         body,
+        // A DELETE's connection is not reused: a target that puts a body on its 204 (which an
+        // HTTP/1.1 client cannot see as one) must not poison the next request on the socket.
+        reset: spec.method === 'DELETE',
         dispatcher: this.#agent,
         signal: AbortSignal.timeout(timeoutMs),
         headersTimeout: timeoutMs,
@@ -176,6 +185,16 @@ export class HttpClient {
       text = Buffer.concat(chunks).toString('utf8');
     } catch (err) {
       if (err instanceof SuiteError) throw err;
+      const code = (err as { code?: string }).code;
+      if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+        // The target's answer broke HTTP itself (most often: a body on a 204, or a wrong
+        // Content-Length). That is the target's failure, not the suite's.
+        throw new CheckFailure(`${spec.method} ${secrets.mask(url)}: the response is malformed`, {
+          expected: 'a well-formed HTTP response (no body on a 204; a body as long as its Content-Length)',
+          actual: 'the body did not match the response framing (a body on a 204, or a wrong Content-Length)',
+          exchange: { method: spec.method, url: secrets.mask(url), requestHeaders: maskHeaders(headers, secrets), status: 0, responseHeaders: {}, bodyExcerpt: '(malformed response)', bodyBytes: 0, durationMs: performance.now() - started },
+        });
+      }
       throw transportError(err, spec.method, secrets.mask(url), timeoutMs);
     } finally {
       this.#slots.release();
@@ -191,10 +210,7 @@ export class HttpClient {
         parsed = { ok: false };
       }
     }
-    const maskedHeaders: Record<string, string> = {};
-    for (const [k, v] of Object.entries(headers)) {
-      maskedHeaders[k] = k === 'authorization' ? `Bearer ${MASK}` : secrets.mask(v);
-    }
+    const maskedHeaders = maskHeaders(headers, secrets);
     const maskedResponseHeaders: Record<string, string> = {};
     for (const [k, v] of Object.entries(responseHeaders)) maskedResponseHeaders[k] = secrets.mask(v);
     const exchange: Exchange = {

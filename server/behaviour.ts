@@ -28,6 +28,8 @@ export interface Behaviour {
   deleteStatus: number;
   /** A JSON body on the success answer (with deleteStatus 200). */
   deleteBody: boolean;
+  /** A body on the 204 itself, written past Node's HTTP layer (which would drop it). */
+  deleteBodyOn204: boolean;
   /** The delete really removes the Custom API. */
   deleteApplies: boolean;
   /** Status for a well-formed UUID that does not exist. */
@@ -146,6 +148,7 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   createWithoutAuth: false,
   deleteStatus: 204,
   deleteBody: false,
+  deleteBodyOn204: false,
   deleteApplies: true,
   deleteUnknownStatus: 404,
   malformedIdStatus: 400,

@@ -15,6 +15,7 @@ export interface Fault {
 export const FAULTS: readonly Fault[] = [
   // Delete a Custom API
   { name: 'delete-200-with-body', breaks: 'Delete answers 204 with an empty body', caughtBy: ['delete.existing.204'], behaviour: { deleteStatus: 200, deleteBody: true } },
+  { name: 'delete-204-with-body', breaks: 'the 204 of a delete has an empty body', caughtBy: ['delete.existing.204'], behaviour: { deleteBodyOn204: true } },
   { name: 'delete-not-applied', breaks: 'a deleted Custom API is gone (second delete 404)', caughtBy: ['delete.repeat.404'], behaviour: { deleteApplies: false } },
   { name: 'delete-unknown-204', breaks: '404 for an id that does not exist', caughtBy: ['delete.unknown-id.404'], behaviour: { deleteUnknownStatus: 204 } },
   { name: 'delete-malformed-404', breaks: '400 for an id that fails validation', caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'], behaviour: { malformedIdStatus: 404 } },

@@ -250,6 +250,11 @@ export const ROUTES: Route[] = [
         throw new HttpError(b.deleteUnknownStatus, 'Not found');
       }
       if (b.deleteApplies) store.customApis.delete(id);
+      if (b.deleteBodyOn204) {
+        // Raw bytes: Node's HTTP layer never sends a body with a 204, some servers do.
+        ctx.res.socket?.end('HTTP/1.1 204 No Content\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}');
+        return;
+      }
       if (b.deleteBody) return sendJson(ctx.res, b.deleteStatus, { data: { id, type: 'custom_api' } });
       sendEmpty(ctx.res, b.deleteStatus);
     },
