@@ -30,6 +30,8 @@ export interface ReferenceServerOptions {
   records?: number;
   /** Keep catalog rules empty (default true). */
   emptyList?: boolean;
+  /** List records created in the last 30 seconds, as by a server that seeds at start-up. */
+  recentRecords?: boolean;
 }
 
 export interface RunningServer {
@@ -58,7 +60,7 @@ export function resolveBehaviour(options: Pick<ReferenceServerOptions, 'faults' 
   };
 }
 
-export function createReferenceHandler(options: ReferenceServerOptions, store = new Store({ seed: options.seed, records: options.records, emptyList: options.emptyList })): {
+export function createReferenceHandler(options: ReferenceServerOptions, store = new Store({ seed: options.seed, records: options.records, emptyList: options.emptyList, recentRecords: options.recentRecords })): {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   behaviour: Behaviour;
   store: Store;

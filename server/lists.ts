@@ -76,7 +76,7 @@ function uuid(seq: number, random: () => number): string {
  * on created_at. @faker-js/faker, seeded, gives the names; a small seeded generator the rest,
  * so a million records take about a second.
  */
-export function generateRecords(seed: number, label: string, count: number, now: number): ListRecord[] {
+export function generateRecords(seed: number, label: string, count: number, now: number, recent = false): ListRecord[] {
   const f = new Faker({ locale: [en, base] });
   f.seed(hash32(`${seed}:${label}`));
   const names = Array.from({ length: 256 }, () => f.commerce.productName());
@@ -84,14 +84,15 @@ export function generateRecords(seed: number, label: string, count: number, now:
   const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
   const type = label.split('/').filter(Boolean).at(-1) ?? 'record';
   const out: ListRecord[] = [];
-  // Oldest at least a day old: the suite compares only records older than its time buffer.
-  const newest = now - 24 * 3600 * 1000;
+  // Newest a day old (older than the suite's time buffer), or, `recent`, within 30 seconds.
+  const newest = recent ? now - 1000 : now - 24 * 3600 * 1000;
+  const span = recent ? 30_000 : YEAR;
   while (out.length < count) {
     // Whole seconds: a variant that renders timestamps without milliseconds stays exact.
-    const created = Math.floor((newest - int(0, YEAR)) / 1000) * 1000;
+    const created = Math.floor((newest - int(0, span)) / 1000) * 1000;
     const tie = random() < 0.15 ? int(2, 6) : 1;
     for (let i = 0; i < tie && out.length < count; i++) {
-      const updated = random() < 0.3 ? created : Math.min(newest, created + int(0, 30 * 24 * 3600) * 1000);
+      const updated = random() < 0.3 ? created : Math.min(newest, created + int(0, recent ? 20 : 30 * 24 * 3600) * 1000);
       out.push({ id: uuid(out.length, random), type, name: names[int(0, names.length - 1)]!, seq: out.length, created, updated });
     }
   }
@@ -119,6 +120,8 @@ export interface ListOptions {
   now: number;
   /** Catalog rules hold no record (the deliberately empty list); false fills them too. */
   emptyList: boolean;
+  /** Records created in the last 30 seconds, as by a server that seeds its data at start-up. */
+  recent: boolean;
 }
 
 export class ListData {
@@ -146,7 +149,7 @@ export class ListData {
   collection(t: ListTemplate, concrete: string): Collection {
     let c = this.#collections.get(concrete);
     if (!c) {
-      c = new Collection(generateRecords(this.options.seed, concrete, this.#sizeOf(t, concrete), this.options.now));
+      c = new Collection(generateRecords(this.options.seed, concrete, this.#sizeOf(t, concrete), this.options.now, this.options.recent));
       this.#collections.set(concrete, c);
     }
     return c;

@@ -34,6 +34,8 @@ export interface StoreOptions {
   records?: number;
   /** Keep the deliberately empty list (catalog rules) empty; default true. */
   emptyList?: boolean;
+  /** List records created in the last 30 seconds (a store seeded at start-up). */
+  recentRecords?: boolean;
 }
 
 export class Store {
@@ -43,7 +45,7 @@ export class Store {
   constructor(options: StoreOptions = {}) {
     const seed = options.seed ?? Date.now() % 2 ** 31;
     this.#random = seededRandom(seed);
-    this.lists = new ListData({ seed, records: options.records ?? 130, now: Date.now(), emptyList: options.emptyList ?? true });
+    this.lists = new ListData({ seed, records: options.records ?? 130, now: Date.now(), emptyList: options.emptyList ?? true, recent: options.recentRecords ?? false });
   }
 
   /** A version 4 UUID from the store's seeded generator. */

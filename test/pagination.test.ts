@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createReferenceHandler } from '../server/index.js';
 import { listChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/pagination/list-check.js';
+import { WAIVED } from '../suites/pagination/compare.js';
 import { endpoints, paginationSettings, runChecks, runListChecks, TOKEN } from './support.js';
 
 describe('against the reference server', () => {
@@ -124,8 +125,20 @@ describe('absent operations and parents', () => {
   });
 
   it('leaves records newer than the time buffer out of comparisons', async () => {
-    const { results } = await runListChecks({}, endpoints(['accounts']), { timeBufferMs: 5 * 365 * 24 * 3600 * 1000 });
+    // A two-year buffer leaves out half the records: the comparisons still run, on the rest.
+    const { results } = await runListChecks({}, endpoints(['accounts']), { timeBufferMs: 183 * 24 * 3600 * 1000 });
     const keyset = results.filter((r) => r.id.startsWith('list.keyset.'));
-    expect(keyset.every((r) => r.outcome === 'skip' && /older than the time buffer/.test(r.reason ?? ''))).toBe(true);
+    expect(keyset.map((r) => r.outcome)).toEqual(['pass', 'pass', 'pass']);
+    expect(keyset.flatMap((r) => r.notes ?? [])).not.toContain(WAIVED);
+  });
+
+  it('on a store seeded just now, compares the records created before the run, and still catches lost ties', async () => {
+    const eps = endpoints(['accounts']);
+    const fresh = await runListChecks({ recentRecords: true }, eps);
+    expect(fresh.results.filter((r) => r.outcome !== 'pass').map((r) => `${r.id}: ${r.reason}`)).toEqual([]);
+    expect(fresh.results.find((r) => r.id === 'list.keyset.created-at')!.notes).toContain(WAIVED);
+    const broken = await runListChecks({ recentRecords: true, faults: ['ge-as-gt'] }, eps);
+    expect(broken.results.find((r) => r.id === 'list.keyset.created-at')!.outcome).toBe('fail');
+    expect(broken.results.find((r) => r.id === 'list.filter.ge')!.outcome).toBe('fail');
   });
 });
