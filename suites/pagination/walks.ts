@@ -107,15 +107,25 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
 }
 
 /**
+ * The length of a keyset walk's first page that ends inside the first run of records tied on
+ * `attr` in `sorted` (records sorted by it): a tie then straddles a page boundary however
+ * small the list, which is where a target that reads ge as gt loses records.
+ */
+export function firstPageAcrossTie(sorted: readonly Rec[], attr: Attr): number {
+  const i = sorted.findIndex((r, k) => k + 1 < sorted.length && value(r, attr) !== undefined && value(r, attr) === value(sorted[k + 1]!, attr));
+  return i >= 0 && i + 1 <= PAGE ? i + 1 : PAGE;
+}
+
+/**
  * Keyset traversal by `attr`: the first page with sort=attr, then filter=gt(id,last) for ids
  * and filter=ge(attr,last) for timestamps (the boundary records come again and are dropped);
  * when a whole page shares one timestamp, page[offset] within that value (the contract's rule).
  */
-export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: Attr): Promise<Walk> {
-  return ctx.shared(`walk keyset ${path} ${attr}`, async () => {
+export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, firstPage = PAGE): Promise<Walk> {
+  return ctx.shared(`walk keyset ${path} ${attr} first=${firstPage}`, async () => {
     const walk: Walk = { records: [], pages: [], complete: false, stop: '' };
     const seen = new Set<string>();
-    let params: Params = { sort: attr, 'page[limit]': PAGE };
+    let params: Params = { sort: attr, 'page[limit]': firstPage };
     for (;;) {
       if (walk.pages.length >= cap(ctx)) {
         walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${seen.size} records)`;
