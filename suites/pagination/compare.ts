@@ -32,7 +32,9 @@ export function comparable(ctx: CheckContext, records: readonly Rec[], attr?: At
  * all of them when every walk is complete, else those strictly below the smallest last value.
  */
 export function inWindow(walks: Walk[], attr: Attr): (r: Rec) => boolean {
-  const bounds = walks.filter((w) => !w.complete && w.records.length).map((w) => value(w.records.at(-1)!, attr));
+  // An unfinished walk that read nothing read nothing in full: the window is empty.
+  if (walks.some((w) => !w.complete && w.records.length === 0)) return () => false;
+  const bounds = walks.filter((w) => !w.complete).map((w) => value(w.records.at(-1)!, attr));
   if (bounds.some((b) => b === undefined)) return () => false;
   if (bounds.length === 0) return () => true;
   // Compared in the order the server sorted by (digit-only ids may be numeric).

@@ -32,6 +32,9 @@ function keysetCheck(attr: Attr): ListCheck {
       const refused = keyset.pages.find(refusesFeature);
       if (refused) ctx.skip(`unsupported: ${refused.res.exchange.url.split('?')[1] ?? ''} answered ${refused.res.status}`);
       expectWalked(keyset, `keyset traversal of ${path} by ${attr}`);
+      for (const [name, w] of [['offset', byOffset], ['keyset', keyset]] as const) {
+        if (!w.complete && w.records.length === 0) ctx.skip(`not testable: the ${name} traversal was ${w.stop}`);
+      }
       if (attr === 'id') {
         const dup = duplicates(keyset.records);
         if (dup.length) fail(`keyset traversal by id with gt repeated records`, { expected: 'every record once', actual: `${dup.length} record(s) read twice: ${dup.slice(0, 5).join(', ')}`, res: keyset.pages.at(-1)!.res });
