@@ -119,12 +119,20 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   }
   const ids = new Set(report.results.map((r) => r.id)).size;
   lines.push(p('bold', `Summary: ${report.summary.total} results of ${ids} checks (list checks once per operation) in ${(report.durationMs / 1000).toFixed(1)} s (run ${report.runId}, seed ${report.seed})`));
+  const areas = [...new Set(report.results.map((r) => r.area))];
+  const w = Math.max(...areas.map((a) => a.length), 7);
+  for (const area of areas) {
+    const rs = report.results.filter((r) => r.area === area);
+    const n = (o: string): number => rs.filter((r) => r.outcome === o).length;
+    const mustFail = rs.filter((r) => r.outcome === 'fail' && r.level === 'MUST' && !r.baselined).length;
+    lines.push(`  ${area.padEnd(w)} ${String(rs.length).padStart(4)}: ${n('pass')} pass, ${n('fail')} fail (${mustFail} MUST), ${n('error')} error, ${n('skip')} skip`);
+  }
   for (const level of LEVELS) {
     const c = report.summary.byLevel[level];
     const n = c.pass + c.fail + c.error + c.skip;
     if (n === 0) continue;
     const failWord = level === 'MUST' ? 'fail' : level === 'SHOULD' ? 'warn' : 'noted';
-    lines.push(`  ${level.padEnd(7)}${String(n).padStart(3)}: ${c.pass} pass, ${c.fail} ${failWord}, ${c.error} error, ${c.skip} skip`);
+    lines.push(`  ${level.padEnd(w)} ${String(n).padStart(4)}: ${c.pass} pass, ${c.fail} ${failWord}, ${c.error} error, ${c.skip} skip`);
   }
   if (report.certification) {
     const c = report.certification;
