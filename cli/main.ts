@@ -79,7 +79,8 @@ function renderList(checks: readonly CheckDefinition[]): string[] {
 
 /** The list operations as the run will read them (catalog, with the config's overrides). */
 function paginationFor(config: Config): PaginationSettings {
-  let endpoints = endpointsOf(mergeCatalog(loadCatalogSpec(), config.catalog));
+  const catalog = mergeCatalog(loadCatalogSpec(), config.catalog);
+  let endpoints = endpointsOf(catalog);
   if (config.operations.length) {
     const unknown = config.operations.filter((o) => !endpoints.some((e) => e.key === o || e.operation === o));
     if (unknown.length) throw new UsageError(`unknown operation '${unknown[0]}' (see 'conformance --list-operations')`);
@@ -87,7 +88,7 @@ function paginationFor(config: Config): PaginationSettings {
   }
   return {
     endpoints,
-    parents: { ...loadCatalogSpec().parents, ...config.catalog.parents },
+    parents: catalog.parents,
     budget: config.requestBudget,
     timeBufferMs: config.timeBufferSeconds * 1000,
     ...(config.defaultPageLength !== undefined ? { defaultPageLength: config.defaultPageLength } : {}),
