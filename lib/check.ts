@@ -2,7 +2,7 @@
 // code that runs it against a CheckContext. runCheck turns whatever the code does into one
 // of the four outcomes, with evidence; it never lets a bug of ours read as the target's fault.
 import { Faker, base, en } from '@faker-js/faker';
-import { summarise, toCurl, type Exchange } from './exchange.js';
+import { exchangeLine, toCurl, type Exchange } from './exchange.js';
 import { HttpClient, type HttpResponse, type RequestSpec } from './http.js';
 import { Ledger, type LedgerEntry } from './ledger.js';
 import { CheckFailure, CheckSkip, SuiteError, type Level, type Outcome } from './outcome.js';
@@ -201,7 +201,7 @@ export function resultHead(check: Pick<Check, 'id' | 'area' | 'clause' | 'level'
 
 /** Every exchange of a check, one line each; a long traversal keeps its start and its end. */
 function exchangeLines(xs: readonly Exchange[]): string[] {
-  const lines = xs.map(summarise);
+  const lines = xs.map(exchangeLine);
   if (lines.length <= 30) return lines;
   return [...lines.slice(0, 5), `… ${lines.length - 25} more exchanges …`, ...lines.slice(-20)];
 }

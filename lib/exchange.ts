@@ -41,6 +41,6 @@ export function toCurl(x: Pick<Exchange, 'method' | 'url' | 'requestHeaders' | '
 }
 
 /** One line per exchange, for the history of a check. */
-export function summarise(x: Exchange): string {
+export function exchangeLine(x: Exchange): string {
   return `${x.method} ${x.url} -> ${x.status} (${x.bodyBytes} bytes, ${Math.round(x.durationMs)} ms)`;
 }

@@ -67,10 +67,6 @@ class Collector implements Reporter {
   }
 }
 
-export function suiteFile(area: string): string {
-  return join(packageRoot, 'dist', 'suites', area, `${area}.suite.js`);
-}
-
 export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   const { settings, checks } = options;
   const areas = [...new Set(checks.map((c) => c.area))];

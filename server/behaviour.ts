@@ -99,7 +99,7 @@ export interface Behaviour {
   /** Pagination meta on a page with zero records: present, missing, or null. */
   emptyMeta: 'present' | 'missing' | 'null';
   /** total on a zero-result page: ceil(0/limit) = 0, or 1 (READING.md: 0 or 1 both pass). */
-  emptyPageNumbers: 'arithmetic' | 'one-one' | 'one-zero';
+  emptyPageNumbers: 'arithmetic' | 'one-one';
   geAsGt: boolean;
   gtAsGe: boolean;
   /** filter is parsed and then ignored. */
@@ -124,8 +124,8 @@ export interface Behaviour {
   crashPastEnd: boolean;
   /** The first record of every page after the first is left out. */
   dropPageBoundary: boolean;
-  /** links on lists: the real platform's, none at all, or with extra members. */
-  listLinks: 'ep' | 'none' | 'extra';
+  /** links on lists: the real platform's, or with extra members (none at all: links false). */
+  listLinks: 'ep' | 'extra';
   /** The array of records is `data` (the real platform) or, as a fault, `items`. */
   listDataKey: 'data' | 'items';
   /** Pagination numbers sent as strings ("25"). */

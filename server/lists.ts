@@ -281,14 +281,13 @@ export function sendPage(ctx: RouteContext, collection: Collection, hardOffsetLi
   if (total === 0) {
     current = b.currentFromZero ? 0 : 1;
     if (b.emptyPageNumbers === 'one-one') pageTotal = 1;
-    else if (b.emptyPageNumbers === 'one-zero') pageTotal = 0;
   }
   const n = (x: number): number | string => (b.metaAsStrings ? String(x) : x);
   const meta = { page: { limit: n(q.limit), offset: n(rawOffset), current: n(current), total: n(pageTotal) }, results: { total: n(total) } };
   const body: Record<string, unknown> = { [b.listDataKey]: records.map(render) };
   if (records.length > 0 || b.emptyMeta === 'present') body.meta = meta;
   else if (b.emptyMeta === 'null') body.meta = null;
-  if (b.listLinks !== 'none' && b.links) body.links = links(ctx, q.limit, rawOffset, total, catalogStyle, b.listLinks === 'extra' || b.extraFields);
+  if (b.links) body.links = links(ctx, q.limit, rawOffset, total, catalogStyle, b.listLinks === 'extra' || b.extraFields);
   if (b.extraFields && body.meta) (body.meta as Record<string, unknown>).stores = { region: 'eu-west' };
   sendJson(ctx.res, 200, body);
 }
