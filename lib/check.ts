@@ -228,6 +228,9 @@ export async function runCheck(check: Check, run: RunContext): Promise<CheckResu
     return finish('pass');
   } catch (err) {
     if (err instanceof CheckFailure) {
+      // A 429 is not an answer to the question a check asked, only "ask later": a verdict
+      // resting on one would blame the target for the suite's pace.
+      if (err.exchange?.status === 429) return finish('error', `RATE_LIMITED: ${err.exchange.method} ${err.exchange.url} answered 429; no verdict rests on a rate-limited answer`);
       const x = err.exchange ?? ctx.exchanges.at(-1);
       return finish('fail', err.message, {
         expected: mask(err.expected),

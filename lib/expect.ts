@@ -4,7 +4,8 @@ import type { HttpResponse } from './http.js';
 import { CheckFailure } from './outcome.js';
 import { describeViolations, SCHEMA, validate, type SchemaId } from './schema.js';
 
-export function fail(message: string, detail: { expected: string; actual: string; res?: HttpResponse }): never {
+/** The target broke a rule: a failure with its evidence (expected and actual as shown()). */
+export function fail(message: string, detail: { expected: unknown; actual: unknown; res?: HttpResponse }): never {
   throw new CheckFailure(message, { expected: detail.expected, actual: detail.actual, exchange: detail.res?.exchange });
 }
 

@@ -15,15 +15,30 @@ export interface Evidence {
   history?: Exchange[];
 }
 
+/**
+ * A value as evidence shows it. Checks often quote what the target sent, and the target can
+ * send anything (or nothing): `JSON.stringify(undefined)` is not a string, and evidence that
+ * cannot be printed must never turn a verdict into a crash of the suite.
+ */
+export function shown(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return 'absent';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
 export class CheckFailure extends Error {
   readonly expected: string;
   readonly actual: string;
   readonly exchange?: Exchange;
-  constructor(message: string, detail: { expected: string; actual: string; exchange?: Exchange }) {
+  constructor(message: string, detail: { expected: unknown; actual: unknown; exchange?: Exchange }) {
     super(message);
     this.name = 'CheckFailure';
-    this.expected = detail.expected;
-    this.actual = detail.actual;
+    this.expected = shown(detail.expected);
+    this.actual = shown(detail.actual);
     this.exchange = detail.exchange;
   }
 }

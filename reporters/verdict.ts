@@ -59,20 +59,22 @@ export function applyBaseline(results: CheckResult[], entries: readonly Baseline
 }
 
 /**
- * The exit code (READING.md, "Requirement levels"): 2 when the suite could not do its work
- * (any error), else 1 when a MUST check failed (or a SHOULD check, with --strict), else 0.
- * Baselined failures do not count.
+ * The exit code (READING.md, "Requirement levels"): 1 when a MUST check failed (or a SHOULD
+ * check, with --strict), else 2 when the suite could not do its work (any error), else 0. A
+ * MUST failure is a verdict whatever else went wrong, so it wins over an incomplete run; the
+ * reason still says the results are incomplete. Baselined failures do not count.
  */
 export function exitFor(results: readonly CheckResult[], suiteErrors: readonly string[], strict: boolean): { code: 0 | 1 | 2; reason: string } {
   const counted = results.filter((r) => !r.baselined);
   const errors = counted.filter((r) => r.outcome === 'error').length + suiteErrors.length;
-  if (errors > 0) return { code: 2, reason: `exit 2: the suite could not complete ${errors} check(s) or step(s); the results are incomplete` };
+  const incomplete = errors > 0 ? `; the suite could not complete ${errors} check(s) or step(s), so the results are incomplete` : '';
   const must = counted.filter((r) => r.outcome === 'fail' && r.level === 'MUST').length;
   const should = counted.filter((r) => r.outcome === 'fail' && r.level === 'SHOULD').length;
   const known = results.length - counted.length;
   const baselined = known ? ` (${known} known failure(s) baselined)` : '';
-  if (must > 0) return { code: 1, reason: `exit 1: ${must} MUST check(s) failed${baselined}` };
-  if (strict && should > 0) return { code: 1, reason: `exit 1: ${should} SHOULD check(s) failed and --strict is on${baselined}` };
+  if (must > 0) return { code: 1, reason: `exit 1: ${must} MUST check(s) failed${baselined}${incomplete}` };
+  if (strict && should > 0) return { code: 1, reason: `exit 1: ${should} SHOULD check(s) failed and --strict is on${baselined}${incomplete}` };
+  if (errors > 0) return { code: 2, reason: `exit 2: the suite could not complete ${errors} check(s) or step(s); the results are incomplete` };
   const warn = should > 0 ? ` (${should} SHOULD warning(s); --strict would fail them)` : '';
   return { code: 0, reason: `exit 0: every MUST check passed${warn}${baselined}` };
 }

@@ -5,7 +5,8 @@ import { githubAnnotations, renderMarkdown } from '../reporters/github.js';
 import { renderHtml } from '../reporters/html.js';
 import { renderJson } from '../reporters/json.js';
 import { renderJunit } from '../reporters/junit.js';
-import { renderBaseline } from '../reporters/verdict.js';
+import { exitFor, renderBaseline } from '../reporters/verdict.js';
+import type { CheckResult } from '../lib/check.js';
 import { bundleFiles, validateReport } from '../reporters/write.js';
 import { fixedReport } from './fixtures/report.js';
 
@@ -69,5 +70,22 @@ describe('renderers on a fixed results model', () => {
     expect(html).toContain('&lt;returns&gt; &quot;every&quot; record &amp; no other');
     expect(html).not.toContain('<returns>');
     expect(renderJunit(fixedReport())).toContain('&lt;returns&gt;');
+  });
+});
+
+describe('the exit code', () => {
+  const result = (id: string, level: 'MUST' | 'SHOULD' | 'INFO', outcome: 'pass' | 'fail' | 'error' | 'skip'): CheckResult => ({ id, area: 'a', clause: 'c', level, title: 't', outcome, durationMs: 0 });
+
+  it('a MUST failure is a verdict: exit 1 even when other checks ended in error, and the reason says the results are incomplete', () => {
+    const exit = exitFor([result('x', 'MUST', 'fail'), result('y', 'MUST', 'error')], [], false);
+    expect(exit.code).toBe(1);
+    expect(exit.reason).toMatch(/1 MUST check\(s\) failed.*results are incomplete/);
+  });
+
+  it('errors without a MUST failure: exit 2; a clean run: exit 0; SHOULD failures fail only with --strict', () => {
+    expect(exitFor([result('x', 'MUST', 'pass'), result('y', 'SHOULD', 'error')], [], false).code).toBe(2);
+    expect(exitFor([result('x', 'MUST', 'pass')], ['a file did not load'], false).code).toBe(2);
+    expect(exitFor([result('x', 'MUST', 'pass'), result('y', 'SHOULD', 'fail')], [], false).code).toBe(0);
+    expect(exitFor([result('x', 'MUST', 'pass'), result('y', 'SHOULD', 'fail'), result('z', 'MUST', 'error')], [], true).code).toBe(1);
   });
 });

@@ -1,20 +1,43 @@
 // Create an Application Key: bodies that break the request schema (contract, "Resources /
-// ApplicationKey", request table; READING.md: 4xx + Error shape, never 2xx, never 5xx; the
-// status may be 400 or 422).
+// ApplicationKey", request table; READING.md: refused with 400 or 422 and the Error shape,
+// never 2xx, never 5xx), tried as families of shapes in the manner of negative testing: each
+// required member absent, each member null or of another JSON type, the constant `type` and
+// the member names spelled nearly right, and bodies that are not JSON. Shapes READING.md
+// leaves open (null for an optional member, a lenient Content-Type, extra members) may also
+// be accepted: create.request.open-shapes says which, and holds them to no 5xx.
 import type { Check, CheckContext } from '../../lib/check.js';
-import { expectRejected } from '../../lib/expect.js';
+import { expectErrorBody, expectRejected, fail, type StatusRule } from '../../lib/expect.js';
+import type { HttpResponse } from '../../lib/http.js';
 import { keyBody, postApplicationKey } from './application-key.js';
 
 const area = 'create-application-key';
 const CLAUSE = 'Resources / ApplicationKey (request)';
 
-export type Body = { json: unknown } | { body: string; contentType: string };
+export type Body = { json: unknown; contentType?: string } | { body: string; contentType?: string };
+
+/** One shape of a family: what is sent, and how a failure names it. */
+export interface Shape {
+  send: Body;
+  what: string;
+}
 
 /**
- * A check that a body is refused: 4xx + Error shape, never 2xx, never 5xx. `make` builds the
- * body (and names it for the failure message) from the check's context.
+ * A refusal of a body the contract rules out says the body was validated: 400 or 422
+ * (READING.md: both pass). A 401, 403 or 429 says nothing about the body; a 2xx or 5xx is
+ * wrong outright.
  */
-export function rejectionCheck(id: string, clause: string, title: string, make: (ctx: CheckContext) => { send: Body; what: string }): Check {
+export const VALIDATION: StatusRule = [400, 422];
+
+/** Sends every shape of a family at once; the answers come back in the family's order. */
+async function sendAll(ctx: CheckContext, shapes: readonly Shape[]): Promise<Array<{ shape: Shape; res: HttpResponse }>> {
+  return Promise.all(shapes.map(async (shape) => ({ shape, res: await postApplicationKey(ctx, shape.send) })));
+}
+
+/**
+ * A check that every shape of a family is refused with `statuses` and the Error shape.
+ * `shapes` builds the family (and names each shape) from the check's context.
+ */
+export function rejectionCheck(id: string, clause: string, title: string, shapes: (ctx: CheckContext) => Shape[], statuses: StatusRule = VALIDATION): Check {
   return {
     id,
     area,
@@ -22,28 +45,109 @@ export function rejectionCheck(id: string, clause: string, title: string, make: 
     level: 'MUST',
     title,
     async run(ctx: CheckContext) {
-      const { send, what } = make(ctx);
-      expectRejected(await postApplicationKey(ctx, send), `Create an Application Key (${what})`);
+      const sent = await sendAll(ctx, shapes(ctx));
+      for (const { shape, res } of sent) expectRejected(res, `Create an Application Key (${shape.what})`, statuses);
+      if (sent.length > 1) ctx.note(`${sent.length} shapes refused: ${sent.map((x) => `${x.shape.what} → ${x.res.status}`).join('; ')}`);
     },
   };
 }
 
-function rejects(id: string, title: string, body: (name: string) => Body): Check {
-  // Every body carries a run-prefixed name, so anything a faulty target creates is ours to find.
-  return rejectionCheck(id, CLAUSE, title, (ctx) => ({ send: body(ctx.name()), what: title.replace(/ is rejected.*$/, '') }));
+const TYPE = 'application_key';
+
+/**
+ * Spellings of `application_key` a careless comparison accepts: another case, surrounding
+ * whitespace, another separator, a plural, a lookalike letter (Cyrillic а, U+0430), and the
+ * constant of another resource.
+ */
+export const TYPE_NEAR_MISSES = ['custom_api', 'Application_Key', 'APPLICATION_KEY', ` ${TYPE}`, `${TYPE} `, 'application-key', 'applicationkey', 'application_keys', 'аpplication_key'];
+
+/** Every JSON type but the one a member must have (`keep` names it). */
+function otherTypes(keep: 'string' | 'integer' | 'object', sample: string): unknown[] {
+  const all: Record<string, unknown> = { string: sample, integer: 12345, boolean: true, null: null, array: [sample], object: { value: sample } };
+  return Object.entries(all).filter(([k]) => k !== keep).map(([, v]) => v);
 }
 
+function family(id: string, title: string, make: (name: string) => Array<[string, Body]>, statuses?: StatusRule): Check {
+  // Every body carries a run-prefixed name, so anything a faulty target creates is ours to find.
+  return rejectionCheck(id, CLAUSE, title, (ctx) => make(ctx.name()).map(([what, send]) => ({ what, send })), statuses);
+}
+
+const json = (value: unknown): Body => ({ json: value });
+const describe = (v: unknown): string => (v === undefined ? 'absent' : JSON.stringify(v));
+
 export const rejectionChecks: Check[] = [
-  rejects('create.reject.missing-data', 'a body without data (fields at the top level) is rejected', (name) => ({ json: { type: 'application_key', name } })),
-  rejects('create.reject.data-not-object', 'data that is not an object is rejected', (name) => ({ json: { data: name } })),
-  rejects('create.reject.missing-name', 'data without name is rejected', () => ({ json: { data: { type: 'application_key' } } })),
-  rejects('create.reject.name-not-string', 'a name that is not a string is rejected', () => ({ json: keyBody(12345) })),
-  rejects('create.reject.missing-type', 'data without type is rejected', (name) => ({ json: { data: { name } } })),
-  rejects('create.reject.wrong-type', 'a type other than application_key is rejected', (name) => ({ json: { data: { type: 'custom_api', name } } })),
-  rejects('create.reject.rate-limit-string', 'a reserved_rate_limit given as a string ("10") is rejected', (name) => ({ json: keyBody(name, { reserved_rate_limit: '10' }) })),
-  rejects('create.reject.rate-limit-fraction', 'a reserved_rate_limit that is not an integer (1.5) is rejected', (name) => ({ json: keyBody(name, { reserved_rate_limit: 1.5 }) })),
-  rejects('create.reject.not-json', 'a body that is not JSON is rejected', (name) => ({
-    body: `{"data": {"type": "application_key", "name": "${name}"`,
-    contentType: 'application/json',
-  })),
+  family('create.reject.missing-data', 'a body without data is rejected (the members at the top level, an empty object, data spelled Data)', (name) => [
+    ['the members at the top level, no data', json({ type: TYPE, name })],
+    ['an empty object', json({})],
+    ['data spelled Data', json({ Data: { type: TYPE, name } })],
+    ['a JSON array', json([{ type: TYPE, name }])],
+    ['JSON null', json(null)],
+  ]),
+  family('create.reject.data-not-object', 'data that is not an object (string, number, boolean, null, array) is rejected', (name) =>
+    [name, 12345, true, null, [{ type: TYPE, name }]].map((v) => [`data ${describe(v)}`, json({ data: v })]),
+  ),
+  family('create.reject.missing-name', 'data without name (or with it spelled Name) is rejected', (name) => [
+    ['data without name', json({ data: { type: TYPE } })],
+    ['name spelled Name', json({ data: { type: TYPE, Name: name } })],
+  ]),
+  family('create.reject.name-not-string', 'a name that is not a string (number, boolean, null, array, object) is rejected', (name) =>
+    otherTypes('string', name).map((v) => [`name ${describe(v)}`, json(keyBody(v))]),
+  ),
+  family('create.reject.missing-type', 'data without type (or with it spelled Type) is rejected', (name) => [
+    ['data without type', json({ data: { name } })],
+    ['type spelled Type', json({ data: { Type: TYPE, name } })],
+  ]),
+  family('create.reject.wrong-type', 'a type other than exactly application_key (another case, whitespace, a lookalike, another JSON type) is rejected', (name) => [
+    ...TYPE_NEAR_MISSES.map((t): [string, Body] => [`type ${JSON.stringify(t)}`, json({ data: { type: t, name } })]),
+    ...otherTypes('string', TYPE).map((t): [string, Body] => [`type ${describe(t)}`, json({ data: { type: t, name } })]),
+  ]),
+  // A 409 is the real platform's refusal of a rate limit over the store's allowance
+  // (READING.md): a refusal all the same, so it passes here.
+  family('create.reject.rate-limit-string', 'a reserved_rate_limit given as a string ("10", "ten", "") is rejected', (name) =>
+    ['10', 'ten', ''].map((v) => [`reserved_rate_limit ${JSON.stringify(v)}`, json(keyBody(name, { reserved_rate_limit: v }))]),
+  [400, 409, 422]),
+  family('create.reject.rate-limit-fraction', 'a reserved_rate_limit that is not an integer (1.5, a boolean, an array, an object) is rejected', (name) =>
+    [1.5, true, [10], { value: 10 }].map((v) => [`reserved_rate_limit ${describe(v)}`, json(keyBody(name, { reserved_rate_limit: v }))]),
+  [400, 409, 422]),
+  family('create.reject.not-json', 'a body that is not JSON (cut short, empty, JavaScript rather than JSON, a trailing comma) is rejected', (name) => [
+    ['JSON cut short', { body: `{"data": {"type": "${TYPE}", "name": "${name}"`, contentType: 'application/json' }],
+    ['an empty body sent as JSON', { body: '', contentType: 'application/json' }],
+    ['unquoted member names', { body: `{data: {type: "${TYPE}", name: "${name}"}}`, contentType: 'application/json' }],
+    ['a trailing comma', { body: `{"data": {"type": "${TYPE}", "name": "${name}",}}`, contentType: 'application/json' }],
+  ]),
 ];
+
+/**
+ * Shapes READING.md leaves open: a target may accept or refuse them. Whatever it chooses, a
+ * 5xx is never right, and a refusal is an error response with the Error shape.
+ */
+function openShapes(name: string): Shape[] {
+  const body = keyBody(name);
+  const text = JSON.stringify(body);
+  return [
+    { what: 'reserved_rate_limit null (an optional member)', send: json(keyBody(`${name}-null-limit`, { reserved_rate_limit: null })) },
+    { what: 'an undocumented extra member in data', send: json(keyBody(`${name}-extra`, { description: 'conformance' })) },
+    { what: 'an undocumented top-level member beside data', send: json({ ...keyBody(`${name}-top`), meta: {} }) },
+    { what: 'JSON sent as text/plain', send: { body: text.replace(name, `${name}-text`), contentType: 'text/plain' } },
+    { what: 'JSON sent without a Content-Type', send: { body: text.replace(name, `${name}-none`) } },
+    { what: 'JSON sent as application/vnd.api+json', send: { body: text.replace(name, `${name}-vnd`), contentType: 'application/vnd.api+json' } },
+    { what: 'JSON sent as application/json; charset=utf-8', send: { body: text.replace(name, `${name}-utf8`), contentType: 'application/json; charset=utf-8' } },
+  ];
+}
+
+export const openShapeCheck: Check = {
+  id: 'create.request.open-shapes',
+  area,
+  clause: CLAUSE,
+  level: 'MUST',
+  title: 'shapes the contract leaves open (null optional member, extra members, another Content-Type) get a 2xx or a 4xx with the Error shape, never a 5xx',
+  async run(ctx) {
+    const sent = await sendAll(ctx, openShapes(ctx.name()));
+    for (const { shape, res } of sent) {
+      const what = `Create an Application Key (${shape.what})`;
+      if (res.status >= 500) fail(`${what}: a server error`, { expected: 'a 2xx (accepted) or a 4xx with the Error shape (refused)', actual: `status ${res.status}`, res });
+      if (res.status >= 400) expectErrorBody(res, what);
+    }
+    ctx.note(`open shapes: ${sent.map(({ shape, res }) => `${shape.what} → ${res.status >= 200 && res.status < 300 ? 'accepted' : res.status >= 400 ? 'refused' : 'answered'} (${res.status})`).join('; ')}`);
+  },
+};

@@ -37,9 +37,34 @@ export async function deleteCustomApi(s: Session, id: string, auth: Auth = 'toke
   return res;
 }
 
-/** An id that fails validation: not UUID-shaped (READING.md: MUST 400). */
-export function malformedId(faker: Faker): string {
-  return `not-a-uuid-${faker.string.alphanumeric({ length: 8, casing: 'lower' })}`;
+/**
+ * Ids that fail validation: not UUID-shaped (READING.md: 400). Besides a plain word, the near
+ * misses a careless validator lets through: a UUID with something before or after it (an
+ * unanchored match), with surrounding whitespace (a trimming one), or with a lookalike letter
+ * O in place of a hex digit 0.
+ */
+export function malformedIds(faker: Faker): Array<{ id: string; what: string }> {
+  const uuid = faker.string.uuid();
+  const lookalike = uuid.includes('0') ? uuid.replace('0', 'O') : `O${uuid.slice(1)}`;
+  return [
+    { id: `not-a-uuid-${faker.string.alphanumeric({ length: 8, casing: 'lower' })}`, what: 'a word' },
+    { id: `x${uuid}`, what: 'a UUID with a character before it' },
+    { id: `${uuid}0`, what: 'a UUID with a digit after it' },
+    { id: ` ${uuid}`, what: 'a UUID with a leading space' },
+    { id: `${uuid} `, what: 'a UUID with a trailing space' },
+    { id: lookalike, what: 'a UUID with the letter O in place of a 0' },
+  ];
+}
+
+/**
+ * Well-formed UUIDs nobody has: one in lower case, one in upper case (RFC 9562 reads hex
+ * digits in either case, so both are valid ids and both are unknown: 404).
+ */
+export function unknownIds(faker: Faker): Array<{ id: string; what: string }> {
+  return [
+    { id: faker.string.uuid(), what: 'a random UUID' },
+    { id: faker.string.uuid().toUpperCase(), what: 'a random UUID in upper case' },
+  ];
 }
 
 /** A bearer token the target cannot have issued. */

@@ -2,11 +2,12 @@
 // time buffer take part (contract: "timestamps close to the present may be incomplete"), and
 // where a traversal was cut short, only the part both sides read in full.
 import type { CheckContext } from '../../lib/check.js';
-import { pagination, type Rec } from './pages.js';
+import { instantKey, pagination, type Rec } from './pages.js';
 import { orderOf, value, type Attr, type Walk } from './walks.js';
 
 /** Old enough: created (and, for updated_at traversals, updated) before `before`. */
-function olderThan(before: number, attr?: Attr): (r: Rec) => boolean {
+function olderThan(beforeMs: number, attr?: Attr): (r: Rec) => boolean {
+  const before = instantKey(new Date(beforeMs).toISOString())!;
   return (r) => (r.created === undefined || r.created < before) && (attr !== 'updated_at' || r.updated === undefined || r.updated < before);
 }
 

@@ -24,6 +24,14 @@ function expectCount(page: ListPage, expected: number, what: string): void {
   }
 }
 
+/** The values each meta.page field may take for a page of `limit` at `offset` over `results` records. */
+function pageNumbers(limit: number, offset: number, results: number): Record<'limit' | 'offset' | 'current' | 'total', number[]> {
+  const current = offset / limit + 1;
+  const total = Math.ceil(results / limit);
+  const orEmpty = (v: number): number[] => (results === 0 ? [...new Set([v, 0, 1])] : [v]);
+  return { limit: [limit], offset: [offset], current: orEmpty(current), total: orEmpty(total) };
+}
+
 /** The page answered beyond the hard offset limit (shared by the MUST and the SHOULD). */
 function beyondHardLimit(ctx: CheckContext, e: Endpoint, path: string): Promise<ListPage> {
   return readPage(ctx, e, path, { 'page[limit]': 1, 'page[offset]': HARD_OFFSET_LIMIT + 1 });
@@ -99,16 +107,14 @@ export const limitChecks: ListCheck[] = [
         expectListMeta(page, what);
         const results = metaInt(page, 'results.total')!;
         const got = { limit: metaInt(page, 'page.limit')!, offset: metaInt(page, 'page.offset')!, current: metaInt(page, 'page.current')!, total: metaInt(page, 'page.total')! };
-        const zero = results === 0;
-        const expected = { limit, offset, current: offset / limit + 1, total: Math.ceil(results / limit) };
-        const bad = (Object.keys(expected) as Array<keyof typeof expected>).filter((k) => {
-          if (zero && (k === 'current' || k === 'total')) return got[k] !== 0 && got[k] !== 1;
-          return got[k] !== expected[k];
-        });
+        // READING.md: current = offset/limit + 1 and total = ceil(results/limit); with zero
+        // results, current and total may also be 0 or 1 (the formula's own value stays allowed).
+        const allowed = pageNumbers(limit, offset, results);
+        const bad = (Object.keys(allowed) as Array<keyof typeof allowed>).filter((k) => !allowed[k].includes(got[k]));
         if (bad.length) {
           fail(`${what}: meta.page ${bad.join(', ')} wrong`, {
-            expected: `meta.page ${JSON.stringify(expected)} for results.total ${results}${zero ? ' (current and total may be 0 or 1)' : ''}`,
-            actual: `meta.page ${JSON.stringify(got)}`,
+            expected: `for results.total ${results}: ${bad.map((k) => `meta.page.${k} ${allowed[k].join(' or ')}`).join('; ')}`,
+            actual: bad.map((k) => `meta.page.${k} ${got[k]}`).join('; '),
             res: page.res,
           });
         }

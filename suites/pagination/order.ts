@@ -3,7 +3,7 @@
 import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { expectStatus, fail } from '../../lib/expect.js';
-import { comparable, describeRecords, inWindow, missingFrom, uniqueById } from './compare.js';
+import { comparable, describeRecords, duplicates, inWindow, missingFrom, uniqueById } from './compare.js';
 import { CLAUSE, type ListCheck } from './list-check.js';
 import { metaInt, readPage, refusesFeature, type Rec } from './pages.js';
 import { target } from './target.js';
@@ -61,7 +61,7 @@ function pivot(ctx: CheckContext, walk: Walk): Rec | undefined {
   const ok = comparable(ctx, walk.records);
   const rs = walk.records.filter((r) => r.created !== undefined && r.createdRaw !== undefined && ok(r) && inside(r));
   if (rs.length < 3) return undefined;
-  const counts = new Map<number, number>();
+  const counts = new Map<string, number>();
   for (const r of rs) counts.set(r.created!, (counts.get(r.created!) ?? 0) + 1);
   const middle = Math.floor(rs.length / 3);
   const tied = rs.slice(middle).find((r) => counts.get(r.created!)! > 1);
@@ -92,36 +92,42 @@ function filteredWalk(ctx: CheckContext, e: Endpoint, op: 'ge' | 'gt'): Promise<
 }
 
 function filterCheck(op: 'ge' | 'gt'): ListCheck {
-  const holds = (x: number, v: number): boolean => (op === 'ge' ? x >= v : x > v);
-  // A target may keep timestamps finer than it shows them (microseconds shown as
-  // milliseconds): under gt, a record that shows as equal to v may truly be after it. Only a
-  // record shown before v breaks gt for certain; gt read as ge is caught on ids instead
-  // (list.keyset.id), where nothing hides.
-  const breaks = (x: number, v: number): boolean => x < v;
+  // Judged on what a client sees (READING.md): gt returns only records whose shown value is
+  // greater than v. A record shown equal to v under gt breaks it whatever the cause (gt read
+  // as ge, or a store comparing finer precision than it shows): a client paging with gt on
+  // the last value it was shown gets that record again.
+  const holds = (x: string, v: string): boolean => (op === 'ge' ? x >= v : x > v);
+  const sign = op === 'ge' ? '≥' : '>';
   return {
     id: `list.filter.${op}`,
     clause: CLAUSE.lists,
     level: 'MUST',
-    title: `filter=${op}(created_at,v) returns every record with created_at ${op === 'ge' ? '≥' : '>'} v and no other (v shared by tied records)`,
+    title: `filter=${op}(created_at,v) returns every record with created_at ${sign} v and no other (v shared by tied records), each once`,
     async run(ctx, e) {
       const f = await filteredWalk(ctx, e, op);
       const v = f.v.created!;
-      const wrong = f.filtered.records.filter((r) => r.created !== undefined && breaks(r.created, v));
-      const equal = f.filtered.records.filter((r) => r.created === v).length;
-      if (op === 'gt' && equal) ctx.note(`${equal} record(s) shown with created_at equal to ${f.v.createdRaw} came back under gt (the target may keep finer precision than it shows)`);
+      const res = f.filtered.pages[0]!.res;
+      const wrong = f.filtered.records.filter((r) => r.created !== undefined && !holds(r.created, v));
       if (wrong.length) {
-        fail(`filter=${f.filter} returned records that do not match`, { expected: `created_at ${op === 'ge' ? '≥' : '>'} ${f.v.createdRaw}`, actual: describeRecords(wrong), res: f.filtered.pages[0]!.res });
+        const equal = op === 'gt' && wrong.every((r) => r.created === v);
+        fail(`filter=${f.filter} returned records that do not match`, {
+          expected: `only records with created_at ${sign} ${f.v.createdRaw}`,
+          actual: `${describeRecords(wrong)}${equal ? ' — shown equal to the value: either gt is read as ge, or the target compares finer precision than it shows; either way a client paging with gt on the value it was shown gets these records again' : ''}`,
+          res,
+        });
       }
+      const ok = comparable(ctx, f.all.records);
+      const dup = duplicates(f.filtered.records.filter(ok));
+      if (dup.length) fail(`paging by offset under filter=${f.filter} met records twice`, { expected: 'every record once', actual: `${dup.length} record(s) twice: ${dup.slice(0, 5).join(', ')}`, res: f.filtered.pages.at(-1)!.res });
       // What the unfiltered listing holds that the filter must select, where both were read in full.
       const inside = inWindow([f.all, f.filtered], 'created_at');
-      const ok = comparable(ctx, f.all.records);
       const expected = uniqueById(f.all.records.filter((r) => r.created !== undefined && holds(r.created, v) && ok(r) && inside(r)));
       const lost = missingFrom(expected, uniqueById(f.filtered.records));
       if (lost.length) {
         fail(`filter=${f.filter} lost records that match it`, {
-          expected: `every record with created_at ${op === 'ge' ? '≥' : '>'} ${f.v.createdRaw} from the unsorted listing (${expected.size} in the compared window)`,
+          expected: `every record with created_at ${sign} ${f.v.createdRaw} from the unfiltered listing (${expected.size} in the compared window)`,
           actual: `missing ${describeRecords(lost)}`,
-          res: f.filtered.pages[0]!.res,
+          res,
         });
       }
     },

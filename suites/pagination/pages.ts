@@ -11,9 +11,23 @@ export interface Rec {
   /** Raw values as the target sent them: filters send them back as they are. */
   createdRaw?: string;
   updatedRaw?: string;
-  /** Epoch milliseconds; undefined when absent or not a date. */
-  created?: number;
-  updated?: number;
+  /** The instants as exact, sortable keys (instantKey); undefined when absent or not a date. */
+  created?: string;
+  updated?: string;
+}
+
+/**
+ * A timestamp as an exact key: string order is time order, and two keys are equal only when
+ * the instants shown are. The format is open (READING.md compares instants, not strings), and
+ * a target may show microseconds or nanoseconds: Date.parse drops everything past the
+ * millisecond and a double cannot hold nanoseconds since 1970, so the fraction is kept apart.
+ */
+export function instantKey(raw: string): string | undefined {
+  const m = /^(.*?\d{2}:\d{2}:\d{2})[.,](\d+)(.*)$/.exec(raw);
+  const ms = Date.parse(m ? `${m[1]}.${m[2]!.slice(0, 3).padEnd(3, '0')}${m[3]}` : raw);
+  if (Number.isNaN(ms)) return undefined;
+  // Offset so that instants before 1970 still sort as fixed-width digits.
+  return `${(BigInt(ms) + 10n ** 16n).toString().padStart(17, '0')}.${(m?.[2] ?? '').slice(3).padEnd(9, '0')}`;
 }
 
 export interface PageMeta {
@@ -50,7 +64,7 @@ function toRec(raw: unknown, e: Endpoint): Rec {
   const id = dig(raw, e.record.id);
   const c = dig(raw, e.record.created_at);
   const u = dig(raw, e.record.updated_at);
-  const time = (x: unknown): number | undefined => (typeof x === 'string' && !Number.isNaN(Date.parse(x)) ? Date.parse(x) : undefined);
+  const time = (x: unknown): string | undefined => (typeof x === 'string' ? instantKey(x) : undefined);
   return {
     id: typeof id === 'string' || typeof id === 'number' ? String(id) : JSON.stringify(id),
     ...(typeof c === 'string' ? { createdRaw: c } : {}),

@@ -9,7 +9,7 @@ import { CLAUSE, type ListCheck } from './list-check.js';
 import { metaInt, refusesFeature } from './pages.js';
 import { sortedWalk } from './order.js';
 import { target } from './target.js';
-import { expectWalked, firstPageAcrossTie, keysetWalk, offsetWalk, type Attr, type Walk } from './walks.js';
+import { expectWalked, firstPageAcrossTie, keysetWalk, offsetWalk, value, type Attr, type Walk } from './walks.js';
 
 async function defaultWalk(ctx: CheckContext, e: Endpoint): Promise<{ path: string; walk: Walk }> {
   const { path } = await target(ctx, e);
@@ -28,10 +28,12 @@ function keysetCheck(attr: Attr): ListCheck {
     async run(ctx, e) {
       const { path, walk: byOffset } = await sortedWalk(ctx, e, attr);
       if (byOffset.broken) ctx.skip(`not testable: the offset traversal it is compared with failed (${byOffset.broken.message})`);
+      if (byOffset.records.length && byOffset.records.every((r) => value(r, attr) === undefined)) ctx.skip(`not testable: no record has a parseable ${attr} at ${attr === 'id' ? e.record.id : e.record[attr]}`);
       const keyset = await keysetWalk(ctx, e, path, attr, firstPageAcrossTie(byOffset.records, attr));
       const refused = keyset.pages.find(refusesFeature);
       if (refused) ctx.skip(`unsupported: ${refused.res.exchange.url.split('?')[1] ?? ''} answered ${refused.res.status}`);
       expectWalked(keyset, `keyset traversal of ${path} by ${attr}`);
+      if (keyset.untestable) ctx.skip(keyset.untestable);
       for (const [name, w] of [['offset', byOffset], ['keyset', keyset]] as const) {
         if (!w.complete && w.records.length === 0) ctx.skip(`not testable: the ${name} traversal was ${w.stop}`);
       }
