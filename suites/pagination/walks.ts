@@ -105,7 +105,9 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
         walk.stop = walk.broken.message;
         return walk;
       }
-      const split = offset === 0 ? firstPageAcrossTie(page.records, tieAttr) : PAGE;
+      // On a list with the hard offset limit, offsets stay multiples of 100 so that the last
+      // page the limit allows (offset 10,000) is still read; keyset walks split ties there.
+      const split = offset === 0 && !e.hardOffsetLimit ? firstPageAcrossTie(page.records, tieAttr) : PAGE;
       const taken = split < page.records.length ? page.records.slice(0, split) : page.records;
       for (const r of taken) seen.add(r.id);
       walk.records.push(...taken);
