@@ -62,8 +62,9 @@ export const responseChecks: Check[] = [
     title: 'data.meta.timestamps.last_used_at is null for a key never used',
     async run(ctx) {
       const { res } = await createdKey(ctx);
-      const timestamps = keyData(res)?.meta?.timestamps;
-      if (!timestamps || !('last_used_at' in timestamps)) {
+      const timestamps: unknown = keyData(res)?.meta?.timestamps;
+      // Not an object is create.response.schema's failure; here, only a present value is judged.
+      if (typeof timestamps !== 'object' || timestamps === null || !('last_used_at' in timestamps)) {
         ctx.note('data.meta.timestamps.last_used_at is absent (the field is optional)');
         return;
       }
