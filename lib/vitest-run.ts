@@ -89,6 +89,7 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
       // does not see it through its re-export, hence the cast.)
       provide: { conformance: provided } as unknown as Record<string, never>,
       pool: 'threads',
+      isolate: false,
       // One worker: the HTTP layer bounds requests in flight per process, so one process
       // keeps --concurrency an honest bound on what the target sees.
       maxWorkers: 1,
