@@ -4,24 +4,39 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadStatements, renderTraceability, traceabilityProblems } from '../lib/traceability.js';
-import { renderSelftest, runSelftest } from '../selftest/index.js';
 import { checkDefinitions } from '../suites/index.js';
-import type { Io } from './io.js';
+import { UsageError, type Io } from './io.js';
 
-/** `conformance selftest`: the mutation score and the variants (exit 1 unless 100% and clean). */
+/**
+ * `conformance selftest`: every mutant and variant through the CLI's own path (exit 1 unless
+ * every mutant is caught with the right exit code and every variant exits 0 with only the
+ * warnings it declares).
+ */
 export async function selftest(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, strict: true, options: { fault: { type: 'string', multiple: true }, variant: { type: 'string', multiple: true } } });
-  const started = Date.now();
+  const { values } = parseArgs({ args, strict: true, options: { fault: { type: 'string', multiple: true }, variant: { type: 'string', multiple: true }, parallel: { type: 'string' }, seed: { type: 'string' }, quick: { type: 'boolean' } } });
+  if (values.parallel !== undefined && !/^[1-9]\d*$/.test(values.parallel)) throw new UsageError(`--parallel must be a whole number from 1 (got '${values.parallel}')`);
+  if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed must be a whole number (got '${values.seed}')`);
+  // Loaded here: the selftest drives main(), which imports this file.
+  const { renderSelftest, runSelftest } = await import('../selftest/index.js');
+  const { FAULTS, VARIANTS } = await import('../server/index.js');
+  for (const f of values.fault ?? []) if (!FAULTS.some((x) => x.name === f)) throw new UsageError(`unknown fault '${f}' (see 'conformance serve --list-faults')`);
+  for (const v of values.variant ?? []) if (!VARIANTS.some((x) => x.name === v)) throw new UsageError(`unknown variant '${v}' (see 'conformance serve --list-faults')`);
+  // Only what was named: --fault alone runs no variant, and the other way round.
+  const named = values.fault || values.variant;
+  let done = 0;
   const result = await runSelftest({
-    ...(values.fault ? { faults: values.fault } : {}),
-    ...(values.variant ? { variants: values.variant } : {}),
-    onMutant: (m) => io.progress?.(`mutant ${m.fault.name}: ${m.outcome}`),
-    onVariant: (v) => io.progress?.(`variant ${v.name}: ${v.mustFailures.length} MUST failure(s)`),
+    faults: named ? (values.fault ?? []) : undefined,
+    variants: named ? (values.variant ?? []) : undefined,
+    ...(values.parallel ? { parallel: Number(values.parallel) } : {}),
+    ...(values.seed ? { seed: Number(values.seed) } : {}),
+    quick: values.quick ?? false,
+    onMutant: (m) => io.progress?.(`${++done} done; mutant ${m.fault.name}: ${m.outcome} (exit ${m.exitCode})`),
+    onVariant: (v) => io.progress?.(`${++done} done; variant ${v.name}: exit ${v.exitCode}`),
   });
   io.progress?.(undefined);
   io.out(renderSelftest(result).trimEnd());
-  io.out(`(${((Date.now() - started) / 1000).toFixed(1)} s)`);
-  const clean = result.mutants.every((m) => m.outcome === 'caught') && result.variants.every((v) => v.mustFailures.length === 0 && v.errors.length === 0);
+  if (values.quick) io.out('(--quick: the checks ran in-process, not through the CLI)');
+  const clean = result.mutants.every((m) => m.outcome === 'caught') && result.variants.every((v) => v.exitCode === 0 && v.mustFailures.length === 0 && v.errors.length === 0 && v.warnings.every((w) => v.declaredWarnings.includes(w)));
   return clean ? 0 : 1;
 }
 

@@ -25,7 +25,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
     io.out('Faults (each breaks one rule; the checks that must catch it):');
     for (const f of FAULTS) io.out(`  ${f.name.padEnd(34)}${f.breaks}  [${f.caughtBy.join(', ')}]`);
     io.out('\nLegitimate variants (every MUST check passes against them):');
-    for (const v of VARIANTS) io.out(`  ${v.name.padEnd(34)}${v.choice}`);
+    for (const v of VARIANTS) io.out(`  ${v.name.padEnd(34)}${v.choice}\n  ${''.padEnd(34)}allowed by ${v.allowedBy}`);
     return 0;
   }
   const port = values.port === undefined ? 0 : Number(values.port);
@@ -38,7 +38,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
   for (const v of variants) if (!VARIANTS.some((x) => x.name === v)) throw new UsageError(`unknown variant '${v}' (see 'conformance serve --list-faults')`);
   const given = values.token ?? io.env.CONFORMANCE_TOKEN;
   const token = given ?? randomBytes(18).toString('base64url');
-const server = await (async () => {
+  const server = await (async () => {
     try {
       return await startReferenceServer({ token, faults, variants, port, host: values.host ?? '127.0.0.1', ...(values.seed !== undefined ? { seed: Number(values.seed) } : {}), ...(values.records !== undefined ? { records: Number(values.records) } : {}), ...(values['no-empty-list'] ? { emptyList: false } : {}) });
     } catch (e) {

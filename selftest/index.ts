@@ -1,77 +1,158 @@
-// The suite's own proof: run every check against every fault of the reference server (each a
-// mutant that breaks one rule) and every legitimate variant (a choice the contract allows).
-// A mutant is caught when a check it names fails, caught wrongly when only other checks
-// fail, and survives when no check fails; a variant must draw no MUST failure.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// The suite's own proof: run the suite against every fault of the reference server (each a
+// mutant that breaks one rule) and every legitimate variant (a choice the contract allows),
+// through the path users run: the CLI's main() with --base-url, its exit code, and the
+// results.json it writes. A MUST mutant is caught when a check it names fails and the run
+// exits 1; a SHOULD/INFO mutant when a check it names fails and the exit code is what the
+// levels of the failures say; a variant must exit 0, warning only where it declares.
+//
+// Cost: each row is a whole run of the suite through vitest (lib/vitest-run.ts), about 2.5
+// CPU-s of which most is start-up; 101 rows take about 145 s on 2 cores. --quick runs only
+// the checks, in-process (not the user's path). Runs go in parallel in this process (vitest's
+// Node API allows several instances at once).
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { RunContext, runCheck, type Check, type CheckResult } from '../lib/check.js';
-import { endpointsOf, loadCatalogSpec, type Endpoint } from '../lib/catalog.js';
+import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
 import { cleanUp } from '../lib/cleanup.js';
-import { FAULTS, startReferenceServer, VARIANTS, type Fault, type ReferenceServerOptions } from '../server/index.js';
-import { listChecks, staticChecks } from '../suites/index.js';
+import type { Level } from '../lib/outcome.js';
+import { exitFor } from '../reporters/verdict.js';
+import type { RunReport } from '../reporters/model.js';
+import { FAULTS, resolveBehaviour, startReferenceServer, VARIANTS, type Fault, type ReferenceServerOptions, type Variant } from '../server/index.js';
+import { checkDefinitions, listChecks, staticChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/pagination/list-check.js';
+import { main } from '../cli/main.js';
 
 /**
- * List operations the list checks run on: a plain list, the empty one, a nested by-release
- * one; orders (over 10,000 records, slow to traverse) only where the hard offset limit is the
- * point.
+ * List operations every run covers: a plain list, the empty one, a nested by-release one.
+ * A fault or variant adds what it needs (`operations`: orders, over 10,000 records and slow
+ * to traverse, only where the hard offset limit is the point; customers for a fault of that
+ * operation alone).
  */
-const SAMPLE = ['accounts', 'catalog-rules', 'hierarchy-nodes@by-release'];
+export const SAMPLE = ['accounts', 'catalog-rules', 'hierarchy-nodes@by-release'];
 
-function sampleFor(names: readonly string[], all: readonly Endpoint[]): Endpoint[] {
-  const withOrders = names.some((n) => /hard-limit/.test(n));
-  return all.filter((e) => SAMPLE.includes(e.key) || (withOrders && e.key === 'orders'));
+export function sampleFor(extra: readonly string[] = []): string[] {
+  return [...new Set([...SAMPLE, ...extra])];
+}
+
+/** A fault's level: MUST when a check it names is a MUST (the run must then exit 1), else the highest named. */
+export function faultLevel(f: Pick<Fault, 'caughtBy'>): Level {
+  const levels = f.caughtBy.map((id) => checkDefinitions.find((c) => c.id === id)?.level);
+  return levels.includes('MUST') ? 'MUST' : levels.includes('SHOULD') ? 'SHOULD' : 'INFO';
+}
+
+/** Faults whose server is the conforming one or a variant's: they would prove nothing. */
+export function faultsEqualToVariants(): string[] {
+  const servers = [{ name: 'CONFORMING', b: resolveBehaviour({}) }, ...VARIANTS.map((v) => ({ name: v.name, b: resolveBehaviour({ variants: [v.name] }) }))];
+  return FAULTS.flatMap((f) => {
+    const b = resolveBehaviour({ faults: [f.name] });
+    return servers.filter((s) => isDeepStrictEqual(s.b, b)).map((s) => `${f.name} = ${s.name}`);
+  });
+}
+
+/** What one run of the suite gave: the CLI's exit code and results (or, quick, the checks' own). */
+export interface RunOutcome {
+  code: number;
+  results: CheckResult[];
+  suiteErrors: string[];
+  /** What the CLI printed (for a row that went wrong). */
+  output: string[];
+  ms: number;
+}
+
+const TOKEN = 'selftest-token-7d3f91';
+
+async function withServer(options: Partial<ReferenceServerOptions>, seed: number, work: (url: string, dir: string) => Promise<Omit<RunOutcome, 'ms'>>): Promise<RunOutcome> {
+  const started = performance.now();
+  const server = await startReferenceServer({ token: TOKEN, seed, ...options });
+  const dir = mkdtempSync(join(tmpdir(), 'conformance-selftest-'));
+  try {
+    return { ...(await work(server.url, dir)), ms: Math.round(performance.now() - started) };
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The suite against a reference server built from `options`, as a user runs it: main() with
+ * --base-url, --token, --seed, --operation and --report-dir, an empty environment and a
+ * working directory of its own (no config file, no CONFORMANCE_* variables leak in).
+ */
+export function runThroughCli(options: Partial<ReferenceServerOptions>, operations: readonly string[], seed: number): Promise<RunOutcome> {
+  return withServer(options, seed, async (url, dir) => {
+    const output: string[] = [];
+    const report = join(dir, 'report');
+    const io = { out: (l: string) => output.push(l), err: (l: string) => output.push(l), env: {}, cwd: dir, isTTY: false };
+    const code = await main(['--base-url', url, '--token', TOKEN, '--seed', String(seed), '--operation', operations.join(','), '--report-dir', report], io);
+    const file = join(report, 'results.json');
+    const run = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunReport) : undefined;
+    return { code, results: run?.results ?? [], suiteErrors: run?.suiteErrors ?? (code === 2 ? output.filter((l) => /conformance: /.test(l)) : []), output };
+  });
+}
+
+/**
+ * The quick way, for a look while editing checks: every check through runCheck in-process
+ * (no vitest, no report), the exit code computed by the CLI's exitFor. Not what users run.
+ */
+export function runChecksDirectly(options: Partial<ReferenceServerOptions>, operations: readonly string[], seed: number): Promise<RunOutcome> {
+  return withServer(options, seed, async (baseUrl, dir) => {
+    const endpoints = endpointsOf(loadCatalogSpec()).filter((e) => operations.includes(e.key));
+    const settings = {
+      baseUrl,
+      token: TOKEN,
+      seed,
+      runId: 'selftest',
+      timeoutMs: 10_000,
+      maxBodyBytes: 16 * 1024 * 1024,
+      concurrency: 8,
+      ledgerPath: join(dir, 'ledger.jsonl'),
+      pagination: { endpoints, parents: loadCatalogSpec().parents, budget: 1000, timeBufferMs: 60_000, requireAllEndpoints: false, startedAt: Date.now() },
+    };
+    const run = new RunContext(settings);
+    try {
+      const checks: Check[] = [...staticChecks, ...expandListChecks(listChecks, endpoints)];
+      const results = await Promise.all(checks.map((c) => runCheck(c, run)));
+      await cleanUp(settings);
+      return { code: exitFor(results, [], false).code, results, suiteErrors: [], output: [] };
+    } finally {
+      await run.close();
+    }
+  });
 }
 
 export interface MutantRow {
   fault: Fault;
-  outcome: 'caught' | 'caught-wrongly' | 'survived' | 'error';
+  level: Level;
+  /**
+   * caught: a check it names failed and the exit code is what the failures' levels say (1 for
+   * a MUST mutant); wrong-exit: a named check failed but the exit code says otherwise;
+   * caught-wrongly: only other checks failed; survived: none did; error: the suite could not
+   * do its work (exit 2, or an error outcome).
+   */
+  outcome: 'caught' | 'wrong-exit' | 'caught-wrongly' | 'survived' | 'error';
+  exitCode: number;
+  expectedExit: number;
   /** Expected checks that failed. */
   caughtBy: string[];
   /** Other checks that failed too (a fault can break what depends on its rule). */
   alsoFailed: string[];
   results: CheckResult[];
+  run: RunOutcome;
 }
 
 export interface VariantRow {
+  variant: Variant;
   name: string;
-  choice: string;
+  exitCode: number;
   mustFailures: CheckResult[];
   /** SHOULD/INFO checks that failed, and whether that is what the variant declares. */
   warnings: string[];
   declaredWarnings: readonly string[];
   errors: CheckResult[];
   results: CheckResult[];
-}
-
-const TOKEN = 'selftest-token-7d3f91';
-
-async function runAgainst(options: Partial<ReferenceServerOptions>, endpoints: Endpoint[], seed: number): Promise<CheckResult[]> {
-  const server = await startReferenceServer({ token: TOKEN, seed, ...options });
-  const dir = mkdtempSync(join(tmpdir(), 'conformance-selftest-'));
-  const settings = {
-    baseUrl: server.url,
-    token: TOKEN,
-    seed,
-    runId: 'selftest',
-    timeoutMs: 10_000,
-    maxBodyBytes: 16 * 1024 * 1024,
-    concurrency: 8,
-    ledgerPath: join(dir, 'ledger.jsonl'),
-    pagination: { endpoints, parents: loadCatalogSpec().parents, budget: 1000, timeBufferMs: 60_000, requireAllEndpoints: false, startedAt: Date.now() },
-  };
-  const run = new RunContext(settings);
-  try {
-    const checks: Check[] = [...staticChecks, ...expandListChecks(listChecks, endpoints)];
-    const results = await Promise.all(checks.map((c) => runCheck(c, run)));
-    await cleanUp(settings);
-    return results;
-  } finally {
-    await run.close();
-    await server.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  run: RunOutcome;
 }
 
 /** Runs `work` over `items`, at most `n` at a time, keeping order. */
@@ -93,70 +174,101 @@ export interface SelftestOptions {
   faults?: readonly string[];
   variants?: readonly string[];
   seed?: number;
+  /** Runs at once (default: the cores, 2 to 8). */
   parallel?: number;
+  /** runChecksDirectly instead of the CLI (quick, but not the path users run). */
+  quick?: boolean;
   onMutant?: (row: MutantRow) => void;
   onVariant?: (row: VariantRow) => void;
 }
 
-export async function runSelftest(options: SelftestOptions = {}): Promise<{ mutants: MutantRow[]; variants: VariantRow[] }> {
-  const all = endpointsOf(loadCatalogSpec());
+export function mutantRow(fault: Fault, run: RunOutcome): MutantRow {
+  const { results } = run;
+  const level = faultLevel(fault);
+  const failed = [...new Set(results.filter((r) => r.outcome === 'fail').map((r) => r.id))];
+  const caughtBy = fault.caughtBy.filter((id) => failed.includes(id));
+  const alsoFailed = failed.filter((id) => !fault.caughtBy.includes(id));
+  const expectedExit = results.some((r) => r.outcome === 'fail' && r.level === 'MUST') ? 1 : 0;
+  const errored = run.code === 2 || run.suiteErrors.length > 0 || results.length === 0 || results.some((r) => r.outcome === 'error');
+  const outcome = errored ? 'error' : !caughtBy.length ? (failed.length ? 'caught-wrongly' : 'survived') : run.code !== expectedExit || (level === 'MUST' && run.code !== 1) ? 'wrong-exit' : 'caught';
+  return { fault, level, outcome, exitCode: run.code, expectedExit, caughtBy, alsoFailed, results, run };
+}
+
+export function variantRow(variant: Variant, run: RunOutcome): VariantRow {
+  const { results } = run;
+  return {
+    variant,
+    name: variant.name,
+    exitCode: run.code,
+    mustFailures: results.filter((r) => r.level === 'MUST' && r.outcome === 'fail'),
+    warnings: [...new Set(results.filter((r) => r.level !== 'MUST' && r.outcome === 'fail').map((r) => r.id))],
+    declaredWarnings: variant.warns,
+    errors: results.filter((r) => r.outcome === 'error'),
+    results,
+    run,
+  };
+}
+
+export async function runSelftest(options: SelftestOptions = {}): Promise<{ mutants: MutantRow[]; variants: VariantRow[]; ms: number }> {
+  const started = performance.now();
   const seed = options.seed ?? 3;
-  const parallel = options.parallel ?? 4;
+  // At most 8: each run holds a vitest instance (~150 MB) and a SIGINT listener of main().
+  const parallel = options.parallel ?? Math.min(8, Math.max(2, availableParallelism()));
+  const runOne = options.quick ? runChecksDirectly : runThroughCli;
   const faults = FAULTS.filter((f) => !options.faults || options.faults.includes(f.name));
   const variants = VARIANTS.filter((v) => !options.variants || options.variants.includes(v.name));
-  const mutants = await pool(faults, parallel, async (fault) => {
-    const results = await runAgainst({ faults: [fault.name] }, sampleFor([fault.name, ...fault.caughtBy], all), seed);
-    const failed = [...new Set(results.filter((r) => r.outcome === 'fail').map((r) => r.id))];
-    const caughtBy = fault.caughtBy.filter((id) => failed.includes(id));
-    const alsoFailed = failed.filter((id) => !fault.caughtBy.includes(id));
-    const errored = results.some((r) => r.outcome === 'error');
-    const outcome = errored ? 'error' : caughtBy.length ? 'caught' : failed.length ? 'caught-wrongly' : 'survived';
-    const row: MutantRow = { fault, outcome, caughtBy, alsoFailed, results };
-    options.onMutant?.(row);
-    return row;
-  });
-  const variantRows = await pool(variants, parallel, async (v) => {
-    const results = await runAgainst({ variants: [v.name] }, sampleFor([v.name], all), seed);
-    const row: VariantRow = {
-      name: v.name,
-      choice: v.choice,
-      mustFailures: results.filter((r) => r.level === 'MUST' && r.outcome === 'fail'),
-      warnings: [...new Set(results.filter((r) => r.level !== 'MUST' && r.outcome === 'fail').map((r) => r.id))],
-      declaredWarnings: v.warns,
-      errors: results.filter((r) => r.outcome === 'error'),
-      results,
-    };
+  // One queue for both, so the pool stays full to the end.
+  const jobs: Array<{ fault: Fault } | { variant: Variant }> = [...faults.map((fault) => ({ fault })), ...variants.map((variant) => ({ variant }))];
+  const rows = await pool(jobs, parallel, async (job) => {
+    if ('fault' in job) {
+      const row = mutantRow(job.fault, await runOne({ faults: [job.fault.name] }, sampleFor(job.fault.operations), seed));
+      options.onMutant?.(row);
+      return row;
+    }
+    const row = variantRow(job.variant, await runOne({ variants: [job.variant.name] }, sampleFor(job.variant.operations), seed));
     options.onVariant?.(row);
     return row;
   });
-  return { mutants, variants: variantRows };
+  return {
+    mutants: rows.filter((r): r is MutantRow => 'fault' in r),
+    variants: rows.filter((r): r is VariantRow => 'variant' in r),
+    ms: Math.round(performance.now() - started),
+  };
 }
 
-export function mutationScore(rows: readonly MutantRow[]): number {
-  return rows.length ? rows.filter((r) => r.outcome === 'caught').length / rows.length : 0;
+/** The share of mutants caught (all, or those of some levels). */
+export function mutationScore(rows: readonly MutantRow[], levels: readonly Level[] = ['MUST', 'SHOULD', 'INFO']): number {
+  const some = rows.filter((r) => levels.includes(r.level));
+  return some.length ? some.filter((r) => r.outcome === 'caught').length / some.length : 1;
 }
 
-/** The table `npm run selftest` prints. */
-export function renderSelftest(result: { mutants: MutantRow[]; variants: VariantRow[] }): string {
+function scoreLine(what: string, rows: readonly MutantRow[]): string {
+  const n = (o: MutantRow['outcome']): number => rows.filter((r) => r.outcome === o).length;
+  return `${what}: ${(mutationScore(rows) * 100).toFixed(1)}% (${n('caught')}/${rows.length} caught; ${n('survived')} survived; ${n('caught-wrongly')} caught wrongly; ${n('wrong-exit')} with the wrong exit code; ${n('error')} with errors of the suite)`;
+}
+
+/** The table `conformance selftest` prints. */
+export function renderSelftest(result: { mutants: MutantRow[]; variants: VariantRow[]; ms?: number }): string {
   const { mutants, variants } = result;
   const w = Math.max(...mutants.map((m) => m.fault.name.length), 8);
-  const lines = [`${'mutant'.padEnd(w)}  outcome          expected check(s) → caught by`];
+  const lines = mutants.length ? [`${'mutant'.padEnd(w)}  level   exit  outcome          expected check(s) → caught by`] : [];
   for (const m of mutants) {
-    lines.push(`${m.fault.name.padEnd(w)}  ${m.outcome.padEnd(15)}  ${m.fault.caughtBy.join(', ')} → ${m.caughtBy.join(', ') || '(none)'}${m.alsoFailed.length ? `  (also failed: ${m.alsoFailed.join(', ')})` : ''}`);
+    lines.push(`${m.fault.name.padEnd(w)}  ${m.level.padEnd(6)}  ${`${m.exitCode}${m.exitCode === m.expectedExit ? '' : `≠${m.expectedExit}`}`.padEnd(4)}  ${m.outcome.padEnd(15)}  ${m.fault.caughtBy.join(', ')} → ${m.caughtBy.join(', ') || '(none)'}${m.alsoFailed.length ? `  (also failed: ${m.alsoFailed.join(', ')})` : ''}`);
+    if (m.outcome === 'error') for (const l of [...m.run.suiteErrors, ...m.results.filter((r) => r.outcome === 'error').map((r) => `${r.id}: ${r.reason ?? ''}`)].slice(0, 3)) lines.push(`${''.padEnd(w)}    ! ${l.split('\n')[0]}`);
   }
-  const score = mutationScore(mutants);
-  const wrong = mutants.filter((m) => m.outcome === 'caught-wrongly').length;
-  const survived = mutants.filter((m) => m.outcome === 'survived').length;
-  const errors = mutants.filter((m) => m.outcome === 'error').length;
-  lines.push('', `mutation score: ${(score * 100).toFixed(1)}% (${mutants.length - survived - wrong - errors}/${mutants.length} caught; ${survived} survived; ${wrong} caught wrongly; ${errors} with errors of the suite)`, '');
+  if (mutants.length) lines.push('', scoreLine('mutation score, MUST mutants (exit 1 expected)', mutants.filter((m) => m.level === 'MUST')), scoreLine('mutation score, SHOULD/INFO mutants', mutants.filter((m) => m.level !== 'MUST')), '');
   const v = Math.max(...variants.map((x) => x.name.length), 8);
-  lines.push(`${'variant'.padEnd(v)}  MUST failures  warnings (SHOULD/INFO)`);
+  if (variants.length) lines.push(`${'variant'.padEnd(v)}  exit  MUST failures  warnings (SHOULD/INFO)`);
   for (const x of variants) {
     const undeclared = x.warnings.filter((id) => !x.declaredWarnings.includes(id));
-    lines.push(`${x.name.padEnd(v)}  ${String(x.mustFailures.length).padEnd(13)}  ${x.warnings.join(', ') || '-'}${undeclared.length ? `  (undeclared: ${undeclared.join(', ')})` : ''}${x.errors.length ? `  ERRORS: ${x.errors.length}` : ''}`);
+    lines.push(`${x.name.padEnd(v)}  ${String(x.exitCode).padEnd(4)}  ${String(x.mustFailures.length).padEnd(13)}  ${x.warnings.join(', ') || '-'}${undeclared.length ? `  (undeclared: ${undeclared.join(', ')})` : ''}${x.errors.length || x.run.suiteErrors.length ? `  ERRORS: ${x.errors.length + x.run.suiteErrors.length}` : ''}`);
     for (const f of x.mustFailures) lines.push(`${''.padEnd(v)}    ✗ ${f.id}${f.operation ? ` [${f.operation}]` : ''}: ${f.reason ?? ''}`);
+    for (const e of [...x.run.suiteErrors, ...x.errors.map((r) => `${r.id}: ${r.reason ?? ''}`)].slice(0, 3)) lines.push(`${''.padEnd(v)}    ! ${e.split('\n')[0]}`);
   }
-  const bad = variants.filter((x) => x.mustFailures.length || x.errors.length).length;
-  lines.push('', `variants: ${variants.length - bad}/${variants.length} with no MUST failure (expected: all)`);
+  const bad = variants.filter((x) => x.exitCode !== 0 || x.mustFailures.length || x.errors.length).length;
+  if (variants.length) lines.push('', `variants: ${variants.length - bad}/${variants.length} exit 0 with no MUST failure (expected: all)`);
+  const clash = faultsEqualToVariants();
+  if (clash.length) lines.push(`mutants that are no mutant (the same server as a variant): ${clash.join('; ')}`);
+  if (result.ms !== undefined) lines.push(`(${mutants.length + variants.length} runs in ${(result.ms / 1000).toFixed(1)} s)`);
   return `${lines.join('\n')}\n`;
 }

@@ -39,8 +39,8 @@ export interface Behaviour {
 
   // Create an Application Key
   createStatus: number;
-  /** Status of a request that fails validation (READING.md: 400 or 422 both pass). */
-  validationStatus: 400 | 422;
+  /** Status of a request that fails validation (READING.md: 400 or 422 both pass; 403, a fault). */
+  validationStatus: 400 | 422 | 403;
   malformedJsonStatus: number;
   nameMin: number;
   nameMax: number;
@@ -55,12 +55,27 @@ export interface Behaviour {
   coerceName: boolean;
   requireType: boolean;
   checkTypeValue: boolean;
+  /** type compared ignoring case and surrounding whitespace (a fault: `Application_Key` passes). */
+  typeCaseInsensitive: boolean;
+  /** Names stored with & < > " ' HTML-escaped (a fault: the name comes back changed). */
+  nameHtmlEscaped: boolean;
+  /** Names stored trimmed of surrounding whitespace (a fault). */
+  nameTrimmed: boolean;
   /** `"10"` is taken as 10. */
   coerceRateLimit: boolean;
   /** Any number is taken as a rate limit (1.5 too). */
   acceptFractionalRateLimit: boolean;
-  /** reserved_rate_limit is stored and echoed. */
+  /** reserved_rate_limit is stored and echoed (the member is optional in the answer). */
   echoRateLimit: boolean;
+  /** The echo is another integer than the one sent (a fault). */
+  rateLimitEchoWrong: boolean;
+  /**
+   * `reserved_rate_limit: null`: refused with the validation status, accepted as absent (the
+   * member is optional: READING.md leaves it open), or, as a fault, a crash (500).
+   */
+  nullRateLimit: 'refuse' | 'accept' | 'crash';
+  /** Create takes a JSON body whatever its Content-Type (the reference answers 415 otherwise). */
+  lenientContentType: boolean;
   /** Rate limits above this are refused with 409 (the real platform's allowance). */
   maxRateLimit: number;
   /** Every key gets the same client_secret. */
@@ -71,8 +86,15 @@ export interface Behaviour {
   echoType: string;
   /** The top-level meta and links parts of the create answer. */
   topLevelMetaLinks: boolean;
-  /** Timestamps as `2026-01-01T00:00:00.000Z`, without milliseconds (`…00Z`), or with `+00:00`. */
-  timestampStyle: 'iso-ms-z' | 'seconds-z' | 'seconds-offset';
+  /** Of those, the top-level links part (a fault drops it alone, keeping meta and data.links). */
+  topLevelLinks: boolean;
+  /**
+   * Timestamps as `2026-01-01T00:00:00.000Z`, without milliseconds (`…00Z`), with `+00:00`,
+   * with microseconds (`…00.123456Z`: the list data then differs below the millisecond), or
+   * with a numeric offset that varies per record (`…02:00:00.000+02:00`: string order is not
+   * time order). The contract leaves the format open.
+   */
+  timestampStyle: 'iso-ms-z' | 'seconds-z' | 'seconds-offset' | 'micros-z' | 'mixed-offsets';
   /** Extra, undocumented fields in answers, records, errors and links (a correct server may add them). */
   extraFields: boolean;
   /** links in answers (data.links.self, top-level links, list links); false: none at all. */
@@ -82,11 +104,19 @@ export interface Behaviour {
   /** Create needs a reserved_rate_limit (a fault: valid bodies without one are refused). */
   requireRateLimit: boolean;
 
+  // Delete a Custom API: validating the id
+  /** Only lower-case UUIDs pass validation (a fault: an upper-case well-formed UUID gets 400). */
+  uuidCaseSensitive: boolean;
+  /** The UUID pattern is unanchored (a fault: `x<uuid>` passes validation and gets 404). */
+  uuidPartialMatch: boolean;
+
   // Lists (contract, "List endpoints", "Keyset-style traversal", "Limits")
+  /** The store's page_length (GET /v2/settings data.page_length), the default page length. */
+  pageLength: number;
   /** Largest page; page[limit] above it is clamped (or refused, with rejectOverLimit). */
   maxLimit: number;
   rejectOverLimit: boolean;
-  /** Default page length; null: the store's page_length (GET /v2/settings). */
+  /** Default page length; null: the store's page_length (a number: a fault unless equal to it). */
   defaultLimit: number | null;
   /** What page[offset] counts: records (the contract), pages, records from 1, or nothing. */
   offsetUnit: 'records' | 'pages' | 'one-based' | 'ignored';
@@ -98,20 +128,33 @@ export interface Behaviour {
   totalIgnoresFilter: boolean;
   /** Pagination meta on a page with zero records: present, missing, or null. */
   emptyMeta: 'present' | 'missing' | 'null';
+  /** current on a zero-result page: 0, 1, or offset/limit + 1 (READING.md: all pass). */
+  emptyCurrent: 'zero' | 'one' | 'formula';
   /** total on a zero-result page: ceil(0/limit) = 0, or 1 (READING.md: 0 or 1 both pass). */
-  emptyPageNumbers: 'arithmetic' | 'one-one';
+  emptyPageTotal: 0 | 1;
+  /** The order of a list read without sort (any stable order is allowed). */
+  defaultOrder: 'created_at' | '-created_at' | 'id' | 'updated_at' | 'insertion';
+  /**
+   * Ids of list records: UUIDs, digit-only ids ordered as numbers (sort=id, gt(id,…)) or as
+   * strings, or prefixed (`rec_00000042…`). READING.md asks UUIDs only of Application Keys
+   * and Custom APIs.
+   */
+  listIds: 'uuid' | 'numeric' | 'numeric-as-string' | 'prefixed';
+  /** List records keep created_at/updated_at at meta.timestamps (the catalog) or at attributes. */
+  timestampsAt: 'meta' | 'attributes';
   geAsGt: boolean;
   gtAsGe: boolean;
   /** filter is parsed and then ignored. */
   ignoreFilter: boolean;
   /**
    * Timestamps compared finer than they are shown (a store in microseconds rendering
-   * milliseconds): a record shown as equal to a filter value counts as after it.
+   * milliseconds): a record shown as equal to a filter value counts as after it (a fault:
+   * READING.md judges gt on the value shown).
    */
   hiddenPrecision: boolean;
   /** sort is accepted and ignored. */
   ignoreSort: boolean;
-  /** Records tied on a timestamp come in a different order on every request. */
+  /** Records tied on the sort key come in another order past offset 0 than at offset 0. */
   unstableTies: boolean;
   /** The hard offset limit on /v2/orders and /v2/files. */
   hardOffsetLimit: boolean;
@@ -134,7 +177,26 @@ export interface Behaviour {
   invertSort: boolean;
   /** List paths (templates of spec/list-operations.yaml) the server does not serve: 404. */
   absentPaths: readonly string[];
+  /** Where the list faults (LIST_FAULT_KNOBS) apply; null: every list request. */
+  listFaultScope: ListFaultScope | null;
 }
+
+/**
+ * Where a list fault shows: bugs that a test of one endpoint, or of the first page, misses.
+ * Outside the scope a request gets the conforming values of LIST_FAULT_KNOBS.
+ */
+export interface ListFaultScope {
+  /** Only these path templates (spec/list-operations.yaml), or only templates with a placeholder. */
+  paths?: 'nested' | readonly string[];
+  /** Only requests with page[offset] > 0, with a filter, or with both. */
+  when?: 'offset' | 'filter' | 'filter-and-offset';
+}
+
+/** The list knobs whose conforming value is the only right one: what a scope switches off. */
+export const LIST_FAULT_KNOBS = [
+  'maxLimit', 'defaultLimit', 'offsetUnit', 'pageTotalUnit', 'currentFromZero', 'totalIgnoresFilter', 'emptyMeta', 'geAsGt', 'gtAsGe', 'ignoreFilter',
+  'hiddenPrecision', 'ignoreSort', 'unstableTies', 'hardOffsetLimit', 'crashOnBadPaging', 'crashPastEnd', 'dropPageBoundary', 'listDataKey', 'metaAsStrings', 'invertSort',
+] as const satisfies ReadonlyArray<keyof Behaviour>;
 
 export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   errorStatusAsNumber: false,
@@ -164,20 +226,30 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   coerceName: false,
   requireType: true,
   checkTypeValue: true,
+  typeCaseInsensitive: false,
+  nameHtmlEscaped: false,
+  nameTrimmed: false,
   coerceRateLimit: false,
   acceptFractionalRateLimit: false,
   echoRateLimit: true,
+  rateLimitEchoWrong: false,
+  nullRateLimit: 'refuse',
+  lenientContentType: false,
   maxRateLimit: 1_000_000,
   repeatSecrets: false,
   lastUsedAtSet: false,
   idFormat: 'uuid',
   echoType: 'application_key',
   topLevelMetaLinks: true,
+  topLevelLinks: true,
   timestampStyle: 'iso-ms-z',
   extraFields: false,
   links: true,
   customApiPlatformRules: false,
   requireRateLimit: false,
+  uuidCaseSensitive: false,
+  uuidPartialMatch: false,
+  pageLength: 25,
   maxLimit: 100,
   rejectOverLimit: false,
   defaultLimit: null,
@@ -186,7 +258,11 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   currentFromZero: false,
   totalIgnoresFilter: false,
   emptyMeta: 'present',
-  emptyPageNumbers: 'arithmetic',
+  emptyCurrent: 'one',
+  emptyPageTotal: 0,
+  defaultOrder: 'created_at',
+  listIds: 'uuid',
+  timestampsAt: 'meta',
   geAsGt: false,
   gtAsGe: false,
   ignoreFilter: false,
@@ -204,4 +280,5 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   metaAsStrings: false,
   invertSort: false,
   absentPaths: [],
+  listFaultScope: null,
 });

@@ -10,9 +10,9 @@ export interface ListRecord {
   type: string;
   /** From a pool of names, shared between records. */
   name: string;
-  /** Position at generation: makes the slug unique. */
+  /** Position at generation: makes the slug unique, and is the insertion order. */
   seq: number;
-  /** Epoch milliseconds. */
+  /** Epoch microseconds (a double holds them exactly until the year 2255). */
   created: number;
   updated: number;
 }
@@ -23,6 +23,8 @@ export function slugOf(r: ListRecord): string {
 
 export const SORT_FIELDS = ['id', 'created_at', 'updated_at'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
+/** The orders a collection keeps: the sortable fields, and the order records were added in. */
+export type OrderField = SortField | 'insertion';
 export const FILTER_OPS = ['eq', 'gt', 'ge', 'lt', 'le', 'in'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 const FILTER_FIELDS = ['id', 'created_at', 'updated_at', 'name', 'slug'] as const;
@@ -31,14 +33,14 @@ type FilterField = (typeof FILTER_FIELDS)[number];
 export interface FilterTerm {
   op: FilterOp;
   field: FilterField;
-  /** Parsed values: a string for id/name/slug, epoch ms for timestamps; several for `in`. */
+  /** Parsed values: a string for id/name/slug, epoch microseconds for timestamps; several for `in`. */
   values: Array<string | number>;
 }
 
 export interface Query {
   offset: number;
   limit: number;
-  sort: { field: SortField; descending: boolean };
+  sort: { field: OrderField; descending: boolean };
   filters: FilterTerm[];
 }
 
@@ -46,6 +48,15 @@ export interface Page {
   records: ListRecord[];
   total: number;
 }
+
+type Cmp = (a: string | number, b: string | number) => number;
+
+const plain: Cmp = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Digit-only ids as numbers (no leading zeros: shorter is smaller). */
+const numeric: Cmp = (a, b) => String(a).length - String(b).length || plain(a, b);
+
+const DIGITS = /^\d+$/;
 
 function key(r: ListRecord, f: FilterField | SortField): string | number {
   switch (f) {
@@ -62,93 +73,107 @@ function key(r: ListRecord, f: FilterField | SortField): string | number {
   }
 }
 
-function compare(a: string | number, b: string | number): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Order by the field, ties broken by id: a stable order for every sort. */
-const BY: Record<SortField, (a: ListRecord, b: ListRecord) => number> = {
-  id: (a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-  created_at: (a, b) => a.created - b.created || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-  updated_at: (a, b) => a.updated - b.updated || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-};
-
-function matches(r: ListRecord, t: FilterTerm): boolean {
+function matches(r: ListRecord, t: FilterTerm, cmp: Cmp): boolean {
   const v = key(r, t.field);
-  const x = t.values[0]!;
+  const c = cmp(v, t.values[0]!);
   switch (t.op) {
     case 'eq':
-      return v === x;
+      return c === 0;
     case 'gt':
-      return v > x;
+      return c > 0;
     case 'ge':
-      return v >= x;
+      return c >= 0;
     case 'lt':
-      return v < x;
+      return c < 0;
     case 'le':
-      return v <= x;
+      return c <= 0;
     case 'in':
-      return t.values.includes(v);
+      return t.values.some((x) => cmp(v, x) === 0);
   }
 }
 
 /** The first index in `sorted` whose key is not less than (or, with `after`, greater than) x. */
-function bound(sorted: readonly ListRecord[], f: SortField, x: string | number, after: boolean): number {
+function bound(sorted: readonly ListRecord[], f: SortField, x: string | number, after: boolean, cmp: Cmp): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    const c = compare(key(sorted[mid]!, f), x);
+    const c = cmp(key(sorted[mid]!, f), x);
     if (c < 0 || (after && c === 0)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
-function isSorted(records: readonly ListRecord[]): boolean {
-  for (let i = 1; i < records.length; i++) if (records[i - 1]!.id >= records[i]!.id) return false;
-  return true;
-}
-
 const RANK_BITS = 2 ** 22;
+const SECOND = 1_000_000;
 
 /**
  * The records ordered by a timestamp, ties by id. For whole-second timestamps the order is
  * one sort of packed numbers (seconds × 2^22 + rank by id) in a Float64Array, far faster
- * than a comparator over a million objects; otherwise (milliseconds, or over 4M records) a
- * comparator sort.
+ * than a comparator over a million objects; otherwise (sub-second times, or over 4M records)
+ * a comparator sort.
  */
-function timeIndex(byId: readonly ListRecord[], field: 'created' | 'updated'): ListRecord[] {
+function timeIndex(byId: readonly ListRecord[], field: 'created' | 'updated', by: (a: ListRecord, b: ListRecord) => number): ListRecord[] {
   const n = byId.length;
-  const packable = n < RANK_BITS && byId.every((r) => r[field] % 1000 === 0 && r[field] >= 0 && (r[field] / 1000) * RANK_BITS < Number.MAX_SAFE_INTEGER);
-  if (!packable) return [...byId].sort(field === 'created' ? BY.created_at : BY.updated_at);
+  const packable = n < RANK_BITS && byId.every((r) => r[field] % SECOND === 0 && r[field] >= 0 && (r[field] / SECOND) * RANK_BITS < Number.MAX_SAFE_INTEGER);
+  if (!packable) return [...byId].sort(by);
   const keys = new Float64Array(n);
-  for (let i = 0; i < n; i++) keys[i] = (byId[i]![field] / 1000) * RANK_BITS + i;
+  for (let i = 0; i < n; i++) keys[i] = (byId[i]![field] / SECOND) * RANK_BITS + i;
   keys.sort();
   const out = new Array<ListRecord>(n);
   for (let i = 0; i < n; i++) out[i] = byId[keys[i]! % RANK_BITS]!;
   return out;
 }
 
-export class Collection {
-  readonly #indexes: Record<SortField, ListRecord[]>;
+export interface CollectionOptions {
+  /** How ids compare (sort=id, filters on id): as strings, or digit-only ids as numbers. */
+  idOrder?: 'string' | 'numeric';
+}
 
-  constructor(records: ListRecord[]) {
-    const byId = isSorted(records) ? records : [...records].sort(BY.id);
-    this.#indexes = { id: byId, created_at: timeIndex(byId, 'created'), updated_at: timeIndex(byId, 'updated') };
+export class Collection {
+  readonly #indexes: Record<OrderField, ListRecord[]>;
+  readonly #idCmp: Cmp;
+
+  /** `records` in the order they were added (the insertion order). */
+  constructor(records: ListRecord[], options: CollectionOptions = {}) {
+    const idCmp = options.idOrder === 'numeric' ? numeric : plain;
+    this.#idCmp = idCmp;
+    const byIdCmp = (a: ListRecord, b: ListRecord): number => idCmp(a.id, b.id);
+    let sorted = true;
+    for (let i = 1; i < records.length && sorted; i++) sorted = byIdCmp(records[i - 1]!, records[i]!) < 0;
+    const byId = sorted ? records : [...records].sort(byIdCmp);
+    this.#indexes = {
+      id: byId,
+      created_at: timeIndex(byId, 'created', (a, b) => a.created - b.created || byIdCmp(a, b)),
+      updated_at: timeIndex(byId, 'updated', (a, b) => a.updated - b.updated || byIdCmp(a, b)),
+      insertion: records,
+    };
   }
 
   get size(): number {
     return this.#indexes.id.length;
   }
 
+  #cmp(f: FilterField): Cmp {
+    return f === 'id' ? this.#idCmp : plain;
+  }
+
   find(field: 'id' | 'slug', value: string): ListRecord | undefined {
     if (field === 'slug') return this.#indexes.id.find((r) => slugOf(r) === value);
-    const r = this.#indexes.id[bound(this.#indexes.id, 'id', value, false)];
+    if (this.#idCmp === numeric && !DIGITS.test(value)) return undefined;
+    const r = this.#indexes.id[bound(this.#indexes.id, 'id', value, false, this.#idCmp)];
     return r?.id === value ? r : undefined;
   }
 
   query(q: Query): Page {
+    if (this.#idCmp === numeric) {
+      // Numeric ids compare as numbers; a value that is not a whole number has no place in that order.
+      for (const t of q.filters) {
+        if (t.field === 'id' && t.values.some((v) => !DIGITS.test(String(v)))) throw new HttpError(400, `Could not parse the supplied filter: ids are whole numbers, got '${String(t.values.find((v) => !DIGITS.test(String(v)))).slice(0, 40)}'.`);
+      }
+      q = { ...q, filters: q.filters.map((t) => (t.field === 'id' ? { ...t, values: t.values.map((v) => String(v).replace(/^0+(?=\d)/, '')) } : t)) };
+    }
     const index = this.#indexes[q.sort.field];
     // Terms on the sorted field narrow [lo, hi) by binary search; the rest are scanned.
     let lo = 0;
@@ -159,14 +184,16 @@ export class Collection {
         scanned.push(t);
         continue;
       }
+      const f = t.field;
       const x = t.values[0]!;
-      if (t.op === 'gt') lo = Math.max(lo, bound(index, q.sort.field, x, true));
-      else if (t.op === 'ge') lo = Math.max(lo, bound(index, q.sort.field, x, false));
-      else if (t.op === 'lt') hi = Math.min(hi, bound(index, q.sort.field, x, false));
-      else if (t.op === 'le') hi = Math.min(hi, bound(index, q.sort.field, x, true));
+      const cmp = this.#cmp(f);
+      if (t.op === 'gt') lo = Math.max(lo, bound(index, f, x, true, cmp));
+      else if (t.op === 'ge') lo = Math.max(lo, bound(index, f, x, false, cmp));
+      else if (t.op === 'lt') hi = Math.min(hi, bound(index, f, x, false, cmp));
+      else if (t.op === 'le') hi = Math.min(hi, bound(index, f, x, true, cmp));
       else {
-        lo = Math.max(lo, bound(index, q.sort.field, x, false));
-        hi = Math.min(hi, bound(index, q.sort.field, x, true));
+        lo = Math.max(lo, bound(index, f, x, false, cmp));
+        hi = Math.min(hi, bound(index, f, x, true, cmp));
       }
     }
     if (hi < lo) hi = lo;
@@ -181,7 +208,7 @@ export class Collection {
     let total = 0;
     for (let i = 0; i < hi - lo; i++) {
       const r = at(i);
-      if (!scanned.every((t) => matches(r, t))) continue;
+      if (!scanned.every((t) => matches(r, t, this.#cmp(t.field)))) continue;
       if (total >= q.offset && records.length < q.limit) records.push(r);
       total++;
     }
@@ -190,6 +217,21 @@ export class Collection {
 }
 
 // --- Parsing the query string (READING.md: page[limit], page[offset], sort, filter) ---------
+
+/**
+ * A timestamp as epoch microseconds, whatever its offset (`Z`, `+05:30`) and however many
+ * fractional digits it has: a value shown to the microsecond compares at the microsecond
+ * (Date.parse alone would drop everything past the millisecond). NaN when it is no date.
+ */
+export function parseInstant(raw: string): number {
+  const m = /^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:?\d{2})?$/i.exec(raw.trim());
+  if (!m) return Date.parse(raw) * 1000;
+  const seconds = Date.parse(`${m[1]!.replace(' ', 'T')}${m[3] ?? 'Z'}`);
+  if (Number.isNaN(seconds)) return NaN;
+  const digits = m[2] ?? '';
+  // Finer than a microsecond stays a fraction of one, so gt/ge still order it right.
+  return seconds * 1000 + Number(digits.slice(0, 6).padEnd(6, '0')) + (digits.length > 6 ? Number(`0.${digits.slice(6)}`) : 0);
+}
 
 const TERM = new RegExp(`^(${FILTER_OPS.join('|')})\\(([a-z_]+),`);
 
@@ -220,7 +262,7 @@ export function parseFilter(raw: string): FilterTerm[] {
     const parts = op === 'in' ? text.split(',') : [text];
     const values = parts.map((p) => {
       if (field === 'created_at' || field === 'updated_at') {
-        const t = Date.parse(p);
+        const t = parseInstant(p);
         if (Number.isNaN(t)) bad(`'${p}' is not a timestamp`);
         return t;
       }

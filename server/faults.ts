@@ -1,6 +1,7 @@
 // Faulty variants of the reference server (mutants). Each breaks one rule of the contract and
-// names the check(s) that must catch it; the project's tests run every check against every
-// fault and hold the catalogue to that. Switch one on with `serve --fault NAME`.
+// names the check(s) that must catch it; the selftest runs the suite against every fault
+// through the CLI and holds the catalogue to that (a fault is a MUST fault when one of the
+// checks it names is a MUST: the run must then exit 1). Switch one on with `serve --fault NAME`.
 import type { Behaviour } from './behaviour.js';
 
 export interface Fault {
@@ -10,6 +11,8 @@ export interface Fault {
   /** Check ids that must fail against it. */
   caughtBy: readonly string[];
   behaviour: Partial<Behaviour>;
+  /** List operations (keys of spec/list-operations.yaml) the selftest must run for it to show. */
+  operations?: readonly string[];
 }
 
 export const FAULTS: readonly Fault[] = [
@@ -19,6 +22,8 @@ export const FAULTS: readonly Fault[] = [
   { name: 'delete-not-applied', breaks: 'a deleted Custom API is gone (second delete 404)', caughtBy: ['delete.repeat.404'], behaviour: { deleteApplies: false } },
   { name: 'delete-unknown-204', breaks: '404 for an id that does not exist', caughtBy: ['delete.unknown-id.404'], behaviour: { deleteUnknownStatus: 204 } },
   { name: 'delete-malformed-404', breaks: '400 for an id that fails validation', caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'], behaviour: { malformedIdStatus: 404 } },
+  { name: 'uuid-case-sensitive', breaks: '404 for a well-formed UUID that does not exist (an upper-case one answered 400)', caughtBy: ['delete.unknown-id.404'], behaviour: { uuidCaseSensitive: true } },
+  { name: 'uuid-partial-match', breaks: '400 for an id that is not UUID-shaped (one that merely contains a UUID passes validation)', caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'], behaviour: { uuidPartialMatch: true } },
   { name: 'delete-without-auth', breaks: 'Delete requires the bearer token', caughtBy: ['delete.unauthenticated.refused', 'delete.unauthenticated.401'], behaviour: { deleteWithoutAuth: true } },
   { name: 'auth-missing-403', breaks: 'a missing token answers 401 (SHOULD)', caughtBy: ['delete.unauthenticated.401'], behaviour: { missingTokenStatus: 403 } },
   { name: 'auth-any-token', breaks: 'a wrong bearer token is refused', caughtBy: ['delete.bad-token.refused'], behaviour: { acceptAnyToken: true } },
@@ -31,13 +36,15 @@ export const FAULTS: readonly Fault[] = [
 
   // Create an Application Key: the success answer
   { name: 'create-requires-rate-limit', breaks: 'a valid body (no reserved_rate_limit) gets a 2xx', caughtBy: ['create.valid.2xx'], behaviour: { requireRateLimit: true } },
-  { name: 'create-200', breaks: 'Created is 201 (SHOULD)', caughtBy: ['create.valid.201'], behaviour: { createStatus: 200 } },
+  { name: 'create-202', breaks: 'Created is 201 (SHOULD): answered 202 Accepted', caughtBy: ['create.valid.201'], behaviour: { createStatus: 202 } },
   { name: 'create-numeric-id', breaks: 'data.id is a UUID', caughtBy: ['create.response.schema'], behaviour: { idFormat: 'numeric' } },
   { name: 'create-wrong-type-echo', breaks: 'data.type is application_key', caughtBy: ['create.response.schema'], behaviour: { echoType: 'applicationKey' } },
   { name: 'create-last-used-set', breaks: 'last_used_at is null for a key never used', caughtBy: ['create.response.last-used-null'], behaviour: { lastUsedAtSet: true } },
-  { name: 'create-data-only', breaks: 'the answer has data, meta and links (SHOULD)', caughtBy: ['create.response.top-level-parts'], behaviour: { topLevelMetaLinks: false } },
+  { name: 'create-top-level-links-missing', breaks: 'the answer has data, meta and links (SHOULD): links left out', caughtBy: ['create.response.top-level-parts'], behaviour: { topLevelLinks: false } },
   { name: 'create-repeated-secret', breaks: 'client_secret is unique', caughtBy: ['create.keys.distinct'], behaviour: { repeatSecrets: true } },
-  { name: 'create-rate-limit-dropped', breaks: 'reserved_rate_limit is kept and echoed', caughtBy: ['create.rate-limit.echo'], behaviour: { echoRateLimit: false } },
+  { name: 'rate-limit-echo-wrong', breaks: 'a reserved_rate_limit in the answer is the one sent', caughtBy: ['create.rate-limit.echo'], behaviour: { rateLimitEchoWrong: true } },
+  { name: 'name-html-escaped', breaks: 'data.name is the name sent, byte for byte (not HTML-escaped)', caughtBy: ['create.name.verbatim'], behaviour: { nameHtmlEscaped: true } },
+  { name: 'name-trimmed', breaks: 'data.name is the name sent, byte for byte (not trimmed)', caughtBy: ['create.name.verbatim'], behaviour: { nameTrimmed: true } },
 
   // Create an Application Key: name length
   { name: 'name-min-2', breaks: 'a name of 1 character is valid', caughtBy: ['create.name.1-char'], behaviour: { nameMin: 2 } },
@@ -45,7 +52,6 @@ export const FAULTS: readonly Fault[] = [
   { name: 'name-max-256', breaks: 'a name of 256 characters is refused', caughtBy: ['create.name.256-chars.rejected'], behaviour: { nameMax: 256 } },
   { name: 'name-empty-accepted', breaks: 'an empty name is refused', caughtBy: ['create.name.empty.rejected'], behaviour: { nameMin: 0 } },
   { name: 'name-counts-bytes', breaks: 'the name length counts characters, not bytes', caughtBy: ['create.name.255-non-ascii', 'create.name.astral'], behaviour: { nameLengthUnit: 'bytes' } },
-  { name: 'name-counts-utf16', breaks: 'the name length counts characters, not UTF-16 units (INFO)', caughtBy: ['create.name.astral'], behaviour: { nameLengthUnit: 'utf16' } },
 
   // Create an Application Key: bodies to refuse
   { name: 'create-accepts-unwrapped', breaks: 'data is required', caughtBy: ['create.reject.missing-data'], behaviour: { acceptUnwrapped: true } },
@@ -54,6 +60,9 @@ export const FAULTS: readonly Fault[] = [
   { name: 'create-name-coerced', breaks: 'name is a string', caughtBy: ['create.reject.name-not-string'], behaviour: { coerceName: true } },
   { name: 'create-type-optional', breaks: 'type is required', caughtBy: ['create.reject.missing-type'], behaviour: { requireType: false } },
   { name: 'create-type-unchecked', breaks: 'type is always application_key', caughtBy: ['create.reject.wrong-type'], behaviour: { checkTypeValue: false } },
+  { name: 'type-case-insensitive', breaks: 'type is exactly application_key (not Application_Key, not with spaces around it)', caughtBy: ['create.reject.wrong-type'], behaviour: { typeCaseInsensitive: true } },
+  { name: 'validation-403', breaks: 'a body that fails validation is refused with 400 or 422 (403 says nothing about the body)', caughtBy: ['create.reject.missing-name', 'create.name.empty.rejected'], behaviour: { validationStatus: 403 } },
+  { name: 'null-rate-limit-500', breaks: 'a shape left open (reserved_rate_limit null) gets a 2xx or a 4xx, never a 5xx', caughtBy: ['create.request.open-shapes'], behaviour: { nullRateLimit: 'crash' } },
   { name: 'rate-limit-coerced', breaks: 'reserved_rate_limit is an integer, not a string', caughtBy: ['create.reject.rate-limit-string'], behaviour: { coerceRateLimit: true } },
   { name: 'rate-limit-fraction-accepted', breaks: 'reserved_rate_limit is an integer', caughtBy: ['create.reject.rate-limit-fraction'], behaviour: { acceptFractionalRateLimit: true } },
   { name: 'malformed-json-500', breaks: 'a body that is not JSON is refused with 4xx, never 5xx', caughtBy: ['create.reject.not-json'], behaviour: { malformedJsonStatus: 500 } },
@@ -70,7 +79,7 @@ export const FAULTS: readonly Fault[] = [
   { name: 'page-total-in-records', breaks: 'page[total] is the page count', caughtBy: ['list.page.arithmetic'], behaviour: { pageTotalUnit: 'records' } },
   { name: 'current-from-zero', breaks: 'page[current] is offset/limit + 1', caughtBy: ['list.page.arithmetic'], behaviour: { currentFromZero: true } },
   { name: 'drop-page-boundary', breaks: 'paging by offset meets every record (the first of each later page is lost)', caughtBy: ['list.offset.traversal', 'list.total.unfiltered'], behaviour: { dropPageBoundary: true } },
-  { name: 'hard-limit-missing', breaks: 'no record past offset 10,000 on /v2/orders and /v2/files', caughtBy: ['list.offset.hard-limit', 'list.offset.hard-limit-error'], behaviour: { hardOffsetLimit: false } },
+  { name: 'hard-limit-missing', breaks: 'no record past offset 10,000 on /v2/orders and /v2/files', caughtBy: ['list.offset.hard-limit', 'list.offset.hard-limit-error'], behaviour: { hardOffsetLimit: false }, operations: ['orders'] },
 
   // Lists: totals and empty pages
   { name: 'total-ignores-filter', breaks: 'results.total counts the records after the filter', caughtBy: ['list.total.filtered'], behaviour: { totalIgnoresFilter: true } },
@@ -79,10 +88,18 @@ export const FAULTS: readonly Fault[] = [
 
   // Lists: sorting, filtering, keyset traversal
   { name: 'ge-as-gt', breaks: 'ge includes records equal to the value (keyset walks lose records tied on a timestamp)', caughtBy: ['list.filter.ge', 'list.keyset.created-at', 'list.keyset.updated-at'], behaviour: { geAsGt: true } },
-  { name: 'gt-as-ge', breaks: 'gt excludes records equal to the value', caughtBy: ['list.keyset.id'], behaviour: { gtAsGe: true } },
+  { name: 'gt-as-ge', breaks: 'gt excludes records equal to the value', caughtBy: ['list.keyset.id', 'list.filter.gt'], behaviour: { gtAsGe: true } },
+  { name: 'gt-hidden-precision', breaks: 'gt returns only records whose shown value is greater (a store comparing finer than it shows returns records shown equal)', caughtBy: ['list.filter.gt'], behaviour: { hiddenPrecision: true } },
   { name: 'filter-ignored', breaks: 'a filter selects records (it is parsed, then ignored)', caughtBy: ['list.filter.gt', 'list.filter.ge'], behaviour: { ignoreFilter: true } },
   { name: 'sort-ignored', breaks: 'sort orders the records', caughtBy: ['list.sort.id', 'list.sort.updated-at', 'list.sort.descending'], behaviour: { ignoreSort: true } },
-  { name: 'unstable-ties', breaks: 'a stable order: records tied on a timestamp keep their place between requests', caughtBy: ['list.offset.traversal'], behaviour: { unstableTies: true } },
+  { name: 'unstable-ties', breaks: 'a stable order: records tied on the sort key come in the same order past offset 0 as at offset 0', caughtBy: ['list.offset.traversal'], behaviour: { unstableTies: true } },
+
+  // Lists: faults of one operation, one kind of path, or one kind of request (a test of a
+  // single endpoint, or of the first page, misses them)
+  { name: 'customers-total-ignores-filter', breaks: 'results.total counts the records after the filter (wrong on /v2/customers only)', caughtBy: ['list.total.filtered'], behaviour: { totalIgnoresFilter: true, listFaultScope: { paths: ['/v2/customers'] } }, operations: ['customers'] },
+  { name: 'nested-drop-page-boundary', breaks: 'paging by offset meets every record (lost at page boundaries on nested paths only)', caughtBy: ['list.offset.traversal'], behaviour: { dropPageBoundary: true, listFaultScope: { paths: 'nested' } } },
+  { name: 'sort-ignored-past-first-page', breaks: 'sort orders every page (past offset 0 the store\'s natural order, newest first, comes back)', caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'], behaviour: { ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { when: 'offset' } } },
+  { name: 'filter-offset-ignored', breaks: 'page[offset] skips records under a filter too (ignored when a filter is present)', caughtBy: ['list.filter.ge'], behaviour: { offsetUnit: 'ignored', listFaultScope: { when: 'filter' } } },
 
   // Lists: bad parameters
   { name: 'bad-paging-500', breaks: 'invalid page[limit]/page[offset] never get a 5xx', caughtBy: ['list.params.invalid'], behaviour: { crashOnBadPaging: true } },

@@ -91,14 +91,15 @@ export function readBody(req: IncomingMessage): Promise<Buffer> {
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
- * The body of a request that must carry JSON: 415 for another media type, 400 for an empty
- * or malformed body (or `malformedJsonStatus`, which a fault may set to 500).
+ * The body of a request that must carry JSON: 415 for another media type (unless the
+ * behaviour is lenient: READING.md leaves the Content-Type of a JSON body open), 400 for an
+ * empty or malformed body (or `malformedJsonStatus`, which a fault may set to 500).
  */
 export async function readJson(req: IncomingMessage, b: Behaviour): Promise<unknown> {
   const raw = await readBody(req);
   const type = req.headers['content-type'];
   if (raw.length === 0) throw new HttpError(400, 'A request body is required.');
-  if (!type || !JSON_TYPE.test(type)) throw new HttpError(415, 'The request body must be sent as application/json.');
+  if (!b.lenientContentType && (!type || !JSON_TYPE.test(type))) throw new HttpError(415, 'The request body must be sent as application/json.');
   try {
     return JSON.parse(raw.toString('utf8'));
   } catch {

@@ -7,10 +7,11 @@ import { CONFORMING, type Behaviour } from './behaviour.js';
 import { HttpError, sendError } from './http.js';
 import { listRoute, ROUTES, type RouteContext } from './routes.js';
 import { Store } from './store.js';
+import { dataShapeOf } from './lists.js';
 import { faultBehaviour } from './faults.js';
 import { variantBehaviour } from './variants.js';
 
-export { CONFORMING, type Behaviour } from './behaviour.js';
+export { CONFORMING, LIST_FAULT_KNOBS, type Behaviour, type ListFaultScope } from './behaviour.js';
 export { FAULTS, type Fault } from './faults.js';
 export { VARIANTS, type Variant } from './variants.js';
 export { Store } from './store.js';
@@ -60,12 +61,14 @@ export function resolveBehaviour(options: Pick<ReferenceServerOptions, 'faults' 
   };
 }
 
-export function createReferenceHandler(options: ReferenceServerOptions, store = new Store({ seed: options.seed, records: options.records, emptyList: options.emptyList, recentRecords: options.recentRecords })): {
+export function createReferenceHandler(options: ReferenceServerOptions, given?: Store): {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   behaviour: Behaviour;
   store: Store;
 } {
   const b = resolveBehaviour(options);
+  // The list data follows the behaviour: microsecond times for the micros style, its id format.
+  const store = given ?? new Store({ seed: options.seed, records: options.records, emptyList: options.emptyList, recentRecords: options.recentRecords, shape: dataShapeOf(b) });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const host = req.headers.host ?? 'localhost';

@@ -2,8 +2,8 @@
 // parent lists their placeholders come from, and the two lists of things the suite creates.
 // Data is generated from the seed, per concrete path, on first use.
 import { Faker, base, en } from '@faker-js/faker';
-import type { Behaviour } from './behaviour.js';
-import { Collection, parseFilter, slugOf, SORT_FIELDS, type FilterTerm, type ListRecord, type Query, type SortField } from './collection.js';
+import { CONFORMING, LIST_FAULT_KNOBS, type Behaviour } from './behaviour.js';
+import { Collection, parseFilter, slugOf, SORT_FIELDS, type FilterTerm, type ListRecord, type OrderField, type Query, type SortField } from './collection.js';
 import { HttpError, sendJson } from './http.js';
 import { endpointsOf, loadCatalogSpec, placeholders, type ParentSource } from '../lib/catalog.js';
 import type { RouteContext } from './routes.js';
@@ -48,8 +48,6 @@ export function listTemplates(): { templates: ListTemplate[]; parents: Record<st
   return { templates, parents: spec.parents };
 }
 
-const YEAR = 365 * 24 * 3600 * 1000;
-
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 const ID = Buffer.alloc(36);
 
@@ -71,47 +69,91 @@ function uuid(seq: number, random: () => number): string {
   return ID.toString('latin1');
 }
 
+/** How a store's list data is shaped by the behaviour it serves. */
+export interface DataShape {
+  /** Whole seconds (every style shows them exactly), or distinct below the millisecond. */
+  precision: 'seconds' | 'micros';
+  ids: Behaviour['listIds'];
+}
+
+export const PLAIN_DATA: DataShape = { precision: 'seconds', ids: 'uuid' };
+
+export function dataShapeOf(b: Behaviour): DataShape {
+  return { precision: b.timestampStyle === 'micros-z' ? 'micros' : 'seconds', ids: b.listIds };
+}
+
+const MS = 1000;
+const S = 1_000_000;
+const DAY_US = 24 * 3600 * S;
+
+/** A share of the records in tie groups of 2 to 6 (4 on average): p·4 / (1 + 3p) ≈ 15%. */
+const TIE_START = 0.15 / (4 - 0.45);
+
 /**
- * Seeded records: timestamps over the past year in whole seconds, ~15% of them in groups tied
- * on created_at. @faker-js/faker, seeded, gives the names; a small seeded generator the rest,
- * so a million records take about a second.
+ * Ties on `field` at random places: walking the records in that order, a group of 2 to 6
+ * neighbours now and then takes one value (created: the group's earliest, updated: its
+ * latest, so created ≤ updated holds). Random places, so that no page size of the suite (100,
+ * 25, 7) lines up with them: the suite puts its own page boundaries inside ties.
  */
-export function generateRecords(seed: number, label: string, count: number, now: number, recent = false): ListRecord[] {
+function tieUp(records: readonly ListRecord[], field: 'created' | 'updated', random: () => number): void {
+  const sorted = [...records].sort((a, b) => a[field] - b[field]);
+  for (let i = 0; i < sorted.length; ) {
+    if (random() >= TIE_START) {
+      i++;
+      continue;
+    }
+    const n = Math.min(sorted.length - i, 2 + Math.floor(random() * 5));
+    const v = field === 'created' ? sorted[i]![field] : sorted[i + n - 1]![field];
+    for (let k = i; k < i + n; k++) sorted[k]![field] = v;
+    i += n;
+  }
+}
+
+/**
+ * Seeded records: timestamps over the past year (epoch microseconds: whole seconds, or with
+ * `micros` any microsecond, some records only a few microseconds apart within one
+ * millisecond), ~15% of records in groups tied on created_at and on updated_at. Ids rise with
+ * the order of generation (numeric ones with random gaps, so that they have 1 to 5 digits and
+ * string order is not number order). @faker-js/faker, seeded, gives the names; a small seeded
+ * generator the rest, so a million records take about a second.
+ */
+export function generateRecords(seed: number, label: string, count: number, now: number, recent = false, shape: DataShape = PLAIN_DATA): ListRecord[] {
   const f = new Faker({ locale: [en, base] });
   f.seed(hash32(`${seed}:${label}`));
   const names = Array.from({ length: 256 }, () => f.commerce.productName());
   const random = seededRandom(f.number.int({ min: 1, max: 2 ** 31 }));
   const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
   const type = label.split('/').filter(Boolean).at(-1) ?? 'record';
+  const micros = shape.precision === 'micros';
+  let serial = 0;
+  const idOf = (seq: number): string => {
+    if (shape.ids === 'uuid') return uuid(seq, random);
+    if (shape.ids === 'prefixed') return `rec_${String(seq).padStart(8, '0')}${Math.floor(random() * 16 ** 6).toString(16).padStart(6, '0')}`;
+    serial += int(1, 9);
+    return String(serial);
+  };
   const out: ListRecord[] = [];
   // Newest a day old (older than the suite's time buffer), or, `recent`, within 30 seconds.
-  const newest = recent ? now - 1000 : now - 24 * 3600 * 1000;
-  const span = recent ? 30_000 : YEAR;
+  const newest = (recent ? now - 1000 : now) * MS - (recent ? 0 : DAY_US);
+  const span = recent ? 30 * S : 365 * DAY_US;
   while (out.length < count) {
-    // Whole seconds: a variant that renders timestamps without milliseconds stays exact.
-    const created = Math.floor((newest - int(0, span)) / 1000) * 1000;
-    const tie = random() < 0.15 ? int(2, 6) : 1;
-    for (let i = 0; i < tie && out.length < count; i++) {
-      const updated = random() < 0.3 ? created : Math.min(newest, created + int(0, recent ? 20 : 30 * 24 * 3600) * 1000);
-      out.push({ id: uuid(out.length, random), type, name: names[int(0, names.length - 1)]!, seq: out.length, created, updated });
-    }
+    const prev = out.at(-1);
+    let created: number;
+    if (!micros) created = Math.floor((newest - int(0, span)) / S) * S;
+    else if (prev && random() < 0.1) {
+      // Within the millisecond of the previous record: apart only below the millisecond.
+      const ms = prev.created - (prev.created % MS);
+      created = ms + ((prev.created - ms + int(1, MS - 1)) % MS);
+    } else created = newest - int(0, span);
+    // Updated up to 30 days later (20 s when recent), never past the newest: no pile-up there.
+    const room = Math.max(0, Math.min(recent ? 20 * S : 30 * DAY_US, newest - created));
+    const updated = random() < 0.3 ? created : created + (micros ? int(0, room) : int(0, Math.floor(room / S)) * S);
+    out.push({ id: idOf(out.length), type, name: names[int(0, names.length - 1)]!, seq: out.length, created, updated });
   }
-  // Ties on updated_at too: some records share one.
-  for (let i = 0; i + 1 < out.length; i += 17) out[i + 1]!.updated = Math.max(out[i + 1]!.created, out[i]!.updated);
-  // A tie across every page boundary of 100 in both timestamp orders: where a keyset walk
-  // that uses gt instead of ge, or an unstable tie order, loses or repeats a record.
-  const byCreated = [...out].sort((a, b) => a.created - b.created);
-  for (let i = PAGE_BOUNDARY; i < byCreated.length; i += PAGE_BOUNDARY) {
-    const before = byCreated[i - 1]!;
-    before.created = byCreated[i]!.created;
-    before.updated = Math.max(before.updated, before.created);
-  }
-  const byUpdated = [...out].sort((a, b) => a.updated - b.updated);
-  for (let i = PAGE_BOUNDARY; i < byUpdated.length; i += PAGE_BOUNDARY) byUpdated[i - 1]!.updated = byUpdated[i]!.updated;
+  tieUp(out, 'created', random);
+  tieUp(out, 'updated', random);
   return out;
 }
-
-const PAGE_BOUNDARY = 100;
 
 export interface ListOptions {
   seed: number;
@@ -122,6 +164,7 @@ export interface ListOptions {
   emptyList: boolean;
   /** Records created in the last 30 seconds, as by a server that seeds its data at start-up. */
   recent: boolean;
+  shape: DataShape;
 }
 
 export class ListData {
@@ -149,7 +192,8 @@ export class ListData {
   collection(t: ListTemplate, concrete: string): Collection {
     let c = this.#collections.get(concrete);
     if (!c) {
-      c = new Collection(generateRecords(this.options.seed, concrete, this.#sizeOf(t, concrete), this.options.now, this.options.recent));
+      const { seed, now, recent, shape } = this.options;
+      c = new Collection(generateRecords(seed, concrete, this.#sizeOf(t, concrete), now, recent, shape), { idOrder: shape.ids === 'numeric' ? 'numeric' : 'string' });
       this.#collections.set(concrete, c);
     }
     return c;
@@ -186,9 +230,14 @@ function intParam(ctx: RouteContext, name: string): number | undefined {
   return Number(raw);
 }
 
+function defaultOrder(b: Behaviour): Query['sort'] {
+  if (b.defaultOrder === '-created_at') return { field: 'created_at', descending: true };
+  return { field: b.defaultOrder, descending: false };
+}
+
 export function parseQuery(ctx: RouteContext, hardOffsetLimit: boolean): Query {
   const b = ctx.b;
-  let limit = intParam(ctx, 'page[limit]') ?? b.defaultLimit ?? ctx.store.pageLength;
+  let limit = intParam(ctx, 'page[limit]') ?? b.defaultLimit ?? b.pageLength;
   if (limit < 1) {
     if (b.crashOnBadPaging) throw new HttpError(500, 'Division by zero.');
     throw new HttpError(400, 'page[limit] must be at least 1.');
@@ -203,7 +252,7 @@ export function parseQuery(ctx: RouteContext, hardOffsetLimit: boolean): Query {
   }
   const offset = b.offsetUnit === 'pages' ? rawOffset * limit : b.offsetUnit === 'one-based' ? Math.max(0, rawOffset - 1) : b.offsetUnit === 'ignored' ? 0 : rawOffset;
   const sortRaw = ctx.query.get('sort');
-  let sort: Query['sort'] = { field: 'created_at', descending: false };
+  let sort = defaultOrder(b);
   if (sortRaw !== null) {
     const descending = sortRaw.startsWith('-');
     const field = descending ? sortRaw.slice(1) : sortRaw;
@@ -214,6 +263,7 @@ export function parseQuery(ctx: RouteContext, hardOffsetLimit: boolean): Query {
   let filters: FilterTerm[] = filterRaw === null || filterRaw === '' ? [] : parseFilter(filterRaw);
   if (b.ignoreFilter) filters = [];
   if (b.hiddenPrecision) {
+    // Half a microsecond below the value: a record shown equal to it compares as after it.
     filters = filters.map((t) => (t.field === 'created_at' || t.field === 'updated_at' ? { ...t, values: t.values.map((v) => (v as number) - 0.5) } : t));
   }
   if (b.geAsGt || b.gtAsGe) {
@@ -222,72 +272,117 @@ export function parseQuery(ctx: RouteContext, hardOffsetLimit: boolean): Query {
   return { offset, limit, sort, filters };
 }
 
+/**
+ * The behaviour one list request sees: outside the fault's scope (another path, the first
+ * page, no filter), the conforming values of the list fault knobs.
+ */
+export function scopedBehaviour(b: Behaviour, template: string | undefined, query: URLSearchParams): Behaviour {
+  const scope = b.listFaultScope;
+  if (!scope) return b;
+  const offset = Number(query.get('page[offset]') ?? 0) > 0;
+  const filter = (query.get('filter') ?? '') !== '';
+  const onPath = scope.paths === undefined || (template !== undefined && (scope.paths === 'nested' ? template.includes('{') : scope.paths.includes(template)));
+  const now = scope.when === undefined || (scope.when === 'offset' ? offset : scope.when === 'filter' ? filter : filter && offset);
+  if (onPath && now) return b;
+  const out: Behaviour = { ...b };
+  for (const k of LIST_FAULT_KNOBS) (out as unknown as Record<string, unknown>)[k] = CONFORMING[k];
+  return out;
+}
+
 // --- Rendering -------------------------------------------------------------------------
 
-/** A timestamp in the behaviour's style (the contract leaves the format open). */
-export function renderTimestamp(ms: number, b: Behaviour): string {
+/** Offsets of the mixed-offsets style, in minutes: whole hours, half and quarter hours, both signs. */
+const OFFSETS = [120, -300, 330, 0, -600, 545, -210, 840, -60, 600];
+
+/**
+ * A timestamp (epoch microseconds) in the behaviour's style: the contract leaves the format
+ * open. `salt` picks the offset of the mixed-offsets style (a record's seq), so one record
+ * always shows the same string.
+ */
+export function renderTimestamp(us: number, b: Behaviour, salt = 0): string {
+  const ms = Math.floor(us / MS);
   const s = new Date(ms).toISOString();
-  if (b.timestampStyle === 'seconds-z') return `${s.slice(0, 19)}Z`;
-  return b.timestampStyle === 'iso-ms-z' ? s : `${s.slice(0, 19)}+00:00`;
+  switch (b.timestampStyle) {
+    case 'iso-ms-z':
+      return s;
+    case 'seconds-z':
+      return `${s.slice(0, 19)}Z`;
+    case 'seconds-offset':
+      return `${s.slice(0, 19)}+00:00`;
+    case 'micros-z':
+      return `${s.slice(0, 19)}.${String(((us % S) + S) % S).padStart(6, '0')}Z`;
+    case 'mixed-offsets': {
+      const minutes = OFFSETS[salt % OFFSETS.length]!;
+      const local = new Date(ms + minutes * 60_000).toISOString().slice(0, 23);
+      const a = Math.abs(minutes);
+      return `${local}${minutes < 0 ? '-' : '+'}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
+    }
+  }
 }
 
 export function recordJson(r: ListRecord, b: Behaviour): unknown {
-  return {
-    id: r.id,
-    type: r.type,
-    name: r.name,
-    slug: slugOf(r),
-    meta: { timestamps: { created_at: renderTimestamp(r.created, b), updated_at: renderTimestamp(r.updated, b) }, ...(b.extraFields ? { owner: 'store' } : {}) },
-    ...(b.extraFields ? { attributes: { status: 'live' } } : {}),
-  };
+  const timestamps = { created_at: renderTimestamp(r.created, b, r.seq), updated_at: renderTimestamp(r.updated, b, r.seq + 3) };
+  const out: Record<string, unknown> = { id: r.id, type: r.type, name: r.name, slug: slugOf(r) };
+  // Where the catalog looks (meta.timestamps), or, laid out otherwise, among the attributes.
+  if (b.timestampsAt === 'meta') out.meta = b.extraFields ? { timestamps, owner: 'store' } : { timestamps };
+  else if (b.extraFields) out.meta = { owner: 'store' };
+  if (b.timestampsAt === 'attributes') out.attributes = b.extraFields ? { ...timestamps, status: 'live' } : timestamps;
+  else if (b.extraFields) out.attributes = { status: 'live' };
+  return out;
 }
 
-/**
- * The unstable-ties fault: each run of records tied on the sort key comes in id order on even
- * pages and in reverse on odd ones, so the order moves between requests (deterministically:
- * the same request always gets the same answer, and tests do not depend on chance).
- */
-function unstableTies(records: ListRecord[], field: SortField, reverse: boolean): ListRecord[] {
-  if (field === 'id' || !reverse) return records;
+/** Each run of records tied on the sort key, reversed (the unstable-ties fault). */
+function reverseTies(records: ListRecord[], field: OrderField): ListRecord[] {
+  if (field === 'id' || field === 'insertion') return records;
   const k = field === 'updated_at' ? 'updated' : 'created';
   const out: ListRecord[] = [];
   for (let i = 0; i < records.length; ) {
     let j = i + 1;
     while (j < records.length && records[j]![k] === records[i]![k]) j++;
-    out.push(...records.slice(i, j).reverse());
+    for (let x = j - 1; x >= i; x--) out.push(records[x]!);
     i = j;
   }
   return out;
 }
 
-export function sendPage(ctx: RouteContext, collection: Collection, hardOffsetLimit: boolean, catalogStyle: boolean, render: (r: ListRecord) => unknown): void {
-  const b = ctx.b;
-  const q = parseQuery(ctx, hardOffsetLimit);
+export interface PageSource {
+  /** The path template of spec/list-operations.yaml (absent: a list of the store's own things). */
+  template?: string;
+  hardOffsetLimit: boolean;
+  /** catalog lists link with `self`, /v2 lists with `current` (the real platform). */
+  catalogStyle: boolean;
+}
+
+export function sendPage(ctx: RouteContext, collection: Collection, source: PageSource, render: (r: ListRecord) => unknown): void {
+  const b = scopedBehaviour(ctx.b, source.template, ctx.query);
+  const q = parseQuery({ ...ctx, b }, source.hardOffsetLimit);
   const full = b.totalIgnoresFilter && q.filters.length ? collection.query({ ...q, filters: [], limit: 0 }).total : undefined;
   let page = collection.query(b.dropPageBoundary && q.offset > 0 ? { ...q, offset: q.offset + 1 } : q);
   if (b.crashPastEnd && q.offset >= page.total && page.total > 0) throw new HttpError(500, 'Index out of range.');
-  if (b.unstableTies) {
+  if (b.unstableTies && q.offset > 0) {
+    // Deterministic: the same request always gets the same answer, and the first page is
+    // always in the other order, so tests do not depend on chance.
     const all = collection.query({ ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER });
-    const odd = Math.floor(q.offset / q.limit) % 2 === 1;
-    page = { records: unstableTies(all.records, q.sort.field, odd).slice(q.offset, q.offset + q.limit), total: all.total };
+    page = { records: reverseTies(all.records, q.sort.field).slice(q.offset, q.offset + q.limit), total: all.total };
   }
   const records = page.records;
   const total = full ?? page.total;
   const pages = Math.ceil(total / q.limit);
   const rawOffset = Number(ctx.query.get('page[offset]') ?? 0);
-  let current = Math.floor(q.offset / q.limit) + (b.currentFromZero ? 0 : 1);
+  const formula = Math.floor(q.offset / q.limit) + (b.currentFromZero ? 0 : 1);
+  let current = formula;
   let pageTotal = b.pageTotalUnit === 'records' ? total : pages;
-  // READING.md: with zero results, current and total are 0 or 1.
+  // READING.md: with zero results, current and total may be 0 or 1 (or current the formula).
   if (total === 0) {
-    current = b.currentFromZero ? 0 : 1;
-    if (b.emptyPageNumbers === 'one-one') pageTotal = 1;
+    current = b.emptyCurrent === 'zero' ? 0 : b.emptyCurrent === 'one' ? 1 : formula;
+    pageTotal = b.emptyPageTotal;
   }
   const n = (x: number): number | string => (b.metaAsStrings ? String(x) : x);
   const meta = { page: { limit: n(q.limit), offset: n(rawOffset), current: n(current), total: n(pageTotal) }, results: { total: n(total) } };
   const body: Record<string, unknown> = { [b.listDataKey]: records.map(render) };
   if (records.length > 0 || b.emptyMeta === 'present') body.meta = meta;
   else if (b.emptyMeta === 'null') body.meta = null;
-  if (b.links) body.links = links(ctx, q.limit, rawOffset, total, catalogStyle, b.listLinks === 'extra' || b.extraFields);
+  if (b.links) body.links = links(ctx, q.limit, rawOffset, total, source.catalogStyle, b.listLinks === 'extra' || b.extraFields);
   if (b.extraFields && body.meta) (body.meta as Record<string, unknown>).stores = { region: 'eu-west' };
   sendJson(ctx.res, 200, body);
 }

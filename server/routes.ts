@@ -30,11 +30,15 @@ export interface Route {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The uuid-case-sensitive fault: only lower-case hex passes. */
+const UUID_LOWER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** The uuid-partial-match fault: the pattern without its anchors, so `x<uuid>x` passes. */
+const UUID_ANYWHERE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 const SLUG = /^[a-z0-9_-]{1,63}$/;
 const API_TYPE = /^[a-z0-9_]{1,59}_ext$/;
 
-function timestamp(d: Date, b: Behaviour): string {
-  return renderTimestamp(d.getTime(), b);
+function timestamp(d: Date, b: Behaviour, salt = 0): string {
+  return renderTimestamp(d.getTime() * 1000, b, salt);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -55,8 +59,10 @@ function dataOf(body: unknown, b: Behaviour): Record<string, unknown> {
   return body.data;
 }
 
+/** A Custom API's or Application Key's id: UUID-shaped (READING.md), else 400 (or the fault's status). */
 function checkId(raw: string, b: Behaviour): string {
-  if (!UUID.test(raw)) throw new HttpError(b.malformedIdStatus, `'${raw.slice(0, 80)}' is not a valid id: a UUID is expected.`);
+  const pattern = b.uuidPartialMatch ? UUID_ANYWHERE : b.uuidCaseSensitive ? UUID_LOWER : UUID;
+  if (!pattern.test(raw)) throw new HttpError(b.malformedIdStatus, `'${raw.slice(0, 80)}' is not a valid id: a UUID is expected.`);
   return raw.toLowerCase();
 }
 
@@ -69,7 +75,7 @@ function newId(store: Store, b: Behaviour): string {
 const CUSTOM_APIS = '/v2/settings/extensions/custom-apis';
 
 function customApiJson(c: CustomApi, ctx: RouteContext): unknown {
-  const t = timestamp(c.created, ctx.b);
+  const t = timestamp(c.created, ctx.b, c.id.charCodeAt(0));
   return {
     id: c.id,
     type: c.type,
@@ -130,19 +136,22 @@ function nameLength(name: string, b: Behaviour): number {
 }
 
 function keyJson(k: ApplicationKey, ctx: RouteContext): Record<string, unknown> {
-  const t = timestamp(k.created, ctx.b);
+  const t = timestamp(k.created, ctx.b, k.serial);
+  const limit = k.reserved_rate_limit === undefined || !ctx.b.echoRateLimit ? undefined : ctx.b.rateLimitEchoWrong ? k.reserved_rate_limit + 1 : k.reserved_rate_limit;
   return {
     id: k.id,
     type: k.type,
     name: k.name,
     client_id: k.client_id,
     client_secret: k.client_secret,
-    ...(k.reserved_rate_limit !== undefined && ctx.b.echoRateLimit ? { reserved_rate_limit: k.reserved_rate_limit } : {}),
+    ...(limit !== undefined ? { reserved_rate_limit: limit } : {}),
     meta: { timestamps: { created_at: t, updated_at: t, last_used_at: k.last_used_at } },
     ...(ctx.b.links ? { links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}` } } : {}),
     ...(ctx.b.extraFields ? { description: '', scopes: ['*'] } : {}),
   };
 }
+
+const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 function validKey(body: unknown, b: Behaviour): { name: string; type: string; reserved_rate_limit?: number } {
   const d = dataOf(body, b);
@@ -165,8 +174,15 @@ function validKey(body: unknown, b: Behaviour): { name: string; type: string; re
     if (b.requireType) bad("The field 'type' is required.");
     type = 'application_key';
   }
+  // The type-case-insensitive fault takes `Application_Key` and ` application_key ` (and stores the constant).
+  if (b.typeCaseInsensitive && typeof type === 'string' && type.trim().toLowerCase() === 'application_key') type = 'application_key';
   if (type !== 'application_key' && b.checkTypeValue) bad("The field 'type' must be 'application_key'.");
   let limit = d.reserved_rate_limit;
+  if (limit === null) {
+    // An optional member given as null: READING.md leaves it open (refused, or taken as absent).
+    if (b.nullRateLimit === 'crash') throw new HttpError(500, 'Cannot read the reserved rate limit.');
+    if (b.nullRateLimit === 'accept') limit = undefined;
+  }
   if (limit === undefined && b.requireRateLimit) bad("The field 'reserved_rate_limit' is required.");
   if (limit !== undefined) {
     if (typeof limit === 'string' && b.coerceRateLimit && limit.trim() !== '' && Number.isFinite(Number(limit))) limit = Number(limit);
@@ -175,7 +191,11 @@ function validKey(body: unknown, b: Behaviour): { name: string; type: string; re
     if ((limit as number) < 0) bad("The field 'reserved_rate_limit' must not be negative.");
     if ((limit as number) > b.maxRateLimit) throw new HttpError(409, 'The requested reserved rate limit will exceed the maximum.');
   }
-  return { name: name as string, type: String(type), ...(limit !== undefined ? { reserved_rate_limit: limit as number } : {}) };
+  // Faults that change the name after it passed validation: what the client stored differs from what it sent.
+  let stored = name as string;
+  if (b.nameTrimmed) stored = stored.trim();
+  if (b.nameHtmlEscaped) stored = stored.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]!);
+  return { name: stored, type: String(type), ...(limit !== undefined ? { reserved_rate_limit: limit as number } : {}) };
 }
 
 // --- Lists ------------------------------------------------------------------------------
@@ -189,7 +209,7 @@ export function listRoute(t: ListTemplate): Route {
       const values = Object.fromEntries(t.params.map((n, i) => [n, ctx.params[i]!]));
       ctx.store.lists.checkParents(t, values);
       const concrete = t.params.reduce((p, n) => p.replace(`{${n}}`, values[n]!), t.template);
-      sendPage(ctx, ctx.store.lists.collection(t, concrete), t.hardOffsetLimit, t.catalogStyle, (r) => recordJson(r, ctx.b));
+      sendPage(ctx, ctx.store.lists.collection(t, concrete), { template: t.template, hardOffsetLimit: t.hardOffsetLimit, catalogStyle: t.catalogStyle }, (r) => recordJson(r, ctx.b));
     },
   };
 }
@@ -200,10 +220,10 @@ function storeList<T extends { id: string; name: string; created: Date }>(ctx: R
   const records: ListRecord[] = [];
   for (const item of items) {
     byId.set(item.id, item);
-    const t = item.created.getTime();
+    const t = item.created.getTime() * 1000;
     records.push({ id: item.id, type: 'item', name: item.name, seq: records.length, created: t, updated: t });
   }
-  sendPage(ctx, new Collection(records), false, false, (r) => render(byId.get(r.id)!));
+  sendPage(ctx, new Collection(records), { hardOffsetLimit: false, catalogStyle: false }, (r) => render(byId.get(r.id)!));
 }
 
 export const ROUTES: Route[] = [
@@ -211,7 +231,7 @@ export const ROUTES: Route[] = [
     method: 'GET',
     pattern: /^\/v2\/settings$/,
     handle(ctx) {
-      sendJson(ctx.res, 200, { data: { type: 'settings', page_length: ctx.store.pageLength } });
+      sendJson(ctx.res, 200, { data: { type: 'settings', page_length: ctx.b.pageLength } });
     },
   },
   {
@@ -287,11 +307,12 @@ export const ROUTES: Route[] = [
         ...(v.reserved_rate_limit !== undefined ? { reserved_rate_limit: v.reserved_rate_limit } : {}),
         created: new Date(),
         last_used_at: b.lastUsedAtSet ? new Date().toISOString() : null,
+        serial: store.serial,
       };
       store.applicationKeys.set(k.id, k);
       const data = keyJson(k, ctx);
       const body = b.topLevelMetaLinks
-        ? { data, meta: { ...(b.extraFields ? { request_id: store.uuid() } : {}) }, ...(b.links ? { links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}`, ...(b.extraFields ? { related: `${ctx.baseUrl}${APPLICATION_KEYS}` } : {}) } } : {}) }
+        ? { data, meta: { ...(b.extraFields ? { request_id: store.uuid() } : {}) }, ...(b.links && b.topLevelLinks ? { links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}`, ...(b.extraFields ? { related: `${ctx.baseUrl}${APPLICATION_KEYS}` } : {}) } } : {}) }
         : { data };
       sendJson(ctx.res, b.createStatus, body);
     },

@@ -1,4 +1,4 @@
-import { ListData } from './lists.js';
+import { ListData, PLAIN_DATA, type DataShape } from './lists.js';
 import { seededRandom } from '../lib/random.js';
 
 // The reference server's in-memory records.
@@ -26,6 +26,8 @@ export interface ApplicationKey {
   reserved_rate_limit?: number;
   created: Date;
   last_used_at: string | null;
+  /** Picks the offset of the mixed-offsets timestamp style. */
+  serial: number;
 }
 
 export interface StoreOptions {
@@ -36,6 +38,8 @@ export interface StoreOptions {
   emptyList?: boolean;
   /** List records created in the last 30 seconds (a store seeded at start-up). */
   recentRecords?: boolean;
+  /** Timestamp precision and id format of the list data (the behaviour's, server/lists.ts). */
+  shape?: DataShape;
 }
 
 export class Store {
@@ -45,7 +49,7 @@ export class Store {
   constructor(options: StoreOptions = {}) {
     const seed = options.seed ?? Date.now() % 2 ** 31;
     this.#random = seededRandom(seed);
-    this.lists = new ListData({ seed, records: options.records ?? 130, now: Date.now(), emptyList: options.emptyList ?? true, recent: options.recentRecords ?? false });
+    this.lists = new ListData({ seed, records: options.records ?? 130, now: Date.now(), emptyList: options.emptyList ?? true, recent: options.recentRecords ?? false, shape: options.shape ?? PLAIN_DATA });
   }
 
   /** A version 4 UUID from the store's seeded generator. */
@@ -59,8 +63,6 @@ export class Store {
 
   readonly customApis = new Map<string, CustomApi>();
   readonly applicationKeys = new Map<string, ApplicationKey>();
-  /** Store settings (GET /v2/settings), the real platform's page_length. */
-  pageLength = 25;
   /** Counter behind numeric ids (a fault's id format). */
   serial = 0;
 }

@@ -1,35 +1,60 @@
-// Legitimate variants: servers that make other choices the contract allows. Every MUST check
-// passes against each of them (the project's tests hold it); SHOULD checks may warn.
+// Legitimate variants: servers that make other choices the contract allows. The selftest runs
+// the suite against each through the CLI: every one must exit 0 (no MUST failure), warning
+// only where it declares. `allowedBy` names the clause that leaves the choice open, in our
+// own words.
 import type { Behaviour } from './behaviour.js';
 
 export interface Variant {
   name: string;
-  /** The choice it makes, and why the contract allows it. */
+  /** The choice it makes. */
   choice: string;
+  /** Where READING.md (or the contract) allows it: the section, and a paraphrase. */
+  allowedBy: string;
   /** SHOULD/INFO checks expected to warn against it (never a MUST). */
   warns: readonly string[];
   behaviour: Partial<Behaviour>;
+  /** List operations (keys of spec/list-operations.yaml) the selftest must run for it to show. */
+  operations?: readonly string[];
 }
 
+const TIMESTAMPS = 'contract § Resources: the timestamp format is not shown; READING.md § Pagination: sorts and filters compare instants, not strings';
+const EMPTY_PAGE = 'READING.md § Pagination: when nothing matches, current and total may each be 0 or 1';
+const DEFAULT_ORDER = 'READING.md § Pagination: no order is fixed for a list read without sort; offset traversal only needs it to be stable';
+const LIST_IDS = 'READING.md § Create an Application Key and § Delete a Custom API: only those ids must be UUIDs; the id format of list records is open, and sort=id is judged in the order the target sorts them';
+
 export const VARIANTS: readonly Variant[] = [
-  { name: 'validation-422', choice: 'validation errors answer 422 instead of 400 (READING.md: both pass)', warns: ['delete.malformed-id.400'], behaviour: { validationStatus: 422, malformedIdStatus: 422 } },
-  { name: 'auth-403', choice: 'a wrong token answers 403 instead of 401', warns: [], behaviour: { wrongTokenStatus: 403 } },
-  { name: 'created-as-200', choice: 'Created answered as 200 (the contract leaves the code open; 201 is a SHOULD)', warns: ['create.valid.201'], behaviour: { createStatus: 200 } },
-  { name: 'create-open', choice: 'Create an Application Key needs no token (the contract leaves it open)', warns: [], behaviour: { createWithoutAuth: true } },
-  { name: 'timestamps-no-millis', choice: 'timestamps without milliseconds (2026-01-01T00:00:00Z; the format is open)', warns: [], behaviour: { timestampStyle: 'seconds-z' } },
-  { name: 'timestamps-offset', choice: 'timestamps with a numeric offset (+00:00) instead of Z', warns: [], behaviour: { timestampStyle: 'seconds-offset' } },
-  { name: 'extra-fields', choice: 'undocumented extra fields and links everywhere: answers, records, errors, list meta and links', warns: [], behaviour: { extraFields: true } },
-  { name: 'no-links', choice: 'no links at all: not in answers, records or lists (the contract does not require them)', warns: ['create.response.top-level-parts'], behaviour: { links: false } },
-  { name: 'custom-api-platform', choice: 'creating a Custom API needs slug and api_type exactly as the real platform (patterns, unique slug)', warns: [], behaviour: { customApiPlatformRules: true } },
-  { name: 'data-only', choice: 'the create answer has only data (the real platform\'s OpenAPI file shows only data)', warns: ['create.response.top-level-parts'], behaviour: { topLevelMetaLinks: false } },
-  { name: 'rate-limit-409', choice: 'a reserved_rate_limit over the allowance is refused with 409 (the real platform does)', warns: [], behaviour: { maxRateLimit: 0 } },
-  { name: 'limit-over-100-refused', choice: 'page[limit] over 100 refused with 400 instead of clamped (READING.md: both pass)', warns: [], behaviour: { rejectOverLimit: true } },
-  { name: 'hard-limit-422', choice: 'the hard offset limit answered with 422', warns: [], behaviour: { hardOffsetStatus: 422 } },
-  { name: 'extra-list-links', choice: 'extra members in list links', warns: [], behaviour: { listLinks: 'extra' } },
-  { name: 'empty-page-total-1', choice: 'a zero-result page says total 1 (READING.md: 0 or 1)', warns: [], behaviour: { emptyPageNumbers: 'one-one' } },
-  { name: 'soft-limit-enforced', choice: 'offsets over 10,000 refused on every list (behaviour past the soft limit is not shown)', warns: [], behaviour: { softOffsetLimit: true } },
-  { name: 'hidden-timestamp-precision', choice: 'timestamps kept finer than shown: under gt, records shown equal to the value come back', warns: [], behaviour: { hiddenPrecision: true } },
-  { name: 'utf16-names', choice: 'name length in UTF-16 units (only characters outside the BMP differ: INFO)', warns: ['create.name.astral'], behaviour: { nameLengthUnit: 'utf16' } },
+  { name: 'validation-422', choice: 'validation errors answer 422 instead of 400', allowedBy: 'READING.md § Create an Application Key: a refused body may get 400 or 422', warns: ['delete.malformed-id.400'], behaviour: { validationStatus: 422, malformedIdStatus: 422 } },
+  { name: 'auth-403', choice: 'a wrong token answers 403 instead of 401', allowedBy: 'contract § Authentication: the answer to a wrong token is not shown; READING.md asks 401 only for a missing header, as a SHOULD', warns: [], behaviour: { wrongTokenStatus: 403 } },
+  { name: 'created-as-200', choice: 'Created answered as 200', allowedBy: 'contract § Create an Application Key: the numeric status of Created is not shown; READING.md asks 201 as a SHOULD', warns: ['create.valid.201'], behaviour: { createStatus: 200 } },
+  { name: 'create-open', choice: 'Create an Application Key needs no token', allowedBy: 'contract § Authentication: whether Create needs a token is not shown', warns: [], behaviour: { createWithoutAuth: true } },
+  { name: 'timestamps-no-millis', choice: 'timestamps without milliseconds (2026-01-01T00:00:00Z)', allowedBy: TIMESTAMPS, warns: [], behaviour: { timestampStyle: 'seconds-z' } },
+  { name: 'timestamps-offset', choice: 'timestamps with a numeric offset (+00:00) instead of Z', allowedBy: TIMESTAMPS, warns: [], behaviour: { timestampStyle: 'seconds-offset' } },
+  { name: 'timestamps-micros', choice: 'timestamps to the microsecond (…00.123456Z), records apart only below the millisecond, filters compared to the microsecond', allowedBy: TIMESTAMPS, warns: [], behaviour: { timestampStyle: 'micros-z' } },
+  { name: 'timestamps-mixed-offsets', choice: 'each record\'s timestamps with its own numeric offset (+02:00, -05:00, +05:30…): string order is not time order', allowedBy: TIMESTAMPS, warns: [], behaviour: { timestampStyle: 'mixed-offsets' } },
+  { name: 'timestamps-elsewhere', choice: 'list records keep created_at/updated_at among their attributes, not at meta.timestamps', allowedBy: 'READING.md § Pagination: where records keep their timestamps is a fact of the real platform (EP), and READING.md says such facts are no requirement: checks that need them skip', warns: [], behaviour: { timestampsAt: 'attributes' } },
+  { name: 'extra-fields', choice: 'undocumented extra fields and links everywhere: answers, records, errors, list meta and links', allowedBy: 'READING.md § Create an Application Key and § Errors: fields are held to their types when present; nothing rules out others', warns: [], behaviour: { extraFields: true } },
+  { name: 'no-links', choice: 'no links at all: not in answers, records or lists', allowedBy: 'contract § Resources: links.self is optional; READING.md asks the top-level links part only as a SHOULD', warns: ['create.response.top-level-parts'], behaviour: { links: false } },
+  { name: 'custom-api-platform', choice: 'creating a Custom API needs slug and api_type exactly as the real platform (patterns, unique slug)', allowedBy: 'READING.md § Delete a Custom API: the suite creates its Custom API with the real platform\'s slug and api_type rules', warns: [], behaviour: { customApiPlatformRules: true } },
+  { name: 'data-only', choice: 'the create answer has only data', allowedBy: 'READING.md § Create an Application Key: the top-level meta and links parts are a SHOULD, since the platform\'s own OpenAPI file shows only data', warns: ['create.response.top-level-parts'], behaviour: { topLevelMetaLinks: false } },
+  { name: 'rate-limit-409', choice: 'a reserved_rate_limit over the allowance is refused with 409', allowedBy: 'READING.md § Create an Application Key: a valid reserved_rate_limit may be refused with 409, and the echo check then skips', warns: [], behaviour: { maxRateLimit: 0 } },
+  { name: 'rate-limit-not-echoed', choice: 'the create answer leaves out reserved_rate_limit', allowedBy: 'contract § Resources: data.reserved_rate_limit is optional in the answer; READING.md holds only a present one to the value sent', warns: [], behaviour: { echoRateLimit: false } },
+  { name: 'null-rate-limit-accepted', choice: 'reserved_rate_limit null is taken as absent', allowedBy: 'contract § Resources: reserved_rate_limit is optional; READING.md § Create an Application Key does not list null for it among the bodies to refuse', warns: [], behaviour: { nullRateLimit: 'accept' } },
+  { name: 'lenient-content-type', choice: 'Create takes a JSON body whatever its Content-Type (text/plain, none)', allowedBy: 'READING.md § Create an Application Key: the bodies to refuse are those that are not JSON; the media type a JSON body is sent with is left open', warns: [], behaviour: { lenientContentType: true } },
+  { name: 'utf16-names', choice: 'name length in UTF-16 units (only characters outside the BMP differ)', allowedBy: 'READING.md § Create an Application Key: names outside the Basic Multilingual Plane are INFO only', warns: ['create.name.astral'], behaviour: { nameLengthUnit: 'utf16' } },
+  { name: 'page-length-40', choice: 'the store\'s page_length is 40 (GET /v2/settings), the default page length', allowedBy: 'contract § Limits: the default page length can be changed for a project; READING.md § Pagination: the default is then the store\'s page_length', warns: [], behaviour: { pageLength: 40 } },
+  { name: 'limit-over-100-refused', choice: 'page[limit] over 100 refused with 400 instead of clamped', allowedBy: 'READING.md § Pagination: over 100 a target may clamp or refuse with a 4xx', warns: [], behaviour: { rejectOverLimit: true } },
+  { name: 'hard-limit-422', choice: 'the hard offset limit answered with 422', allowedBy: 'READING.md § Pagination: past the hard offset limit no record may be served, and the 4xx asked for is any 4xx with the Error shape', warns: [], behaviour: { hardOffsetStatus: 422 }, operations: ['orders'] },
+  { name: 'soft-limit-enforced', choice: 'offsets over 10,000 refused on every list', allowedBy: 'contract § Limits: what happens past the soft offset limit is not shown; READING.md: INFO only', warns: [], behaviour: { softOffsetLimit: true } },
+  { name: 'extra-list-links', choice: 'extra members in list links', allowedBy: 'READING.md § Other real-platform facts: the list links described are the platform\'s, not a closed set, and no check asks for them', warns: [], behaviour: { listLinks: 'extra' } },
+  { name: 'empty-page-total-1', choice: 'a zero-result page says current 1, total 1', allowedBy: EMPTY_PAGE, warns: [], behaviour: { emptyPageTotal: 1 } },
+  { name: 'empty-page-zero', choice: 'a zero-result page says current 0, total 0', allowedBy: EMPTY_PAGE, warns: [], behaviour: { emptyCurrent: 'zero' } },
+  { name: 'empty-page-current-formula', choice: 'a zero-result page says current offset/limit + 1 (5 at offset 100, limit 25), total 0', allowedBy: `${EMPTY_PAGE}; current = offset/limit + 1 holds for any offset that is a multiple of the limit`, warns: [], behaviour: { emptyCurrent: 'formula' } },
+  { name: 'default-order-newest-first', choice: 'without sort, newest created first', allowedBy: DEFAULT_ORDER, warns: [], behaviour: { defaultOrder: '-created_at' } },
+  { name: 'default-order-id', choice: 'without sort, by id', allowedBy: DEFAULT_ORDER, warns: [], behaviour: { defaultOrder: 'id' } },
+  { name: 'default-order-updated', choice: 'without sort, by updated_at', allowedBy: DEFAULT_ORDER, warns: [], behaviour: { defaultOrder: 'updated_at' } },
+  { name: 'list-ids-numeric', choice: 'list records with digit-only ids, sorted and compared as numbers (9 before 10)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'numeric' } },
+  { name: 'list-ids-numeric-as-string', choice: 'list records with digit-only ids, sorted and compared as strings (10 before 9)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'numeric-as-string' } },
+  { name: 'list-ids-prefixed', choice: 'list records with prefixed ids (rec_00000042…)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'prefixed' } },
 ];
 
 export function variantBehaviour(names: readonly string[]): Partial<Behaviour> {

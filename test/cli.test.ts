@@ -109,7 +109,7 @@ describe('runs', () => {
   });
 
   it('a SHOULD failure alone exits 0; --strict makes it 1', async () => {
-    await withServer({ faults: ['create-200'] }, async (server) => {
+    await withServer({ faults: ['create-202'] }, async (server) => {
       const env = { CONFORMANCE_TOKEN: TOKEN };
       const plain = await cli(['--base-url', server.url, '--check', 'create.valid.2xx,create.valid.201'], { env });
       expect(plain.code, plain.stdout).toBe(0);
@@ -239,7 +239,7 @@ describe('certification, baselines, CI', () => {
   });
 
   it('under GitHub Actions: one annotation per failed MUST check and a Markdown step summary', async () => {
-    await withServer({ faults: ['delete-not-applied', 'create-200'] }, async (server) => {
+    await withServer({ faults: ['delete-not-applied', 'create-202'] }, async (server) => {
       const summary = join(reportDir(), 'summary.md');
       const r = await cli(['--base-url', server.url, '--check', 'delete.repeat.404,create.valid.2xx,create.valid.201'], { env: { CONFORMANCE_TOKEN: TOKEN, GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary } });
       expect(r.code).toBe(1);
