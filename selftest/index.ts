@@ -244,6 +244,7 @@ export function mutationScore(rows: readonly MutantRow[], levels: readonly Level
 
 function scoreLine(what: string, rows: readonly MutantRow[]): string {
   const n = (o: MutantRow['outcome']): number => rows.filter((r) => r.outcome === o).length;
+  if (rows.length === 0) return `${what}: none run`;
   return `${what}: ${(mutationScore(rows) * 100).toFixed(1)}% (${n('caught')}/${rows.length} caught; ${n('survived')} survived; ${n('caught-wrongly')} caught wrongly; ${n('wrong-exit')} with the wrong exit code; ${n('error')} with errors of the suite)`;
 }
 
