@@ -9,7 +9,9 @@ import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec, mergeCatalog } from '../lib/catalog.js';
 import { cleanUp } from '../lib/cleanup.js';
 import { ConfigError, describeConfig, maskedConfig, resolveConfig, type Config, type RawSettings } from '../lib/config.js';
+import { HttpClient } from '../lib/http.js';
 import { packageVersion } from '../lib/package.js';
+import { preflight, type PreflightResult } from '../lib/preflight.js';
 import { Secrets } from '../lib/secrets.js';
 import { runSuite } from '../lib/vitest-run.js';
 import { renderAreaLine, renderProgress } from '../reporters/console.js';
@@ -145,6 +147,16 @@ export function shardChecks(checks: readonly Check[], shard: { index: number; co
   return checks.filter((c) => mine.has(unit(c)));
 }
 
+/** The preflight (lib/preflight.ts) on a client of its own, closed before the checks start. */
+async function checkTarget(settings: RunSettings, base: string, secrets: Secrets): Promise<PreflightResult> {
+  const http = new HttpClient({ baseUrl: settings.baseUrl, token: settings.token, timeoutMs: settings.timeoutMs, maxBodyBytes: settings.maxBodyBytes, concurrency: 1, secrets });
+  try {
+    return await preflight(http, base);
+  } finally {
+    await http.close();
+  }
+}
+
 async function run(config: Config, definitions: CheckDefinition[], options: RunOptions, io: Io): Promise<number> {
   const color = io.isTTY && !io.env.NO_COLOR && !io.env.CONFORMANCE_NO_COLOR;
   const runId = randomBytes(4).toString('hex');
@@ -191,6 +203,13 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
   process.on('SIGTERM', onSignal);
 
   try {
+    const reach = await checkTarget(settings, config.baseUrl ?? settings.baseUrl, secrets);
+    if (!reach.ok) {
+      io.err(`conformance: ${secrets.mask(reach.line)}`);
+      io.err('exit 2: no check ran (the run stopped at the preflight)');
+      return 2;
+    }
+    io.out(`  preflight: ${secrets.mask(reach.note)}`);
     io.out('');
     // Live: a line per result that is not a pass, and one per area when it is done (areas
     // run one after the other).

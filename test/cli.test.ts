@@ -1,5 +1,4 @@
 // The CLI end to end, as a user runs it: the built bin, a real target, real exit codes.
-import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -9,23 +8,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkDefinitions, expandChecks } from '../suites/index.js';
 import type { RunReport } from '../reporters/model.js';
-import { endpoints, paginationSettings, TOKEN, withServer } from './support.js';
-
-const BIN = resolve(import.meta.dirname, '../dist/cli/bin.js');
-
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<Ran> {
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? mkdtempSync(join(tmpdir(), 'conformance-cwd-')), env: { PATH: process.env.PATH ?? '', ...opts.env }, timeout: 90_000 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr });
-    });
-  });
-}
+import { cli, endpoints, paginationSettings, TOKEN, withServer } from './support.js';
 
 function reportDir(): string {
   return mkdtempSync(join(tmpdir(), 'conformance-report-'));

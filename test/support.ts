@@ -1,8 +1,9 @@
 // Helpers for the project's tests: reference servers on port 0, closed after; runs of the
 // checks straight through runCheck (the same code the vitest glue calls).
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { RunContext, runCheck, type Check, type CheckResult, type PaginationSettings, type RunSettings } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec, type Endpoint } from '../lib/catalog.js';
 import { cleanUp, type CleanupReport } from '../lib/cleanup.js';
@@ -77,4 +78,24 @@ export function runListChecks(options: Partial<ReferenceServerOptions>, eps: End
 
 export function byId(results: readonly CheckResult[]): Map<string, CheckResult> {
   return new Map(results.map((r) => [r.id, r]));
+}
+
+/** The built command line, as a user runs it. */
+export const BIN = resolve(import.meta.dirname, '../dist/cli/bin.js');
+
+export interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Runs the CLI in a fresh working directory with only PATH and `env` in its environment. */
+export function cli(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<Ran> {
+  const started = performance.now();
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? mkdtempSync(join(tmpdir(), 'conformance-cwd-')), env: { PATH: process.env.PATH ?? '', ...opts.env }, timeout: 90_000 }, (err, stdout, stderr) => {
+      done({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr, ms: performance.now() - started });
+    });
+  });
 }

@@ -1,0 +1,60 @@
+// Before any check, one authenticated read shows that the target is there, speaks JSON and
+// takes the token. A run against a wrong token, a dead host, a login page or a redirect
+// would otherwise end in hundreds of failures that blame the target, or of errors that say
+// nothing: here it ends in one line that says what to do (exit 2).
+import { isJsonContentType } from './expect.js';
+import type { HttpClient, HttpResponse } from './http.js';
+import { SuiteError } from './outcome.js';
+
+/** What the preflight read: first the store settings, then a plain list if those are not served. */
+const READS = ['/v2/settings', '/v2/accounts', '/v2/customers'];
+
+export type PreflightResult = { ok: true; note: string } | { ok: false; line: string };
+
+/** One line of what a body holds, safe for a terminal: an HTML page by its title, control characters shown as escapes. */
+export function bodyGist(res: Pick<HttpResponse, 'text' | 'headers'>, max = 120): string {
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(res.text)?.[1]?.trim();
+  const raw = title !== undefined ? `an HTML page titled "${title}"` : res.text.replace(/\s+/g, ' ').trim();
+  const safe = raw.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return safe.length > max ? `${safe.slice(0, max)}…` : safe || '(empty)';
+}
+
+function describe(res: HttpResponse): string {
+  return `${res.exchange.method} ${res.exchange.url} answered ${res.status}`;
+}
+
+/**
+ * Reads the target once (twice more at most, where /v2/settings is not served) with the
+ * configured token. `base` is the base URL as given, for the redirect advice.
+ */
+export async function preflight(http: Pick<HttpClient, 'request'>, base: string): Promise<PreflightResult> {
+  let last: HttpResponse | undefined;
+  for (const path of READS) {
+    let res: HttpResponse;
+    try {
+      res = await http.request({ method: 'GET', path });
+    } catch (err) {
+      if (err instanceof SuiteError) {
+        const why = err.code === 'TIMEOUT' ? 'did not answer in time' : err.code === 'TARGET_UNREACHABLE' ? 'cannot be reached' : 'closed the connection';
+        return { ok: false, line: `the target ${why}: ${err.message}. Check --base-url and that the server is up (and --timeout for a slow one).` };
+      }
+      throw err;
+    }
+    last = res;
+    if (res.status >= 300 && res.status < 400) {
+      const to = res.headers.location ?? '(no Location header)';
+      return { ok: false, line: `the target redirects: ${describe(res)} to ${to}. Use the base URL it redirects to (--base-url), not ${base}.` };
+    }
+    if (res.status === 401 || res.status === 403) {
+      return { ok: false, line: `the target refused the token: ${describe(res)}. Check --token or CONFORMANCE_TOKEN (its value is never shown).` };
+    }
+    const type = res.headers['content-type'];
+    if (res.text.length > 0 && (!res.isJson || (type !== undefined && /html/i.test(type)))) {
+      return { ok: false, line: `the target does not answer JSON: ${describe(res)} with ${type ?? 'no Content-Type'}: ${bodyGist(res)}. Is --base-url the API (not a web page or a login page)?` };
+    }
+    if (res.status !== 404) return { ok: true, note: `${describe(res)}${isJsonContentType(type) ? '' : ` (Content-Type ${type ?? 'none'})`}` };
+  }
+  // Nothing the preflight reads is served, but the target answered JSON with the token: the
+  // checks judge the rest (an absent list skips).
+  return { ok: true, note: `${describe(last!)} (none of ${READS.join(', ')} is served)` };
+}

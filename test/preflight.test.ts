@@ -1,0 +1,87 @@
+// Issue 8: before any check, one authenticated read shows the target is there, answers JSON
+// and takes the token. Each way it can go wrong ends the run in one line that says what to do,
+// exit 2, within the request timeout plus a few seconds; never hundreds of lines.
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { cli, TOKEN, withServer, type Ran } from './support.js';
+
+/** A server on port 0 answering every request with `handler`, closed after `fn`. */
+async function withRaw<T>(handler: RequestListener, fn: (url: string) => Promise<T>): Promise<T> {
+  const server = createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  try {
+    return await fn(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+}
+
+/** The run ended at the preflight: exit 2, no check ran, and a few lines, the last two of them the reason and the exit. */
+function expectStopped(r: Ran, reason: RegExp): void {
+  expect(r.code, r.stdout + r.stderr).toBe(2);
+  const err = r.stderr.trim().split('\n');
+  expect(err).toHaveLength(2);
+  expect(err[0]).toMatch(reason);
+  expect(err[1]).toBe('exit 2: no check ran (the run stopped at the preflight)');
+  expect(r.stdout.split('\n').length).toBeLessThan(25);
+  expect(r.stdout).not.toMatch(/MUST check|✗/);
+}
+
+const LOGIN = '<!DOCTYPE html><html><head><title>Sign in \u001b[31mnow</title></head><body><form>…</form></body></html>';
+
+describe('preflight', () => {
+  it('a refused token: one line naming the token, never its value', async () => {
+    await withServer({}, async (server) => {
+      const r = await cli(['--base-url', server.url], { env: { CONFORMANCE_TOKEN: 'wrong-token-4c1d9e' } });
+      expectStopped(r, /^conformance: the target refused the token: GET http:\/\/127\.0\.0\.1:\d+\/v2\/settings answered 401\. Check --token or CONFORMANCE_TOKEN/);
+      expect(r.stdout + r.stderr).not.toContain('wrong-token-4c1d9e');
+    });
+  });
+
+  it('a 403 for the token reads the same', async () => {
+    await withServer({ variants: ['auth-403'] }, async (server) => {
+      expectStopped(await cli(['--base-url', server.url], { env: { CONFORMANCE_TOKEN: 'wrong-token-4c1d9e' } }), /refused the token: .* answered 403/);
+    });
+  });
+
+  it('nothing listening: one line, at once', async () => {
+    const r = await cli(['--base-url', 'http://127.0.0.1:9'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+    expectStopped(r, /^conformance: the target cannot be reached: .*ECONNREFUSED.*Check --base-url/);
+  });
+
+  it('a host that never answers: one line within the timeout plus a few seconds', async () => {
+    await withRaw(() => undefined, async (url) => {
+      const r = await cli(['--base-url', url, '--timeout', '800'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expectStopped(r, /^conformance: the target did not answer in time: .*800 ms/);
+      expect(r.ms).toBeLessThan(800 + 8_000);
+    });
+  });
+
+  it('a login page answered with 200: summarised in one line, its control characters escaped', async () => {
+    await withRaw((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(LOGIN), async (url) => {
+      const r = await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expectStopped(r, /^conformance: the target does not answer JSON: GET .* answered 200 with text\/html: an HTML page titled "Sign in \\u001b\[31mnow"\. Is --base-url the API/);
+      expect(r.stderr).not.toContain('\u001b[31m');
+    });
+  });
+
+  it('a redirect: reported once, with the URL to use', async () => {
+    await withRaw((_req, res) => res.writeHead(301, { location: 'https://api.example.test/v2/settings' }).end(), async (url) => {
+      expectStopped(await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } }), /^conformance: the target redirects: GET .* answered 301 to https:\/\/api\.example\.test\/v2\/settings\. Use the base URL it redirects to/);
+    });
+  });
+
+  it('a target that serves no /v2/settings still runs: the preflight reads a list instead', async () => {
+    const error = (status: number) => JSON.stringify({ errors: [{ title: 'Not Found', status: String(status), detail: 'Not found' }] });
+    await withRaw((req, res) => {
+      if (req.url?.startsWith('/v2/accounts')) res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[],"meta":{"page":{"limit":25,"offset":0,"current":1,"total":0},"results":{"total":0}}}');
+      else res.writeHead(404, { 'content-type': 'application/json' }).end(error(404));
+    }, async (url) => {
+      const r = await cli(['--base-url', url, '--check', 'delete.unknown-id.404'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/preflight: GET http:\/\/127\.0\.0\.1:\d+\/v2\/accounts answered 200/);
+    });
+  });
+});
