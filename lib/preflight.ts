@@ -5,19 +5,12 @@
 import { isJsonContentType } from './expect.js';
 import type { HttpClient, HttpResponse } from './http.js';
 import { SuiteError } from './outcome.js';
+import { gist } from './text.js';
 
 /** What the preflight read: first the store settings, then a plain list if those are not served. */
 const READS = ['/v2/settings', '/v2/accounts', '/v2/customers'];
 
 export type PreflightResult = { ok: true; note: string } | { ok: false; line: string };
-
-/** One line of what a body holds, safe for a terminal: an HTML page by its title, control characters shown as escapes. */
-export function bodyGist(res: Pick<HttpResponse, 'text' | 'headers'>, max = 120): string {
-  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(res.text)?.[1]?.trim();
-  const raw = title !== undefined ? `an HTML page titled "${title}"` : res.text.replace(/\s+/g, ' ').trim();
-  const safe = raw.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return safe.length > max ? `${safe.slice(0, max)}…` : safe || '(empty)';
-}
 
 function describe(res: HttpResponse): string {
   return `${res.exchange.method} ${res.exchange.url} answered ${res.status}`;
@@ -50,7 +43,7 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string)
     }
     const type = res.headers['content-type'];
     if (res.text.length > 0 && (!res.isJson || (type !== undefined && /html/i.test(type)))) {
-      return { ok: false, line: `the target does not answer JSON: ${describe(res)} with ${type ?? 'no Content-Type'}: ${bodyGist(res)}. Is --base-url the API (not a web page or a login page)?` };
+      return { ok: false, line: `the target does not answer JSON: ${describe(res)} with ${type ?? 'no Content-Type'}: ${gist(res.text)}. Is --base-url the API (not a web page or a login page)?` };
     }
     if (res.status !== 404) return { ok: true, note: `${describe(res)}${isJsonContentType(type) ? '' : ` (Content-Type ${type ?? 'none'})`}` };
   }

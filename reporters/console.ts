@@ -1,6 +1,7 @@
 // The console: a line per check as it finishes, then failures with their evidence, skips
 // grouped by reason, the cleanup, counts by level, and the exit code in one line.
 import type { CheckResult } from '../lib/check.js';
+import { gist, isHtml, printable } from '../lib/text.js';
 import { LEVELS, type RunReport } from './model.js';
 
 export interface ConsoleOptions {
@@ -44,17 +45,21 @@ export function renderAreaLine(area: string, counts: ReadonlyMap<string, number>
   return `${p(bad ? 'red' : 'green', bad ? '✗' : '✓')} ${area}: ${total} result(s): ${n('pass')} pass, ${n('fail')} fail, ${n('error')} error, ${n('skip')} skip`;
 }
 
-/** The evidence of a failed or errored check, one field a line (also used by junit.xml). */
+/**
+ * The evidence of a failed or errored check, one field a line (also used by junit.xml). What
+ * the target sent is shown inert: control characters as escapes (no terminal sequence reaches
+ * the screen, no line breaks), an HTML body in one line by its title.
+ */
 export function evidenceLines(r: CheckResult): string[] {
   const out: string[] = [];
-  if (r.reason) out.push(`reason:   ${r.reason}`);
+  if (r.reason) out.push(`reason:   ${printable(r.reason)}`);
   const e = r.evidence;
   if (e) {
-    out.push(`expected: ${e.expected}`, `actual:   ${e.actual}`);
-    if (e.request) out.push(`request:  ${e.request}`);
+    out.push(`expected: ${printable(e.expected)}`, `actual:   ${printable(e.actual)}`);
+    if (e.request) out.push(`request:  ${printable(e.request)}`);
     if (e.status !== undefined) out.push(`status:   ${e.status}`);
-    if (e.bodyExcerpt !== undefined) out.push(`body:     ${e.bodyExcerpt || '(empty)'}`);
-    if (e.exchanges.length > 1) out.push('exchanges:', ...e.exchanges.map((x) => `  ${x}`));
+    if (e.bodyExcerpt !== undefined) out.push(`body:     ${e.bodyExcerpt ? (isHtml(e.bodyExcerpt) ? gist(e.bodyExcerpt) : printable(e.bodyExcerpt)) : '(empty)'}`);
+    if (e.exchanges.length > 1) out.push('exchanges:', ...e.exchanges.map((x) => `  ${printable(x)}`));
   }
   return out;
 }
@@ -91,18 +96,18 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     lines.push(p('bold', `Skipped (${skips.length})`));
     const byReason = new Map<string, string[]>();
     for (const r of skips) byReason.set(r.reason ?? '', [...(byReason.get(r.reason ?? '') ?? []), label(r)]);
-    for (const [reason, ids] of byReason) lines.push(`  - ${reason}: ${ids.join(', ')}`);
+    for (const [reason, ids] of byReason) lines.push(`  - ${printable(reason)}: ${ids.join(', ')}`);
     lines.push('');
   }
   if (report.suiteErrors.length) {
     lines.push(p('bold', 'Errors of the suite'));
-    for (const e of report.suiteErrors) lines.push(`  ! ${e}`);
+    for (const e of report.suiteErrors) lines.push(`  ! ${printable(e)}`);
     lines.push('');
   }
   const { deleted, leftovers } = report.cleanup;
   lines.push(p('bold', 'Cleanup'));
   lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted; ${leftovers.length} left over`);
-  for (const l of leftovers) lines.push(p('yellow', `  left over: ${l.kind} ${l.id || '(no id)'} "${l.name}" (created by ${l.createdBy}): ${l.reason}`));
+  for (const l of leftovers) lines.push(p('yellow', printable(`  left over: ${l.kind} ${l.id || '(no id)'} "${l.name}" (created by ${l.createdBy}): ${l.reason}`)));
   lines.push('');
   if (report.baseline) {
     const b = report.baseline;

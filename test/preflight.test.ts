@@ -62,7 +62,7 @@ describe('preflight', () => {
   it('a login page answered with 200: summarised in one line, its control characters escaped', async () => {
     await withRaw((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(LOGIN), async (url) => {
       const r = await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } });
-      expectStopped(r, /^conformance: the target does not answer JSON: GET .* answered 200 with text\/html: an HTML page titled "Sign in \\u001b\[31mnow"\. Is --base-url the API/);
+      expectStopped(r, /^conformance: the target does not answer JSON: GET .* answered 200 with text\/html: an HTML page titled "Sign in \\u001b\[31mnow" \(\d+ characters\)\. Is --base-url the API/);
       expect(r.stderr).not.toContain('\u001b[31m');
     });
   });

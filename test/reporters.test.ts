@@ -89,3 +89,19 @@ describe('the exit code', () => {
     expect(exitFor([result('x', 'MUST', 'pass'), result('y', 'SHOULD', 'fail'), result('z', 'MUST', 'error')], [], true).code).toBe(1);
   });
 });
+
+describe('what the target sent reaches the terminal inert', () => {
+  it('control characters and bidi overrides show as escapes; an HTML body as one line', () => {
+    const base = fixedReport();
+    const evil = '\u001b]0;pwned\u0007\u001b[2J\u202eevil\r\nnext';
+    const r: CheckResult = {
+      id: 'x', area: 'a', clause: 'c', level: 'MUST', title: 't', outcome: 'fail', durationMs: 0, reason: `bad ${evil}`,
+      evidence: { expected: 'e', actual: evil, request: "curl -i -X GET 'http://t/'", status: 200, bodyExcerpt: '<!DOCTYPE html><html><head><title>Sign in</title></head><body>\n<script>…</script></body></html>', exchanges: [] },
+    };
+    const text = renderSummary({ ...base, results: [r], suiteErrors: [evil] }, { color: false });
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(text).toContain('\\u001b]0;pwned\\u0007\\u001b[2J\\u202eevil\\u000d\\u000anext');
+    expect(text).toContain('body:     an HTML page titled "Sign in"');
+    expect(text).not.toContain('<script>');
+  });
+});
