@@ -3,6 +3,11 @@ export const HELP = `Usage:
   conformance serve [options]      run the bundled reference server alone
   conformance merge DIR... [--report-dir OUT] [--strict]
                                    one report from the report directories of shards
+  conformance selftest [--fault NAME]... [--variant NAME]... [--quick] [--parallel N] [--seed N]
+                                   prove the suite: every mutant and variant of the reference
+                                   server through the CLI (exit 0 only when all are right)
+  conformance traceability [FILE]  write the statements-to-checks matrix (default
+                                   docs/traceability.md)
 
 Target:
   --base-url URL        the server to certify (env CONFORMANCE_BASE_URL)
@@ -56,17 +61,22 @@ Serve:
   --variant NAME        switch on a legitimate variant; repeatable
   --list-faults         list the faults and variants and exit
 
-Precedence: flags > environment > config file > defaults. Every file key is a flag name:
-  base-url, token, seed, timeout, concurrency, max-body-bytes, report-dir, strict,
-  request-budget, time-buffer, default-page-length, require-all-endpoints; and, in the file
-  only, operations: and parents: to override or extend the list catalog (see README).
+Precedence: flags > environment > config file > defaults. File keys: base-url, token, seed,
+  timeout, concurrency, report-dir, strict, request-budget, time-buffer, default-page-length,
+  require-all-endpoints (each also a flag); max-body-bytes (file or env
+  CONFORMANCE_MAX_BODY_BYTES); and operations: and parents: to override or extend the list
+  catalog (see README).
 
 Under GitHub Actions (GITHUB_ACTIONS=true): an error annotation per failed MUST check, and a
 Markdown summary appended to GITHUB_STEP_SUMMARY.
 
+Before any check, one authenticated GET shows the target is reachable, answers JSON and
+accepts the token; if not, the run stops there with one line that says what to do (exit 2).
+
 Exit codes:
   0  every MUST check passed (SHOULD failures are warnings unless --strict)
-  1  a MUST check failed (or, with --strict, a SHOULD check)
-  2  a usage error, or the suite could not do its work (unreachable target, timeout,
-     a crash of the suite): the results are incomplete
+  1  a MUST check failed (or, with --strict, a SHOULD check), even if other checks could
+     not run (the summary then says the results are incomplete)
+  2  a usage error, or the suite could not do its work (unreachable target, refused token,
+     timeout, a crash of the suite) and no MUST check failed: the results are incomplete
 `;

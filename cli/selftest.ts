@@ -7,13 +7,26 @@ import { loadStatements, renderTraceability, traceabilityProblems } from '../lib
 import { checkDefinitions } from '../suites/index.js';
 import { UsageError, type Io } from './io.js';
 
+const SELFTEST_HELP = `Usage: conformance selftest [--fault NAME]... [--variant NAME]... [--quick] [--parallel N] [--seed N]
+  Runs the suite, through the CLI, against every mutant (a reference server that breaks one rule)
+  and every legitimate variant (one that makes a choice the contract allows), or only those named.
+  --quick        run the checks in-process instead of through the CLI (faster; not the user's path)
+  --parallel N   runs at once (default: the number of cores, 2 to 8)
+  --seed N       the servers' and the suite's seed (default 3)
+  Exit 0 when every MUST mutant exits 1 caught by a check it names, every SHOULD/INFO mutant is
+  caught, and every variant exits 0 warning only where it declares.`;
+
 /**
  * `conformance selftest`: every mutant and variant through the CLI's own path (exit 1 unless
  * every mutant is caught with the right exit code and every variant exits 0 with only the
  * warnings it declares).
  */
 export async function selftest(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, strict: true, options: { fault: { type: 'string', multiple: true }, variant: { type: 'string', multiple: true }, parallel: { type: 'string' }, seed: { type: 'string' }, quick: { type: 'boolean' } } });
+  const { values } = parseArgs({ args, strict: true, options: { fault: { type: 'string', multiple: true }, variant: { type: 'string', multiple: true }, parallel: { type: 'string' }, seed: { type: 'string' }, quick: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    io.out(SELFTEST_HELP);
+    return 0;
+  }
   if (values.parallel !== undefined && !/^[1-9]\d*$/.test(values.parallel)) throw new UsageError(`--parallel must be a whole number from 1 (got '${values.parallel}')`);
   if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed must be a whole number (got '${values.seed}')`);
   // Loaded here: the selftest drives main(), which imports this file.
@@ -42,10 +55,16 @@ export async function selftest(args: string[], io: Io): Promise<number> {
 
 /** `conformance traceability [FILE]`: writes the matrix; exit 1 when it has gaps. */
 export function traceability(args: string[], io: Io): number {
+  const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    io.out('Usage: conformance traceability [FILE]   write the statements-to-checks matrix (default docs/traceability.md); exit 1 when it has gaps');
+    return 0;
+  }
+  if (positionals.length > 1) throw new UsageError(`traceability takes one FILE (got ${positionals.length})`);
   const statements = loadStatements();
   const problems = traceabilityProblems(statements, checkDefinitions);
   for (const p of problems) io.err(`traceability: ${p}`);
-  const out = resolve(io.cwd, args[0] ?? 'docs/traceability.md');
+  const out = resolve(io.cwd, positionals[0] ?? 'docs/traceability.md');
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, renderTraceability(statements, checkDefinitions));
   io.out(`traceability matrix written to ${out}`);

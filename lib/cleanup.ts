@@ -1,7 +1,9 @@
 // Deletes what the ledger says the run created and did not delete. It touches nothing
-// else: an id not in the ledger is never sent a DELETE.
+// else: an id not in the ledger is never sent a DELETE, and a create whose answer never came
+// (the run stopped) is looked for by its exact name only when that name carries the run's id.
 import { HttpClient } from './http.js';
-import { Ledger, type LedgerEntry } from './ledger.js';
+import { Ledger, type LedgerEntry, type OpenIntent } from './ledger.js';
+import { tracesTo } from './run-names.js';
 import { Secrets } from './secrets.js';
 import type { RunSettings } from './check.js';
 
@@ -18,32 +20,69 @@ export interface CleanupReport {
   leftovers: Leftover[];
 }
 
-export async function cleanUp(settings: RunSettings, secrets = new Secrets()): Promise<CleanupReport> {
+/** Pages of a collection read, at most, to find an unanswered create by name where filters are refused. */
+const SCAN_PAGES = 10;
+
+/** The ids of the records of `collection` named exactly `name` (filter eq on name, else a bounded scan). */
+async function findByName(http: HttpClient, collection: string, name: string): Promise<string[] | undefined> {
+  const ids = (body: unknown): string[] | undefined => {
+    const data = (body as { data?: unknown } | null)?.data;
+    if (!Array.isArray(data)) return undefined;
+    return data.filter((r) => r && r.name === name && typeof r.id === 'string').map((r) => r.id as string);
+  };
+  const filtered = await http.request({ method: 'GET', path: collection, query: { filter: `eq(name,${JSON.stringify(name)})`, 'page[limit]': 100 } });
+  if (filtered.status === 200 && filtered.isJson) return ids(filtered.json());
+  const found: string[] = [];
+  for (let page = 0; page < SCAN_PAGES; page++) {
+    const res = await http.request({ method: 'GET', path: collection, query: { 'page[limit]': 100, ...(page ? { 'page[offset]': page * 100 } : {}) } });
+    const got = res.status === 200 && res.isJson ? ids(res.json()) : undefined;
+    if (got === undefined) return undefined;
+    found.push(...got);
+    if (((res.json() as { data: unknown[] }).data.length ?? 0) < 100) return found;
+  }
+  return undefined;
+}
+
+export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 'timeoutMs' | 'maxBodyBytes' | 'concurrency' | 'ledgerPath' | 'runId'>, secrets = new Secrets()): Promise<CleanupReport> {
   const ledger = new Ledger(settings.ledgerPath);
-  const outstanding = ledger.outstanding();
+  const { created, unanswered } = ledger.open();
   const leftovers: Leftover[] = [];
   let deleted = 0;
-  if (outstanding.length === 0) return { deleted, leftovers };
+  if (created.length === 0 && unanswered.length === 0) return { deleted, leftovers };
   const http = new HttpClient({ ...settings, secrets });
+  const left = (entry: Pick<LedgerEntry, 'kind' | 'name' | 'createdBy'> & { id?: string }, reason: string): void => {
+    leftovers.push({ kind: entry.kind, id: entry.id ?? '', name: secrets.mask(entry.name), createdBy: entry.createdBy, reason: secrets.mask(reason) });
+  };
+  const remove = async (entry: Pick<LedgerEntry, 'kind' | 'name' | 'createdBy' | 'deletePath' | 'id'>): Promise<void> => {
+    try {
+      const res = await http.request({ method: 'DELETE', path: entry.deletePath });
+      // 404: already gone (a check deleted it and the ledger missed the answer).
+      if ((res.status >= 200 && res.status < 300) || res.status === 404) {
+        ledger.deleted(entry.deletePath);
+        deleted++;
+      } else left(entry, `DELETE ${entry.deletePath} answered ${res.status}`);
+    } catch (e) {
+      left(entry, (e as Error).message);
+    }
+  };
+  const unansweredCreate = async (intent: OpenIntent): Promise<void> => {
+    const reason = 'the run stopped before the target answered its create';
+    // Never look for a name the run cannot prove is its own: a user may have a key named 'k'.
+    if (!intent.name || !tracesTo(intent.name, settings.runId)) return left(intent, `${reason}, and its name does not carry the run id: check ${intent.collection} by hand`);
+    try {
+      const ids = await findByName(http, intent.collection, intent.name);
+      if (ids === undefined) return left(intent, `${reason}, and ${intent.collection} could not be searched for its name`);
+      await Promise.all(ids.map((id) => remove({ ...intent, id, deletePath: `${intent.collection}/${encodeURIComponent(id)}` })));
+      ledger.settled(intent.key);
+    } catch (e) {
+      left(intent, `${reason}: ${(e as Error).message}`);
+    }
+  };
   try {
-    await Promise.all(
-      outstanding.map(async (entry) => {
-        const left = (reason: string): void => {
-          leftovers.push({ kind: entry.kind, id: entry.id, name: secrets.mask(entry.name), createdBy: entry.createdBy, reason: secrets.mask(reason) });
-        };
-        if (!entry.deletePath) return left('the target returned no id, so the suite cannot delete it');
-        try {
-          const res = await http.request({ method: 'DELETE', path: entry.deletePath });
-          // 404: already gone (a check deleted it and the ledger missed the answer).
-          if ((res.status >= 200 && res.status < 300) || res.status === 404) {
-            ledger.deleted(entry.deletePath);
-            deleted++;
-          } else left(`DELETE ${entry.deletePath} answered ${res.status}`);
-        } catch (e) {
-          left((e as Error).message);
-        }
-      }),
-    );
+    await Promise.all([
+      ...created.map((entry) => (entry.deletePath ? remove(entry) : Promise.resolve(left(entry, 'the target returned no id, so the suite cannot delete it')))),
+      ...unanswered.map(unansweredCreate),
+    ]);
   } finally {
     await http.close();
   }

@@ -1,22 +1,51 @@
-// Everything the suite creates on a target is written here the moment it exists, and its
-// deletion the moment it is gone. The file is append-only JSON lines, so the CLI's main
-// process can clean up after the checks even when a worker died half-way.
+// Everything the suite creates on a target is written here before the request goes out (by
+// name: an intent) and again when the answer comes (by id: created; or settled, when the
+// answer created nothing), and its deletion the moment it is gone. The file is append-only
+// JSON lines, synchronous, so nothing is lost to a crash: `conformance cleanup` reads what an
+// interrupted run left open, including a create whose answer never came (found by its name).
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
+export type ResourceKind = 'custom-api' | 'application-key';
+
 export interface LedgerEntry {
-  kind: 'custom-api' | 'application-key';
+  kind: ResourceKind;
   id: string;
   name: string;
-  /** The request that deletes it, relative to the base URL. */
+  /** The request that deletes it, relative to the base URL ('' when the target gave no id). */
   deletePath: string;
   createdBy: string;
+  /** The intent it answers (see intend). */
+  key?: string;
 }
 
-type Line = ({ op: 'created' } & LedgerEntry) | { op: 'deleted'; deletePath: string };
+/** A create sent whose answer never came: the target may or may not hold it. */
+export interface OpenIntent {
+  kind: ResourceKind;
+  name: string;
+  /** The collection it was posted to, where cleanup looks for it by name. */
+  collection: string;
+  createdBy: string;
+  key: string;
+}
+
+/** The run a ledger belongs to: where its target is (never the token). */
+export interface LedgerRun {
+  runId: string;
+  baseUrl: string;
+  startedAt: string;
+}
+
+type Line =
+  | ({ op: 'run' } & LedgerRun)
+  | ({ op: 'intent' } & OpenIntent)
+  | { op: 'settled'; key: string }
+  | ({ op: 'created' } & LedgerEntry)
+  | { op: 'deleted'; deletePath: string };
 
 export class Ledger {
   readonly path: string;
+  #serial = 0;
   constructor(path: string) {
     this.path = path;
     mkdirSync(dirname(path), { recursive: true });
@@ -27,6 +56,23 @@ export class Ledger {
     appendFileSync(this.path, `${JSON.stringify(line)}\n`);
   }
 
+  /** The ledger's first line: which run, against which target. */
+  started(run: LedgerRun): void {
+    this.#append({ op: 'run', ...run });
+  }
+
+  /** Before a create goes out: returns the key its answer closes the intent with. */
+  intend(intent: Omit<OpenIntent, 'key'>): string {
+    const key = `${process.pid}.${Date.now().toString(36)}.${++this.#serial}`;
+    this.#append({ op: 'intent', ...intent, key });
+    return key;
+  }
+
+  /** The answer to a create created nothing. */
+  settled(key: string): void {
+    this.#append({ op: 'settled', key });
+  }
+
   created(entry: LedgerEntry): void {
     this.#append({ op: 'created', ...entry });
   }
@@ -35,18 +81,40 @@ export class Ledger {
     this.#append({ op: 'deleted', deletePath });
   }
 
-  /** What was created and not (yet) seen deleted, oldest first. */
-  outstanding(): LedgerEntry[] {
+  #lines(): Line[] {
     if (!existsSync(this.path)) return [];
-    const open = new Map<string, LedgerEntry>();
-    for (const raw of readFileSync(this.path, 'utf8').split('\n')) {
-      if (!raw.trim()) continue;
-      const line = JSON.parse(raw) as Line;
-      if (line.op === 'created') {
+    return readFileSync(this.path, 'utf8')
+      .split('\n')
+      .filter((raw) => raw.trim())
+      .map((raw) => JSON.parse(raw) as Line);
+  }
+
+  /** The run this ledger belongs to, when it says. */
+  run(): LedgerRun | undefined {
+    const first = this.#lines().find((l) => l.op === 'run');
+    return first?.op === 'run' ? { runId: first.runId, baseUrl: first.baseUrl, startedAt: first.startedAt } : undefined;
+  }
+
+  /** What was created and not (yet) seen deleted, oldest first; and creates whose answer never came. */
+  outstanding(): LedgerEntry[] {
+    return this.open().created;
+  }
+
+  open(): { created: LedgerEntry[]; unanswered: OpenIntent[] } {
+    const created = new Map<string, LedgerEntry>();
+    const intents = new Map<string, OpenIntent>();
+    for (const line of this.#lines()) {
+      if (line.op === 'intent') {
+        const { op: _op, ...intent } = line;
+        intents.set(intent.key, intent);
+      } else if (line.op === 'settled') intents.delete(line.key);
+      else if (line.op === 'created') {
         const { op: _op, ...entry } = line;
-        open.set(entry.deletePath, entry);
-      } else open.delete(line.deletePath);
+        if (entry.key) intents.delete(entry.key);
+        // An entry without a delete path (no id) is kept by its intent key or name.
+        created.set(entry.deletePath || `${entry.key ?? entry.name}`, entry);
+      } else if (line.op === 'deleted') created.delete(line.deletePath);
     }
-    return [...open.values()];
+    return { created: [...created.values()], unanswered: [...intents.values()] };
   }
 }

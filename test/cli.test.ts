@@ -102,13 +102,24 @@ describe('runs', () => {
     });
   });
 
-  it('an unreachable target is an error of the suite (exit 2), never a failure of the target', async () => {
-    const dir = reportDir();
-    const r = await cli(['--base-url', 'http://127.0.0.1:9', '--check', 'delete.unknown-id.404,create.valid.2xx', '--timeout', '2000', '--report-dir', dir], { env: { CONFORMANCE_TOKEN: TOKEN } });
-    expect(r.code).toBe(2);
-    const outcomes = readReport(dir).results.map((x) => x.outcome);
-    expect(outcomes).toEqual(['error', 'error']);
-    expect(r.stdout).toMatch(/TARGET_UNREACHABLE/);
+  it('a target that stops answering after the preflight is an error of the suite (exit 2), never a failure of the target', async () => {
+    // (A target unreachable from the start stops at the preflight: test/preflight.test.ts.)
+    const server = createServer((req, res) => {
+      if (req.url === '/v2/settings') res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":{"page_length":25}}');
+      else req.socket.destroy();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const dir = reportDir();
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const r = await cli(['--base-url', url, '--check', 'delete.unknown-id.404,create.valid.2xx', '--timeout', '2000', '--report-dir', dir], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(readReport(dir).results.map((x) => x.outcome)).toEqual(['error', 'error']);
+      expect(r.stdout).toMatch(/CONNECTION_CLOSED|TARGET_DOWN/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 
   it('reads the target and token from conformance.config.yaml', async () => {

@@ -44,14 +44,29 @@ export function keyData(res: HttpResponse): KeyData | undefined {
   return data && typeof data === 'object' && !Array.isArray(data) ? (data as KeyData) : undefined;
 }
 
+/** The name a create body carries: data.name, else the run-prefixed name somewhere in it. */
+function nameIn(spec: { json?: unknown; body?: string }, runId: string): string {
+  const name = (spec.json as { data?: { name?: unknown } } | null | undefined)?.data?.name;
+  if (typeof name === 'string') return name;
+  const text = spec.body ?? JSON.stringify(spec.json ?? '');
+  return new RegExp(`conformance-${runId}-[A-Za-z0-9._-]*`).exec(text)?.[0] ?? '';
+}
+
+/**
+ * POST /v2/application-keys. The ledger has the name before the request goes out and the id
+ * once a 2xx comes back (even for a body the target should have refused), so the run's cleanup,
+ * or `conformance cleanup` after a crash, deletes it.
+ */
 export async function postApplicationKey(s: Session, spec: { json?: unknown; body?: string; contentType?: string; auth?: Auth }): Promise<HttpResponse> {
+  const sent = nameIn(spec, s.run.settings.runId);
+  const key = s.run.ledger.intend({ kind: 'application-key', name: sent, collection: APPLICATION_KEYS, createdBy: s.label });
   const res = await s.request({ method: 'POST', path: APPLICATION_KEYS, ...spec });
   if (res.status >= 200 && res.status < 300) {
     const data = keyData(res);
     const id = typeof data?.id === 'string' ? data.id : '';
-    const name = typeof data?.name === 'string' ? data.name : '(unknown)';
-    s.created({ kind: 'application-key', id, name, deletePath: id ? applicationKeyPath(id) : '' });
-  }
+    const name = typeof data?.name === 'string' ? data.name : sent;
+    s.created({ kind: 'application-key', id, name, deletePath: id ? applicationKeyPath(id) : '', key });
+  } else s.run.ledger.settled(key);
   return res;
 }
 

@@ -6,6 +6,7 @@ import type { Level } from '../../lib/outcome.js';
 import { expectStatus, fail } from '../../lib/expect.js';
 import { asciiName, astralName, codePoints, markupName, nonAsciiName, oneCharName } from '../../fixtures/names.js';
 import { shown } from '../../lib/outcome.js';
+import { astralTag, bmpTag } from '../../lib/run-names.js';
 import { keyBody, keyData, postApplicationKey, validKeyBody } from './application-key.js';
 import { rejectionCheck } from './rejections.js';
 
@@ -17,7 +18,7 @@ function describeName(name: string): string {
 }
 
 /** Every name of the family is accepted with a 2xx and comes back byte for byte. */
-function accepts(id: string, level: Level, title: string, make: (faker: Faker, prefix: string) => string[], clause = CLAUSE): Check {
+function accepts(id: string, level: Level, title: string, make: (faker: Faker, prefix: string, runId: string) => string[], clause = CLAUSE): Check {
   return {
     id,
     area,
@@ -25,7 +26,7 @@ function accepts(id: string, level: Level, title: string, make: (faker: Faker, p
     level,
     title,
     async run(ctx: CheckContext) {
-      const names = make(ctx.faker, `${ctx.name()}-`);
+      const names = make(ctx.faker, `${ctx.name()}-`, ctx.run.settings.runId);
       const sent = await Promise.all(names.map(async (name) => ({ name, res: await postApplicationKey(ctx, { json: validKeyBody(name) }) })));
       for (const { name, res } of sent) {
         expectStatus(res, { range: '2xx' }, `Create an Application Key with ${describeName(name)}`);
@@ -42,24 +43,24 @@ function accepts(id: string, level: Level, title: string, make: (faker: Faker, p
   };
 }
 
-function rejects(id: string, title: string, make: (faker: Faker, prefix: string) => string[]): Check {
-  return rejectionCheck(id, CLAUSE, title, (ctx) => make(ctx.faker, `${ctx.name()}-`).map((name) => ({ send: { json: keyBody(name) }, what: describeName(name) })));
+function rejects(id: string, title: string, make: (faker: Faker, prefix: string, runId: string) => string[]): Check {
+  return rejectionCheck(id, CLAUSE, title, (ctx) => make(ctx.faker, `${ctx.name()}-`, ctx.run.settings.runId).map((name) => ({ send: { json: keyBody(name) }, what: describeName(name) })));
 }
 
 export const nameChecks: Check[] = [
   accepts('create.name.1-char', 'MUST', 'a name of 1 character is accepted and echoed exactly', (f) => [oneCharName(f)]),
   accepts('create.name.255-chars', 'MUST', 'a name of 255 ASCII characters is accepted and echoed exactly', (f, prefix) => [asciiName(f, prefix, 255)]),
-  accepts('create.name.255-non-ascii', 'MUST', 'a name of 255 non-ASCII BMP characters (more than 255 bytes) is accepted and echoed exactly', (f) => [nonAsciiName(f, 255)]),
-  accepts('create.name.astral', 'INFO', 'a name of 255 characters outside the BMP (emoji, 510 UTF-16 units) is accepted and echoed exactly', (f) => [astralName(f, 255)]),
+  accepts('create.name.255-non-ascii', 'MUST', 'a name of 255 non-ASCII BMP characters (more than 255 bytes) is accepted and echoed exactly', (f, _prefix, runId) => [nonAsciiName(f, 255, bmpTag(runId))]),
+  accepts('create.name.astral', 'INFO', 'a name of 255 characters outside the BMP (emoji, 510 UTF-16 units) is accepted and echoed exactly', (f, _prefix, runId) => [astralName(f, 255, astralTag(runId))]),
   // READING.md: the name comes back byte for byte. A target that "sanitises" names (escapes
   // HTML, trims whitespace) changes what a client stored.
   accepts('create.name.verbatim', 'MUST', 'names with & < > quotes and a backslash, and with surrounding spaces, are accepted and echoed byte for byte', (f, prefix) => markupName(f, prefix), 'Resources / ApplicationKey: name'),
   rejects('create.name.empty.rejected', 'an empty name is rejected with 400 or 422 and the Error shape', () => ['']),
   // Near misses of 256: 255 characters and a trailing space (a target that trims before it
   // counts takes it), and 256 characters of two bytes each.
-  rejects('create.name.256-chars.rejected', 'a name of 256 characters (ASCII, 255 and a trailing space, non-ASCII) is rejected with 400 or 422 and the Error shape', (f, prefix) => [
+  rejects('create.name.256-chars.rejected', 'a name of 256 characters (ASCII, 255 and a trailing space, non-ASCII) is rejected with 400 or 422 and the Error shape', (f, prefix, runId) => [
     asciiName(f, prefix, 256),
     `${asciiName(f, prefix, 255)} `,
-    nonAsciiName(f, 256),
+    nonAsciiName(f, 256, bmpTag(runId)),
   ]),
 ];

@@ -48,7 +48,7 @@ export const metaChecks: ListCheck[] = [
     id: 'list.meta.empty-filter',
     clause: CLAUSE.info,
     level: 'MUST',
-    title: 'a filter that matches nothing gets zero records with the pagination fields',
+    title: 'a filter that matches nothing gets zero records with the pagination fields, results.total 0 and page.total 0 or 1',
     async run(ctx, e) {
       const { path } = await target(ctx, e);
       const filter = `gt(created_at,${FAR_FUTURE})`;
@@ -56,6 +56,13 @@ export const metaChecks: ListCheck[] = [
       if (refusesFeature(page)) ctx.skip(`unsupported: filter=${filter} answered ${page.res.status}`);
       expectListMeta(page, `GET ${path} with filter=${filter}`);
       if (page.records.length > 0) ctx.skip(`not testable: filter=${filter} matched ${page.records.length} records (see list.filter.gt)`);
+      // Present is not enough: the totals of nothing are nothing (results.total counts after
+      // the filter; with zero results, page.total may be 0 or 1).
+      const results = metaInt(page, 'results.total');
+      const pages = metaInt(page, 'page.total');
+      if (results !== 0 || (pages !== 0 && pages !== 1)) {
+        fail(`GET ${path} with filter=${filter}: zero records, but the totals count others`, { expected: 'meta.results.total 0 and meta.page.total 0 or 1', actual: `meta.results.total ${results}, meta.page.total ${pages}`, res: page.res });
+      }
     },
   },
   {
