@@ -6,6 +6,8 @@ export const HELP = `Usage:
   conformance selftest [--fault NAME]... [--variant NAME]... [--quick] [--parallel N] [--seed N]
                                    prove the suite: every mutant and variant of the reference
                                    server through the CLI (exit 0 only when all are right)
+  conformance cleanup [--run ID]   delete what an interrupted or crashed run created, from its
+                                   ledger (the token as for a run; see cleanup --help)
   conformance traceability [FILE]  write the statements-to-checks matrix (default
                                    docs/traceability.md)
 

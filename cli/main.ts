@@ -2,8 +2,7 @@
 // there is no target, run the checks through vitest, clean up, report, and exit by level.
 import { randomBytes, randomInt } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec, mergeCatalog } from '../lib/catalog.js';
@@ -26,6 +25,8 @@ import { serve } from './serve.js';
 import { merge } from './merge.js';
 import { publish } from './publish.js';
 import { selftest, traceability } from './selftest.js';
+import { cleanup } from './cleanup.js';
+import { Ledger, ledgerPath } from '../lib/ledger.js';
 
 const OPTIONS = {
   'base-url': { type: 'string' },
@@ -176,7 +177,6 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
     server = await startReferenceServer({ token, seed: config.seed });
     io.out(`  reference server started on ${server.url}`);
   }
-  const workDir = join(tmpdir(), 'conformance', runId);
   const settings: RunSettings = {
     baseUrl: config.baseUrl ?? server!.url,
     token: token!,
@@ -185,11 +185,14 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
     timeoutMs: config.timeoutMs,
     maxBodyBytes: config.maxBodyBytes,
     concurrency: config.concurrency,
-    ledgerPath: join(workDir, 'ledger.jsonl'),
+    ledgerPath: ledgerPath(runId),
     pagination,
   };
   const secrets = new Secrets();
   secrets.add(settings.token);
+  // The ledger names its run and target first, so `conformance cleanup` can finish the job of
+  // a run that crashed or was killed.
+  new Ledger(settings.ledgerPath).started({ runId, baseUrl: settings.baseUrl, startedAt: startedAt.toISOString() });
 
   // Ctrl-C: delete what the run created before leaving.
   let interrupted = false;
@@ -286,7 +289,9 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
       exit,
     };
     publish(report, { reportDir: config.reportDir, certifyDir: options.certifyDir, writeBaseline: options.writeBaseline, color }, secrets, io);
-    rmSync(workDir, { recursive: true, force: true });
+    // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
+    if (cleanup.leftovers.length === 0) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
+    else io.out(`the ledger of run ${runId} is kept: 'conformance cleanup --run ${runId}' tries again`);
     return report.exit.code;
   } finally {
     process.off('SIGINT', onSignal);
@@ -300,6 +305,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (argv[0] === 'serve') return await serve(argv.slice(1), io);
     if (argv[0] === 'merge') return await merge(argv.slice(1), io);
     if (argv[0] === 'selftest') return await selftest(argv.slice(1), io);
+    if (argv[0] === 'cleanup') return await cleanup(argv.slice(1), io);
     if (argv[0] === 'traceability') return traceability(argv.slice(1), io);
     const { values, flags, checks } = parseMain(argv);
     if (values.help) {

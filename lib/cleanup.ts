@@ -30,8 +30,11 @@ async function findByName(http: HttpClient, collection: string, name: string): P
     if (!Array.isArray(data)) return undefined;
     return data.filter((r) => r && r.name === name && typeof r.id === 'string').map((r) => r.id as string);
   };
-  const filtered = await http.request({ method: 'GET', path: collection, query: { filter: `eq(name,${JSON.stringify(name)})`, 'page[limit]': 100 } });
-  if (filtered.status === 200 && filtered.isJson) return ids(filtered.json());
+  // A filter that finds it settles it; one that finds nothing may not have understood the
+  // value (quoting rules differ), so a bounded scan has the last word.
+  const filtered = await http.request({ method: 'GET', path: collection, query: { filter: `eq(name,${name})`, 'page[limit]': 100 } });
+  const hits = filtered.status === 200 && filtered.isJson ? ids(filtered.json()) : undefined;
+  if (hits?.length) return hits;
   const found: string[] = [];
   for (let page = 0; page < SCAN_PAGES; page++) {
     const res = await http.request({ method: 'GET', path: collection, query: { 'page[limit]': 100, ...(page ? { 'page[offset]': page * 100 } : {}) } });

@@ -4,7 +4,18 @@
 // JSON lines, synchronous, so nothing is lost to a crash: `conformance cleanup` reads what an
 // interrupted run left open, including a create whose answer never came (found by its name).
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/** Where a run's ledger lives: kept after the run while it holds anything undeleted. */
+export function ledgerPath(runId: string): string {
+  return join(ledgersRoot(), runId, 'ledger.jsonl');
+}
+
+/** The folder every run's ledger folder sits in. */
+export function ledgersRoot(): string {
+  return join(tmpdir(), 'conformance');
+}
 
 export type ResourceKind = 'custom-api' | 'application-key';
 

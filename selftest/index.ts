@@ -11,7 +11,8 @@
 // Node API allows several instances at once).
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { ledgerPath } from '../lib/ledger.js';
 import { isDeepStrictEqual } from 'node:util';
 import { RunContext, runCheck, type Check, type CheckResult } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
@@ -88,6 +89,9 @@ export function runThroughCli(options: Partial<ReferenceServerOptions>, operatio
     const code = await main(['--base-url', url, '--token', TOKEN, '--seed', String(seed), '--operation', operations.join(','), '--report-dir', report], io);
     const file = join(report, 'results.json');
     const run = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunReport) : undefined;
+    // A mutant may keep the run from deleting what it made; its server is gone after this row,
+    // so a kept ledger would only send `conformance cleanup` to a dead address.
+    if (run) rmSync(dirname(ledgerPath(run.runId)), { recursive: true, force: true });
     return { code, results: run?.results ?? [], suiteErrors: run?.suiteErrors ?? (code === 2 ? output.filter((l) => /conformance: /.test(l)) : []), output };
   });
 }
