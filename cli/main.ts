@@ -247,6 +247,7 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
       },
     });
     areaDone();
+    for (const s of suite.secrets) secrets.add(s);
     const cleanup = await cleanUp(settings, secrets);
     const finishedAt = new Date();
     const suiteErrors = suite.suiteErrors.map((e) => secrets.mask(e));
@@ -288,7 +289,8 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
       summary: summarise(results),
       exit,
     };
-    publish(report, { reportDir: config.reportDir, certifyDir: options.certifyDir, writeBaseline: options.writeBaseline, color }, secrets, io);
+    // Masked whole, with every secret any area learned, before any renderer escapes a character.
+    publish(secrets.maskDeep(report), { reportDir: config.reportDir, certifyDir: options.certifyDir, writeBaseline: options.writeBaseline, color }, secrets, io);
     // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
     if (cleanup.leftovers.length === 0) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
     else io.out(`the ledger of run ${runId} is kept: 'conformance cleanup --run ${runId}' tries again`);

@@ -5,8 +5,8 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createVitest } from 'vitest/node';
-import type { Reporter, TestCase, TestModule } from 'vitest/node';
+import { BaseSequencer, createVitest } from 'vitest/node';
+import type { Reporter, TestCase, TestModule, TestSpecification } from 'vitest/node';
 import { resultHead, resultKey, type Check, type CheckResult, type RunSettings } from './check.js';
 import { packageRoot } from './package.js';
 import type { ProvidedRun } from '../suites/register.js';
@@ -20,6 +20,8 @@ export interface SuiteRunOptions {
 
 export interface SuiteRun {
   results: CheckResult[];
+  /** The secrets the checks learned (the token, every client_secret): what the report is masked with. */
+  secrets: string[];
   /** Failures of the suite itself outside any check (a file that did not load, a crash). */
   suiteErrors: string[];
 }
@@ -31,6 +33,7 @@ function firstLine(s: string | undefined): string {
 class Collector implements Reporter {
   readonly results = new Map<string, CheckResult>();
   readonly suiteErrors: string[] = [];
+  readonly secrets = new Set<string>();
   readonly #onResult?: (r: CheckResult) => void;
   readonly #byId: Map<string, Check>;
 
@@ -41,6 +44,7 @@ class Collector implements Reporter {
 
   onTestCaseResult(testCase: TestCase): void {
     const meta = testCase.meta().conformance;
+    for (const s of testCase.meta().conformanceSecrets ?? []) this.secrets.add(s);
     const check = this.#byId.get(testCase.name);
     let result: CheckResult | undefined = meta;
     if (!result && check) {
@@ -65,6 +69,20 @@ class Collector implements Reporter {
   onTestRunEnd(_modules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<{ message?: string }>): void {
     for (const e of unhandledErrors) this.suiteErrors.push(`unhandled error: ${firstLine(e.message)}`);
   }
+}
+
+/**
+ * The area files in the order the checks come (suites/index.ts, AREAS), not vitest's own (by
+ * past durations, which differ from run to run): a replayed run sends the same requests in the
+ * same order, and areas that create things run before those that only read.
+ */
+function inOrder(areas: readonly string[]): typeof BaseSequencer {
+  const rank = (f: TestSpecification): number => areas.findIndex((a) => f.moduleId.endsWith(`/${a}.suite.js`));
+  return class AreaOrder extends BaseSequencer {
+    override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+      return [...files].sort((a, b) => rank(a) - rank(b));
+    }
+  };
 }
 
 export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
@@ -94,7 +112,7 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
       // keeps --concurrency an honest bound on what the target sees.
       maxWorkers: 1,
       fileParallelism: false,
-      sequence: { concurrent: true, shuffle: false },
+      sequence: { concurrent: true, shuffle: false, sequencer: inOrder(areas) },
       maxConcurrency: settings.concurrency,
       // Every request has its own timeout and every traversal a budget, so no check can run
       // forever; but a check may wait long, queued behind others' requests on a large remote
@@ -121,5 +139,5 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
     reason: 'SUITE_BUG: the check did not run (see the suite errors)',
     durationMs: 0,
   });
-  return { results, suiteErrors: collector.suiteErrors };
+  return { results, suiteErrors: collector.suiteErrors, secrets: [...collector.secrets] };
 }

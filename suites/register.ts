@@ -16,6 +16,11 @@ declare module 'vitest' {
   }
   interface TaskMeta {
     conformance?: CheckResult;
+    /**
+     * The run's secrets as this worker knows them, for the main process to mask the report
+     * with (in memory only: never part of a result, never written).
+     */
+    conformanceSecrets?: string[];
   }
 }
 
@@ -28,6 +33,7 @@ export function registerChecks(checksFor: (settings: RunSettings) => readonly Ch
     test(resultKey(check), async ({ task, skip }) => {
       const result = await runCheck(check, run);
       task.meta.conformance = result;
+      task.meta.conformanceSecrets = run.secrets.values();
       if (result.outcome === 'skip') skip(result.reason);
       if (result.outcome === 'fail' || result.outcome === 'error') throw new Error(`${result.outcome}: ${result.reason ?? ''}`);
     });
