@@ -6,14 +6,15 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec, mergeCatalog } from '../lib/catalog.js';
-import { cleanUp } from '../lib/cleanup.js';
+import { cleanUp, postponeCleanUp } from '../lib/cleanup.js';
 import { ConfigError, describeConfig, maskedConfig, resolveConfig, type Config, type RawSettings } from '../lib/config.js';
 import { HttpClient } from '../lib/http.js';
 import { packageVersion } from '../lib/package.js';
 import { preflight, type PreflightResult } from '../lib/preflight.js';
 import { Secrets } from '../lib/secrets.js';
 import { runSuite } from '../lib/vitest-run.js';
-import { renderAreaLine, renderProgress } from '../reporters/console.js';
+import { notRun, renderAreaLine, renderProgress } from '../reporters/console.js';
+import { printable } from '../lib/text.js';
 import { absentOperations, summarise, type RunReport } from '../reporters/model.js';
 import { applyBaseline, certify, exitFor, readBaseline, type BaselineEntry } from '../reporters/verdict.js';
 import { contractDigest } from '../lib/schema.js';
@@ -220,6 +221,7 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
     let area = '';
     let done = 0;
     let shownAt = 0;
+    let stopped = false;
     const areaDone = (): void => {
       io.progress?.(undefined);
       if (area) io.out(renderAreaLine(area, counts.get(area)!, { color }));
@@ -236,7 +238,11 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
         const c = counts.get(area)!;
         c.set(r.outcome, (c.get(r.outcome) ?? 0) + 1);
         done++;
-        if (r.outcome !== 'pass' && r.outcome !== 'skip') {
+        // Once the breaker has opened, the checks it stops are one line, not one each.
+        if (notRun(r)) {
+          if (!stopped) io.out(`  ! the target stopped answering: the suite sends nothing more (${printable(r.reason ?? '')}); the remaining checks are not run`);
+          stopped = true;
+        } else if (r.outcome !== 'pass' && r.outcome !== 'skip') {
           io.progress?.(undefined);
           io.out(renderProgress(r, { color }));
         }
@@ -248,7 +254,8 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
     });
     areaDone();
     for (const s of suite.secrets) secrets.add(s);
-    const cleanup = await cleanUp(settings, secrets);
+    const down = suite.results.find(notRun);
+    const cleanup = down ? postponeCleanUp(settings.ledgerPath, `the target stopped answering during the run (${down.reason ?? ''})`) : await cleanUp(settings, secrets);
     const finishedAt = new Date();
     const suiteErrors = suite.suiteErrors.map((e) => secrets.mask(e));
     const based = options.baseline ? applyBaseline(suite.results, options.baseline.entries, options.baseline.file) : undefined;
@@ -292,7 +299,7 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
     // Masked whole, with every secret any area learned, before any renderer escapes a character.
     publish(secrets.maskDeep(report), { reportDir: config.reportDir, certifyDir: options.certifyDir, writeBaseline: options.writeBaseline, color }, secrets, io);
     // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
-    if (cleanup.leftovers.length === 0) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
+    if (cleanup.leftovers.length === 0 && !cleanup.pending) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
     else io.out(`the ledger of run ${runId} is kept: 'conformance cleanup --run ${runId}' tries again`);
     return report.exit.code;
   } finally {

@@ -3,7 +3,7 @@
 // of the four outcomes, with evidence; it never lets a bug of ours read as the target's fault.
 import { Faker, base, en } from '@faker-js/faker';
 import { exchangeLine, toCurl, type Exchange } from './exchange.js';
-import { HttpClient, type HttpResponse, type RequestSpec } from './http.js';
+import { HttpClient, noTransport, type HttpClientOptions, type HttpResponse, type RequestSpec, type TransportStats } from './http.js';
 import { Ledger, type LedgerEntry } from './ledger.js';
 import { CheckFailure, CheckSkip, SuiteError, type Level, type Outcome } from './outcome.js';
 import { Secrets } from './secrets.js';
@@ -51,6 +51,8 @@ export interface CheckResult {
   notes?: string[];
   /** A failure the baseline file lists: reported, but it does not fail the run. */
   baselined?: boolean;
+  /** What this check's requests (and the shared work it started) took: retries, waits (issue 8). */
+  transport?: TransportStats;
 }
 
 export interface RunSettings {
@@ -88,7 +90,8 @@ export class RunContext {
   readonly ledger: Ledger;
   readonly #shared = new Map<string, Promise<{ value: unknown; exchanges: Exchange[] }>>();
 
-  constructor(settings: RunSettings) {
+  /** `transport`: the HTTP client's retry policy and breaker, where the defaults do not serve (tests). */
+  constructor(settings: RunSettings, transport: Pick<HttpClientOptions, 'retry' | 'breakerAfter' | 'breaker'> = {}) {
     this.settings = settings;
     this.http = new HttpClient({
       baseUrl: settings.baseUrl,
@@ -97,6 +100,7 @@ export class RunContext {
       maxBodyBytes: settings.maxBodyBytes,
       concurrency: settings.concurrency,
       secrets: this.secrets,
+      ...transport,
     });
     this.ledger = new Ledger(settings.ledgerPath);
   }
@@ -116,12 +120,13 @@ export class RunContext {
   /**
    * Work that several checks inspect (one creation, one delete) is done once per run, by
    * whichever check asks first: the suite never sends a request whose answer it already
-   * has, and each check can still run alone.
+   * has, and each check can still run alone. Its requests count in `transport`: the stats
+   * of the check that started it.
    */
-  shared<T>(key: string, work: (s: Session) => Promise<T>): Promise<{ value: T; exchanges: Exchange[] }> {
+  shared<T>(key: string, work: (s: Session) => Promise<T>, transport?: TransportStats): Promise<{ value: T; exchanges: Exchange[] }> {
     let p = this.#shared.get(key);
     if (!p) {
-      const session = new Session(this, key);
+      const session = new Session(this, key, transport);
       p = work(session).then((value) => ({ value, exchanges: session.exchanges }));
       this.#shared.set(key, p);
     }
@@ -139,16 +144,19 @@ export class Session {
   readonly label: string;
   readonly faker: Faker;
   readonly exchanges: Exchange[] = [];
+  /** What this session's requests took from the transport (issue 8). */
+  readonly transport: TransportStats;
   #serial = 0;
 
-  constructor(run: RunContext, label: string) {
+  constructor(run: RunContext, label: string, transport = noTransport()) {
     this.run = run;
     this.label = label;
     this.faker = run.faker(label);
+    this.transport = transport;
   }
 
   async request(spec: RequestSpec): Promise<HttpResponse> {
-    const res = await this.run.http.request(spec);
+    const res = await this.run.http.request(spec, this.transport);
     this.exchanges.push(res.exchange);
     return res;
   }
@@ -180,7 +188,7 @@ export class CheckContext extends Session {
 
   /** Shared work (see RunContext.shared); its exchanges join this check's evidence. */
   async shared<T>(key: string, work: (s: Session) => Promise<T>): Promise<T> {
-    const { value, exchanges } = await this.run.shared(key, work);
+    const { value, exchanges } = await this.run.shared(key, work, this.transport);
     for (const x of exchanges) if (!this.exchanges.includes(x)) this.exchanges.push(x);
     return value;
   }
@@ -222,6 +230,7 @@ export async function runCheck(check: Check, run: RunContext): Promise<CheckResu
     durationMs: Math.round(performance.now() - started),
     ...(evidence ? { evidence } : {}),
     ...(ctx.notes.length ? { notes: ctx.notes.map(mask) } : {}),
+    ...(ctx.transport.requests + ctx.transport.refused > 0 ? { transport: { ...ctx.transport } } : {}),
   });
   try {
     await check.run(ctx);

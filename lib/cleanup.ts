@@ -18,6 +18,19 @@ export interface Leftover {
 export interface CleanupReport {
   deleted: number;
   leftovers: Leftover[];
+  /** Why nothing was sent (the target stopped answering during the run); the ledger is kept. */
+  postponed?: string;
+  /** With postponed: how many resources and unanswered creates the ledger still holds. */
+  pending?: number;
+}
+
+/**
+ * No cleanup against a target that stopped answering: every DELETE would wait out its timeout
+ * and print a line. The ledger keeps everything for `conformance cleanup --run ID`.
+ */
+export function postponeCleanUp(ledgerPath: string, why: string): CleanupReport {
+  const { created, unanswered } = new Ledger(ledgerPath).open();
+  return { deleted: 0, leftovers: [], postponed: why, pending: created.length + unanswered.length };
 }
 
 /** Pages of a collection read, at most, to find an unanswered create by name where filters are refused. */

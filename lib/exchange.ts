@@ -12,7 +12,10 @@ export interface Exchange {
   /** The start of the response body (masked). */
   bodyExcerpt: string;
   bodyBytes: number;
+  /** From the first attempt to the answer, waits between retries included. */
   durationMs: number;
+  /** Attempts the answer took (issue 8: a 429, a 503 or a reset GET is sent again). */
+  attempts?: number;
 }
 
 export const REQUEST_BODY_MAX = 1200;
@@ -42,5 +45,6 @@ export function toCurl(x: Pick<Exchange, 'method' | 'url' | 'requestHeaders' | '
 
 /** One line per exchange, for the history of a check. */
 export function exchangeLine(x: Exchange): string {
-  return `${x.method} ${x.url} -> ${x.status} (${x.bodyBytes} bytes, ${Math.round(x.durationMs)} ms)`;
+  const retried = x.attempts !== undefined && x.attempts > 1 ? `, after ${x.attempts} attempts` : '';
+  return `${x.method} ${x.url} -> ${x.status} (${x.bodyBytes} bytes, ${Math.round(x.durationMs)} ms${retried})`;
 }

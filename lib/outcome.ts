@@ -56,6 +56,12 @@ export type SuiteErrorCode =
   | 'TIMEOUT'
   | 'CONNECTION_CLOSED'
   | 'RESPONSE_TOO_LARGE'
+  /** Still 429 when the request's retry budget ran out: no verdict rests on "ask later" (issue 8). */
+  | 'RATE_LIMITED'
+  /** Still 503 when the request's retry budget ran out: the target said it could not answer (issue 8). */
+  | 'SERVICE_UNAVAILABLE'
+  /** The circuit breaker is open: the target stopped answering mid-run, later requests are not sent (issue 8). */
+  | 'TARGET_DOWN'
   | 'SUITE_BUG';
 
 export class SuiteError extends Error {

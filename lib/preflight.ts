@@ -28,7 +28,7 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string)
       res = await http.request({ method: 'GET', path });
     } catch (err) {
       if (err instanceof SuiteError) {
-        const why = err.code === 'TIMEOUT' ? 'did not answer in time' : err.code === 'TARGET_UNREACHABLE' ? 'cannot be reached' : 'closed the connection';
+        const why = { TIMEOUT: 'did not answer in time', TARGET_UNREACHABLE: 'cannot be reached', TARGET_DOWN: 'stopped answering', RATE_LIMITED: 'kept answering 429 (rate limited) beyond the retry budget', SERVICE_UNAVAILABLE: 'kept answering 503 beyond the retry budget' }[err.code as string] ?? 'closed the connection';
         return { ok: false, line: `the target ${why}: ${err.message}. Check --base-url and that the server is up (and --timeout for a slow one).` };
       }
       throw err;

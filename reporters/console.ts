@@ -1,6 +1,7 @@
 // The console: a line per check as it finishes, then failures with their evidence, skips
 // grouped by reason, the cleanup, counts by level, and the exit code in one line.
 import type { CheckResult } from '../lib/check.js';
+import { sumTransport } from '../lib/http.js';
 import { gist, isHtml, printable } from '../lib/text.js';
 import { LEVELS, type RunReport } from './model.js';
 
@@ -70,10 +71,30 @@ export function replayCommand(report: RunReport, id: string, operation?: string)
   return `npx conformance --check ${id}${operation ? ` --operation ${operation}` : ''} --seed ${report.seed}${target}`;
 }
 
+/** An error of a check the suite never sent (the circuit breaker had opened): counted, not listed. */
+export function notRun(r: CheckResult): boolean {
+  return r.outcome === 'error' && (r.reason?.startsWith('TARGET_DOWN') ?? false);
+}
+
+/** What the transport went through, when anything happened: retries, rate-limit waits, the breaker. */
+export function transportLine(results: readonly CheckResult[]): string | undefined {
+  const t = sumTransport(results.map((r) => r.transport));
+  const parts = [
+    t.retries ? `${t.retries} request(s) sent again${t.resetRetries ? ` (${t.resetRetries} after a connection reset)` : ''}` : '',
+    t.waitedOut ? `${t.waitedOut} 429/503 answer(s) waited out (${(t.waitedMs / 1000).toFixed(1)} s)` : '',
+    t.concurrencyLoweredTo !== undefined ? `requests in flight lowered to ${t.concurrencyLoweredTo} by 429s` : '',
+    // From the results: a check whose parallel requests failed on after it ended cannot carry
+    // the breaker's own count.
+    results.some(notRun) ? `the target stopped answering: ${t.refused} request(s) not sent, ${results.filter(notRun).length} check(s) not run` : '',
+  ].filter(Boolean);
+  return parts.length ? `transport: ${t.requests} request(s); ${parts.join('; ')}` : undefined;
+}
+
 export function renderSummary(report: RunReport, options: ConsoleOptions): string {
   const p = painter(options.color);
   const lines: string[] = [''];
-  const failures = report.results.filter((r) => r.outcome === 'fail' || r.outcome === 'error');
+  const skipped = report.results.filter(notRun);
+  const failures = report.results.filter((r) => (r.outcome === 'fail' || r.outcome === 'error') && !notRun(r));
   const order = (r: CheckResult): number => (r.outcome === 'error' ? 0 : LEVELS.indexOf(r.level) + 1);
   if (failures.length) {
     lines.push(p('bold', `Failures and errors (${failures.length})`));
@@ -85,6 +106,10 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
       lines.push(`      replay:   ${replayCommand(report, r.id, r.operation)}`);
       lines.push('');
     }
+  }
+  if (skipped.length) {
+    lines.push(p('bold', `Not run (${skipped.length}): the target stopped answering, so the suite stopped sending (errors of the suite, not failures of the target)`));
+    lines.push(`  ${printable(skipped[0]!.reason ?? '')}`, '');
   }
   if (report.lists?.absent.length) {
     lines.push(p('bold', `Absent operations (${report.lists.absent.length}): their collection answered 404`));
@@ -106,7 +131,8 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   }
   const { deleted, leftovers } = report.cleanup;
   lines.push(p('bold', 'Cleanup'));
-  lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted; ${leftovers.length} left over`);
+  if (report.cleanup.postponed) lines.push(p('yellow', printable(`  not attempted: ${report.cleanup.postponed}; ${report.cleanup.pending ?? 0} resource(s) and unanswered create(s) stay in the ledger: 'conformance cleanup --run ${report.runId}' deletes them once the target answers again`)));
+  else lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted; ${leftovers.length} left over`);
   for (const l of leftovers) lines.push(p('yellow', printable(`  left over: ${l.kind} ${l.id || '(no id)'} "${l.name}" (created by ${l.createdBy}): ${l.reason}`)));
   lines.push('');
   if (report.baseline) {
@@ -139,6 +165,8 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     const failWord = level === 'MUST' ? 'fail' : level === 'SHOULD' ? 'warn' : 'noted';
     lines.push(`  ${level.padEnd(w)} ${String(n).padStart(4)}: ${c.pass} pass, ${c.fail} ${failWord}, ${c.error} error, ${c.skip} skip`);
   }
+  const transport = transportLine(report.results);
+  if (transport) lines.push(p('yellow', transport));
   if (report.certification) {
     const c = report.certification;
     lines.push(p(c.certifiable ? 'green' : 'red', `certifiable: ${c.certifiable ? 'yes' : 'no'} (${c.why})`));

@@ -1,6 +1,6 @@
 // One plain results model for a run; every renderer is a pure function of it.
 import type { CheckResult } from '../lib/check.js';
-import type { Leftover } from '../lib/cleanup.js';
+import type { CleanupReport } from '../lib/cleanup.js';
 import type { Level, Outcome } from '../lib/outcome.js';
 
 export interface RunReport {
@@ -22,7 +22,7 @@ export interface RunReport {
   results: CheckResult[];
   /** Failures of the suite itself outside any check. */
   suiteErrors: string[];
-  cleanup: { deleted: number; leftovers: Leftover[] };
+  cleanup: CleanupReport;
   /** Known failures that did not fail the run (--baseline). */
   baseline?: BaselineReport;
   /** Certification mode (--certify). */

@@ -3,6 +3,7 @@
 // from those outcomes and levels, never from vitest's own pass/fail.
 import { afterAll, inject, test } from 'vitest';
 import { resultKey, RunContext, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
+import { Breaker } from '../lib/http.js';
 
 export interface ProvidedRun {
   settings: RunSettings;
@@ -27,7 +28,9 @@ declare module 'vitest' {
 export function registerChecks(checksFor: (settings: RunSettings) => readonly Check[]): void {
   const { settings, selected } = inject('conformance');
   const wanted = new Set(selected);
-  const run = new RunContext(settings);
+  // One breaker for the whole run: the area files run one after another in one worker, and an
+  // area after the target stopped answering must not wait out its own timeouts to learn it.
+  const run = new RunContext(settings, { breaker: Breaker.forRun(settings.runId) });
   afterAll(() => run.close());
   for (const check of checksFor(settings).filter((c) => wanted.has(resultKey(c)))) {
     test(resultKey(check), async ({ task, skip }) => {

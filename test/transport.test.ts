@@ -1,0 +1,337 @@
+// Issue 8 (real-world targets): each behaviour of the transport (lib/http.ts) proved against the
+// reference server behind a misbehaving front (test/fronts/front.ts). 429 and 503 answers are
+// waited out (Retry-After in seconds or as a date, else backoff with jitter) within a budget and
+// never judged; 429s lower the in-flight bound; a GET is sent again after a reset, a POST or
+// DELETE never; once the target hangs, the breaker stops the run from sending.
+// The policy's sleep is injected where many waits add up: it records what was asked and waits
+// 1/50 of it. The tests that prove a wait really happens run in real time, on one request.
+import { setTimeout as delay } from 'node:timers/promises';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { RunContext, resultKey, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
+import { exchangeLine } from '../lib/exchange.js';
+import { HttpClient, retryAfterMs, sumTransport, type HttpClientOptions, type TransportStats } from '../lib/http.js';
+import { SuiteError } from '../lib/outcome.js';
+import { Secrets } from '../lib/secrets.js';
+import { listChecks, staticChecks as statics } from '../suites/index.js';
+import { expandListChecks } from '../suites/pagination/list-check.js';
+import { startFront, type Act, type Arrival, type Front, type FrontPlan } from './fronts/front.js';
+import { cli, endpoints, paginationSettings, settingsFor, TOKEN, withServer } from './support.js';
+
+type Transport = Pick<HttpClientOptions, 'retry' | 'breakerAfter'>;
+
+interface Through {
+  results: CheckResult[];
+  front: Front;
+  /** The run's transport, as the checks' results add up. */
+  sum: TransportStats;
+  http: HttpClient;
+  ms: number;
+}
+
+/** Runs `checks` as the vitest glue does (one RunContext, all at once) against a fresh reference server behind a front. */
+async function through(plan: FrontPlan, checks: readonly Check[], transport: Transport = {}, over: Partial<RunSettings> = {}): Promise<Through> {
+  return withServer({ seed: 3 }, async (server) => {
+    const front = await startFront(server.url, plan);
+    const { settings, dispose } = settingsFor(front.url, over);
+    const run = new RunContext(settings, transport);
+    const started = performance.now();
+    try {
+      const results = await Promise.all(checks.map((c) => runCheck(c, run)));
+      return { results, front, sum: sumTransport(results.map((r) => r.transport)), http: run.http, ms: performance.now() - started };
+    } finally {
+      await run.close();
+      await front.close();
+      dispose();
+    }
+  });
+}
+
+/** A client of its own against a fresh reference server behind a front. */
+async function direct<T>(plan: FrontPlan, over: Partial<HttpClientOptions>, fn: (http: HttpClient, front: Front) => Promise<T>): Promise<T> {
+  return withServer({}, async (server) => {
+    const front = await startFront(server.url, plan);
+    const http = new HttpClient({ baseUrl: front.url, token: TOKEN, timeoutMs: 5_000, maxBodyBytes: 1 << 20, concurrency: 4, secrets: new Secrets(), ...over });
+    try {
+      return await fn(http, front);
+    } finally {
+      await http.close();
+      await front.close();
+    }
+  });
+}
+
+/** A sleep that records the waits asked for and takes 1/50 of each: Retry-After: 1 costs 20 ms. */
+function quickSleep(): { asked: number[]; retry: Transport['retry'] } {
+  const asked: number[] = [];
+  return { asked, retry: { sleep: (ms) => (asked.push(ms), delay(ms / 50)) } };
+}
+
+const keyOf = (a: Arrival): string => `${a.method} ${a.url} ${a.body}`;
+/** How many times the front answered `status` itself. */
+const answered = (acts: readonly Act[], status: number): number => acts.filter((x) => typeof x === 'object' && x.status === status).length;
+
+/** Records what a plan decided, arrival by arrival. */
+function recorded(plan: FrontPlan): { plan: FrontPlan; acts: Act[] } {
+  const acts: Act[] = [];
+  return { acts, plan: (a) => (acts[a.n] = plan(a)) };
+}
+
+const listEps = endpoints(['accounts', 'files', 'hierarchy-nodes@by-release']);
+const lists = expandListChecks(listChecks, listEps);
+const listSettings = (): Partial<RunSettings> => ({ pagination: paginationSettings(listEps) });
+
+/** What the checks do against the reference behind a front that relays everything. */
+let reference: { statics: Through; lists: Through };
+
+beforeAll(async () => {
+  reference = { statics: await through(() => 'relay', statics), lists: await through(() => 'relay', lists, {}, listSettings()) };
+  expect(reference.statics.results.filter((r) => r.outcome !== 'pass' && r.outcome !== 'skip')).toEqual([]);
+  expect(reference.lists.results.filter((r) => r.outcome !== 'pass' && r.outcome !== 'skip')).toEqual([]);
+});
+
+/** Results whose outcome is not the one against the plain reference, one line each (a MUST failure among them is what issue 8 rules out). */
+function changed(results: readonly CheckResult[], against: Through): string[] {
+  const before = new Map(against.results.map((r) => [resultKey(r), r.outcome]));
+  return results.filter((r) => r.outcome !== before.get(resultKey(r))).map((r) => `${resultKey(r)} (${r.level}): ${r.outcome} ${r.reason ?? ''}`);
+}
+
+const postsOf = (xs: readonly Arrival[]): string[] => xs.filter((a) => a.method === 'POST').map(keyOf).sort();
+
+describe('429 and 503 are waited out, never judged', () => {
+  it('through 429 + Retry-After: 1 on 2 of 3 requests, the static checks keep the reference outcomes; every 429 is waited out, 1 s each', async () => {
+    const clock = quickSleep();
+    // 2 of every 3 attempts of a request are refused: each request meets two 429s before it is served.
+    const r = await through((a) => (a.repeat % 3 < 2 ? { status: 429, retryAfter: '1' } : 'relay'), statics, { retry: clock.retry });
+    expect(changed(r.results, reference.statics)).toEqual([]);
+    const limited = r.front.arrivals.length - r.front.relayed.length;
+    expect(limited).toBe(2 * r.front.relayed.length);
+    expect(r.sum).toMatchObject({ requests: reference.statics.sum.requests, retries: limited, waitedOut: limited, resetRetries: 0, waitedMs: 1000 * limited, refused: 0 });
+    expect(clock.asked.every((ms) => ms === 1000)).toBe(true);
+    // No request reached the upstream twice: the 429s were not processed, the retries were.
+    expect(postsOf(r.front.relayed)).toEqual(postsOf(reference.statics.front.relayed));
+    expect(r.sum.concurrencyLoweredTo).toBe(1);
+    // Each request and each retry counts for exactly one check (shared work for the one that started it).
+    expect(r.sum.requests + r.sum.retries).toBe(r.front.arrivals.length);
+  });
+
+  it('through 429 without Retry-After on 1 of 3 requests, the static checks keep the reference outcomes; the waits are a jittered backoff', async () => {
+    const clock = quickSleep();
+    // Every third arrival, unless it is already a retry: no request meets two 429s.
+    const { plan, acts } = recorded((a) => (a.n % 3 === 0 && a.repeat === 0 ? { status: 429 } : 'relay'));
+    const r = await through(plan, statics, { retry: clock.retry });
+    expect(changed(r.results, reference.statics)).toEqual([]);
+    const limited = answered(acts, 429);
+    expect(limited).toBeGreaterThan(10);
+    expect(r.sum).toMatchObject({ retries: limited, waitedOut: limited });
+    // Each request met one 429 at most: its one wait is the first step of the backoff (500 ms), jittered in [250, 500].
+    expect(clock.asked.every((ms) => ms >= 250 && ms <= 500)).toBe(true);
+    expect(new Set(clock.asked).size).toBeGreaterThan(1);
+    expect(r.sum.waitedMs).toBe(clock.asked.reduce((x, y) => x + y, 0));
+  });
+
+  it('honours Retry-After in seconds, and the exchange shows the retry', async () => {
+    await direct((a) => (a.repeat === 0 ? { status: 429, retryAfter: '1' } : 'relay'), {}, async (http, front) => {
+      const res = await http.request({ method: 'GET', path: '/v2/settings' });
+      expect(res.status).toBe(200);
+      const [first, second] = front.arrivals;
+      expect(second!.at - first!.at).toBeGreaterThanOrEqual(990);
+      expect(res.exchange.attempts).toBe(2);
+      expect(exchangeLine(res.exchange)).toMatch(/-> 200 \(.*after 2 attempts\)$/);
+      expect(http.stats).toMatchObject({ requests: 1, retries: 1, waitedOut: 1, waitedMs: 1000 });
+    });
+  });
+
+  it('honours Retry-After as an HTTP date', async () => {
+    let until = 0;
+    const plan: FrontPlan = (a) => {
+      if (a.repeat > 0) return 'relay';
+      const date = new Date(Date.now() + 2000).toUTCString();
+      until = Date.parse(date);
+      return { status: 503, retryAfter: date };
+    };
+    await direct(plan, {}, async (http, front) => {
+      const res = await http.request({ method: 'POST', path: '/v2/application-keys', json: { data: { type: 'application_key', name: 'dated' } } });
+      expect(res.status).toBe(201);
+      // The date has whole seconds: the wait is what is left of them when the 503 arrives (1 to 2 s).
+      expect(front.arrivals[1]!.at).toBeGreaterThanOrEqual(until - 5);
+      expect(http.stats.waitedMs).toBeGreaterThanOrEqual(900);
+      expect(http.stats.waitedMs).toBeLessThanOrEqual(2000);
+      expect(front.relayed.length).toBe(1);
+    });
+  });
+
+  it('reads Retry-After as delay-seconds or an HTTP date, and leaves the rest to the backoff', () => {
+    const now = Date.parse('Sun, 22 Nov 2026 10:00:00 GMT');
+    expect(retryAfterMs('3', now)).toBe(3000);
+    expect(retryAfterMs(' 120 ', now)).toBe(120_000);
+    expect(retryAfterMs('Sun, 22 Nov 2026 10:00:07 GMT', now)).toBe(7000);
+    for (const v of [undefined, '', '0', '-1', '1.5', 'soon', 'Sun, 22 Nov 2026 09:59:59 GMT']) expect(retryAfterMs(v, now)).toBeUndefined();
+  });
+
+  it('in a 429 storm that never ends, every static check ends in error (RATE_LIMITED), none in fail, within the budget; concurrency drops to 1', async () => {
+    const clock = quickSleep();
+    const r = await through(() => ({ status: 429, retryAfter: '1' }), statics, { retry: clock.retry });
+    expect(r.results.filter((x) => x.outcome !== 'error' || !x.reason?.startsWith('RATE_LIMITED: '))).toEqual([]);
+    expect(r.results[0]!.reason).toMatch(/still 429 after 5 attempts and 4000 ms of waiting: its 4 retries are spent; no verdict rests on a rate-limited answer$/);
+    // Each request: 5 attempts (4 retries), 4 s of waiting, well within 30 s; nothing reached the upstream.
+    expect(r.sum.retries).toBe(4 * r.sum.requests);
+    expect(r.sum.waitedMs).toBe(4000 * r.sum.requests);
+    expect(r.front.arrivals.length).toBe(5 * r.sum.requests);
+    expect(r.front.relayed).toEqual([]);
+    expect(r.http.concurrency).toBe(1);
+    expect(r.sum.concurrencyLoweredTo).toBe(1);
+  });
+
+  it('gives up at once when Retry-After asks for more than is left of the wait budget', async () => {
+    await direct(() => ({ status: 429, retryAfter: '120' }), {}, async (http, front) => {
+      const started = performance.now();
+      const err = await http.request({ method: 'GET', path: '/v2/settings' }).catch((e: unknown) => e);
+      expect((err as SuiteError).code).toBe('RATE_LIMITED');
+      expect((err as SuiteError).message).toMatch(/still 429 after 1 attempt and 0 ms of waiting: 120000 ms more \(Retry-After: 120\) would pass its 30000 ms of waiting/);
+      expect(front.arrivals.length).toBe(1);
+      expect(performance.now() - started).toBeLessThan(5_000);
+    });
+  });
+
+  it('waits no longer in all than the budget, in real time', async () => {
+    await direct(() => ({ status: 429, retryAfter: '1' }), { retry: { maxWaitMs: 2_500 } }, async (http, front) => {
+      const started = performance.now();
+      const err = await http.request({ method: 'GET', path: '/v2/settings' }).catch((e: unknown) => e);
+      const ms = performance.now() - started;
+      expect((err as SuiteError).code).toBe('RATE_LIMITED');
+      // Two waits of 1 s fit in 2.5 s, a third does not.
+      expect(front.arrivals.length).toBe(3);
+      expect(ms).toBeGreaterThanOrEqual(1_990);
+      expect(ms).toBeLessThan(15_000);
+    });
+  });
+
+  it('retries a POST answered 503: the static checks keep the reference outcomes, and each POST reached the upstream once', async () => {
+    const clock = quickSleep();
+    const { plan, acts } = recorded((a) => (a.method === 'POST' && a.repeat < 2 ? { status: 503 } : 'relay'));
+    const r = await through(plan, statics, { retry: clock.retry });
+    expect(changed(r.results, reference.statics)).toEqual([]);
+    const unavailable = answered(acts, 503);
+    expect(unavailable).toBe(2 * postsOf(reference.statics.front.relayed).length);
+    expect(r.sum).toMatchObject({ retries: unavailable, waitedOut: unavailable });
+    expect(postsOf(r.front.relayed)).toEqual(postsOf(reference.statics.front.relayed));
+  });
+
+  it('turns a 503 that outlasts the budget into an error of the suite (SERVICE_UNAVAILABLE)', async () => {
+    const clock = quickSleep();
+    await direct(() => ({ status: 503 }), { retry: clock.retry }, async (http, front) => {
+      const err = await http.request({ method: 'DELETE', path: '/v2/settings/extensions/custom-apis/00000000-0000-4000-8000-000000000000' }).catch((e: unknown) => e);
+      expect((err as SuiteError).code).toBe('SERVICE_UNAVAILABLE');
+      expect(front.arrivals.length).toBe(5);
+      expect(clock.asked.length).toBe(4);
+    });
+  });
+
+  it('lets the lowered bound climb back, one step every 20 answers without a 429', async () => {
+    const clock = quickSleep();
+    await direct((a) => (a.n < 3 ? { status: 429 } : 'relay'), { concurrency: 4, retry: clock.retry }, async (http) => {
+      for (let i = 0; i < 3; i++) await http.request({ method: 'GET', path: '/v2/settings' });
+      expect(http.concurrency).toBe(1);
+      for (let i = 0; i < 60; i++) await http.request({ method: 'GET', path: '/v2/settings' });
+      expect(http.concurrency).toBe(4);
+      expect(http.stats.concurrencyLoweredTo).toBe(1);
+    });
+  });
+});
+
+describe('a reset connection', () => {
+  it('with 1 GET in 15 reset, the list checks keep the reference outcomes: each reset GET is sent again', async () => {
+    const { plan, acts } = recorded((a) => (a.method === 'GET' && a.n % 15 === 7 && a.repeat === 0 ? 'reset' : 'relay'));
+    const r = await through(plan, lists, {}, listSettings());
+    expect(changed(r.results, reference.lists)).toEqual([]);
+    const resets = r.front.arrivals.filter((a) => acts[a.n] === 'reset');
+    expect(resets.length).toBeGreaterThan(5);
+    for (const a of resets) expect(r.front.relayed.some((b) => keyOf(b) === keyOf(a) && b.n > a.n)).toBe(true);
+    expect(r.sum).toMatchObject({ retries: resets.length, resetRetries: resets.length, waitedOut: 0 });
+  });
+
+  it('never sends a POST again whose answer was lost: the upstream processed it once, the check ends in error', async () => {
+    const check = statics.find((c) => c.id === 'create.valid.2xx')!;
+    let lost: Arrival | undefined;
+    const r = await through((a) => (a.method === 'POST' && !lost ? ((lost = a), 'lose-answer') : 'relay'), [check]);
+    const [result] = r.results;
+    expect(result!.outcome).toBe('error');
+    expect(result!.reason).toMatch(/^CONNECTION_CLOSED: POST /);
+    expect(r.front.arrivals.filter((a) => keyOf(a) === keyOf(lost!))).toHaveLength(1);
+    expect(r.front.relayed.filter((a) => keyOf(a) === keyOf(lost!))).toHaveLength(1);
+    expect(result!.transport).toMatchObject({ requests: 1, retries: 0, resetRetries: 0 });
+  });
+
+  it('never sends a DELETE again after a reset', async () => {
+    await direct(() => 'reset', {}, async (http, front) => {
+      const err = await http.request({ method: 'DELETE', path: '/v2/settings/extensions/custom-apis/00000000-0000-4000-8000-000000000000' }).catch((e: unknown) => e);
+      expect((err as SuiteError).code).toBe('CONNECTION_CLOSED');
+      expect(front.arrivals.length).toBe(1);
+      expect(http.stats.retries).toBe(0);
+    });
+  });
+});
+
+describe('a target that stops answering', () => {
+  it('opens the breaker after 5 timeouts in a row: later requests fail at once (TARGET_DOWN), no check fails, the run ends soon', async () => {
+    const served = 20;
+    const r = await through((a) => (a.n < served ? 'relay' : 'hang'), statics, {}, { timeoutMs: 300 });
+    const reasons = r.results.filter((x) => x.outcome !== 'pass' && x.outcome !== 'skip').map((x) => `${x.outcome} ${x.reason}`);
+    expect(reasons.filter((x) => !/^error (TIMEOUT|TARGET_DOWN): /.test(x))).toEqual([]);
+    const down = reasons.filter((x) => x.startsWith('error TARGET_DOWN'));
+    expect(down.length).toBeGreaterThan(10);
+    expect(down[0]).toMatch(/the target stopped answering after \d+ answered requests \(5 attempts in a row failed, the last: TIMEOUT/);
+    expect(r.http.stats.breakerOpenedAfter).toBe(5);
+    expect(r.sum.breakerOpenedAfter).toBe(5);
+    expect(r.sum.refused).toBeGreaterThan(10);
+    // What hung: the requests in flight when the target stopped, and the few that took their slots before the fifth timeout.
+    expect(r.front.arrivals.length).toBeLessThanOrEqual(served + 2 * 8);
+    expect(reasons.filter((x) => x.startsWith('error TIMEOUT')).length).toBeLessThanOrEqual(2 * 8);
+    expect(r.ms).toBeLessThan(15_000);
+  });
+
+  it('times out one attempt, not the waits between attempts', async () => {
+    // A 429 asking for 1 s, then an answer within the 800 ms timeout: the wait does not count against it.
+    await direct((a) => (a.repeat === 0 ? { status: 429, retryAfter: '1' } : 'relay'), { timeoutMs: 800 }, async (http) => {
+      const res = await http.request({ method: 'GET', path: '/v2/settings' });
+      expect(res.status).toBe(200);
+      expect(res.exchange.durationMs).toBeGreaterThanOrEqual(990);
+    });
+  });
+});
+
+describe('through the CLI', () => {
+  it('a host that answers 40 requests and then never again: the breaker stops the run in seconds, one line for what was not run', async () => {
+    await withServer({ seed: 4 }, async (server) => {
+      const front = await startFront(server.url, (a) => (a.n < 40 ? 'relay' : 'hang'));
+      try {
+        const r = await cli(['--base-url', front.url, '--timeout', '500', '--operation', 'accounts'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+        expect(r.code, r.stdout + r.stderr).toBe(2);
+        expect(r.ms).toBeLessThan(60_000);
+        const lines = r.stdout.split('\n');
+        expect(lines.filter((l) => /the target stopped answering: the suite sends nothing more/.test(l))).toHaveLength(1);
+        expect(r.stdout).toMatch(/Not run \(\d+\): the target stopped answering/);
+        expect(r.stdout).toMatch(/transport: \d+ request\(s\);.*the target stopped answering: \d+ request\(s\) not sent, \d+ check\(s\) not run/);
+        expect(r.stdout).toMatch(/not attempted: the target stopped answering during the run .*'conformance cleanup --run [0-9a-f]{8}' deletes them/);
+        expect(r.stdout).not.toMatch(/left over:/);
+        expect(lines.length).toBeLessThan(150);
+        expect(r.stdout).not.toMatch(/✗ FAIL/);
+      } finally {
+        await front.close();
+      }
+    });
+  });
+
+  it('429 + Retry-After on 2 of 3 requests: the same verdict as without, and the summary counts the waits', async () => {
+    await withServer({ seed: 4 }, async (server) => {
+      const front = await startFront(server.url, (a) => (a.repeat < 2 && a.n % 3 !== 2 ? { status: 429, retryAfter: '0' } : 'relay'));
+      try {
+        const r = await cli(['--base-url', front.url, '--check', 'create.valid.2xx,create.keys.distinct,delete.existing.204,delete.repeat.404,errors.content-type.json'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+        expect(r.code, r.stdout + r.stderr).toBe(0);
+        expect(r.stdout).toMatch(/transport: \d+ request\(s\); \d+ request\(s\) sent again; \d+ 429\/503 answer\(s\) waited out/);
+      } finally {
+        await front.close();
+      }
+    });
+  });
+});
