@@ -5,14 +5,10 @@
 //
 //   npm run bench                 all sizes
 //   npm run bench -- 10000 100000 some sizes
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Pool } from 'undici';
-import { packageRoot } from '../lib/package.js';
 import { seededRandom } from '../lib/random.js';
+import { peakRssMb, startServer, TOKEN } from './support.js';
 
-const TOKEN = 'bench-token-0123456789';
 const PAGES = 1500;
 
 interface Figures {
@@ -25,26 +21,6 @@ interface Figures {
   traversalS: number;
   traversed: number;
   peakRssMb: number;
-}
-
-async function startServer(records: number): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [join(packageRoot, 'dist/cli/bin.js'), 'serve', '--port', '0', '--records', String(records), '--token', TOKEN, '--seed', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return { url, child };
-}
-
-function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
-  return kb / 1024;
 }
 
 function median(xs: number[]): number {

@@ -2,7 +2,7 @@
 // the exchange, so a failure always shows the request, the status and the body.
 import type { HttpResponse } from './http.js';
 import { CheckFailure } from './outcome.js';
-import { describeViolations, SCHEMA, validate, type SchemaId } from './schema.js';
+import { describeViolations, SCHEMA, validate, type SchemaId, type SchemaViolation } from './schema.js';
 
 /** The target broke a rule: a failure with its evidence (expected and actual as shown()). */
 export function fail(message: string, detail: { expected: unknown; actual: unknown; res?: HttpResponse }): never {
@@ -38,15 +38,14 @@ export function expectStatus(res: HttpResponse, rule: StatusRule, what: string):
 /** The body must be JSON and match the schema; returns the parsed body. */
 export function expectSchema(res: HttpResponse, schema: SchemaId, what: string): unknown {
   const body = res.json();
-  const violations = validate(schema, body);
-  if (violations.length) {
-    fail(`${what}: the body does not match ${schema.split('/').pop()}`, {
-      expected: `a body matching ${schema}`,
-      actual: describeViolations(violations),
-      res,
-    });
-  }
+  expectValid(validate(schema, body), schema, res, what);
   return body;
+}
+
+/** No violations of `schema` (found when `res`'s body was read). */
+export function expectValid(violations: SchemaViolation[], schema: SchemaId, res: HttpResponse, what: string): void {
+  if (violations.length === 0) return;
+  fail(`${what}: the body does not match ${schema.split('/').pop()}`, { expected: `a body matching ${schema}`, actual: describeViolations(violations), res });
 }
 
 /**

@@ -3,7 +3,8 @@
 // timestamps are read where the catalog says they live.
 import type { CheckContext, PaginationSettings } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
-import type { HttpResponse } from '../../lib/http.js';
+import { HttpResponse } from '../../lib/http.js';
+import { SCHEMA, validate, type SchemaViolation } from '../../lib/schema.js';
 import { CheckSkip, SuiteError } from '../../lib/outcome.js';
 
 export interface Rec {
@@ -36,11 +37,19 @@ export interface PageMeta {
 }
 
 export interface ListPage {
+  /**
+   * The answer. For a list (ok), its body is not kept (a run holds what its comparisons need,
+   * not every page it read: issue 8); the evidence keeps an excerpt. Other answers keep theirs.
+   */
   res: HttpResponse;
   /** 200 with a JSON object whose `data` is an array. */
   ok: boolean;
   records: Rec[];
   meta?: PageMeta;
+  /** For a list: what its body broke of the list schema (spec/), checked as it was read. */
+  violations?: SchemaViolation[];
+  /** For a list: its first record as sent (parent ids are read from it). */
+  first?: unknown;
 }
 
 export type Params = Record<string, string | number>;
@@ -99,18 +108,15 @@ export function readPage(ctx: CheckContext, e: Endpoint, path: string, params: P
   return ctx.shared(`page ${path}?${query(params)}`, async (s) => {
     spend(ctx, e);
     const res = await s.request({ method: 'GET', path, query: params });
-    let ok = false;
-    let records: Rec[] = [];
-    let meta: PageMeta | undefined;
     if (res.status === 200 && res.isJson) {
       const body = res.json() as { data?: unknown; meta?: unknown } | null;
       if (body && typeof body === 'object' && Array.isArray(body.data)) {
-        ok = true;
-        records = body.data.map((r) => toRec(r, e));
-        if (body.meta && typeof body.meta === 'object') meta = body.meta as PageMeta;
+        const meta = body.meta && typeof body.meta === 'object' ? (body.meta as PageMeta) : undefined;
+        const slim = new HttpResponse(res.status, res.headers, '', res.exchange, { ok: false });
+        return { res: slim, ok: true, records: body.data.map((r) => toRec(r, e)), meta, violations: validate(SCHEMA.listResponse, body), first: body.data[0] };
       }
     }
-    return { res, ok, records, meta };
+    return { res, ok: false, records: [] };
   });
 }
 

@@ -19,7 +19,7 @@ async function resolveParam(ctx: CheckContext, e: Endpoint, name: string, depth 
   }
   const page = await readPage(ctx, e, from);
   if (page.res.status === 404) return { ok: false, reason: `no parent id for {${name}}: GET ${from} answered 404; set parents.${name} in conformance.config.yaml` };
-  const first = page.ok ? (page.res.json() as { data: unknown[] }).data[0] : undefined;
+  const first = page.ok ? page.first : undefined;
   const value = dig(first, source.field);
   if (typeof value !== 'string' && typeof value !== 'number') {
     return { ok: false, reason: `no parent id for {${name}}: GET ${from} gave no record with ${source.field} (status ${page.res.status}); set parents.${name} in conformance.config.yaml` };
