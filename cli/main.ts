@@ -13,7 +13,7 @@ import { packageVersion } from '../lib/package.js';
 import { preflight, type PreflightResult } from '../lib/preflight.js';
 import { Secrets } from '../lib/secrets.js';
 import { runSuite } from '../lib/vitest-run.js';
-import { notRun, renderAreaLine, renderProgress } from '../reporters/console.js';
+import { interrupted as stoppedByUser, notRun, renderAreaLine, renderProgress } from '../reporters/console.js';
 import { printable } from '../lib/text.js';
 import { absentOperations, summarise, type RunReport } from '../reporters/model.js';
 import { applyBaseline, certify, exitFor, readBaseline, type BaselineEntry } from '../reporters/verdict.js';
@@ -195,13 +195,15 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
   // a run that crashed or was killed.
   new Ledger(settings.ledgerPath).started({ runId, baseUrl: settings.baseUrl, startedAt: startedAt.toISOString() });
 
-  // Ctrl-C: delete what the run created before leaving.
+  // Ctrl-C, or SIGTERM (a cancelled CI job): stop the checks, so that nothing is created after
+  // the cleanup has read the ledger, then clean up and report as after any run; exit 130.
   let interrupted = false;
+  const stop = new AbortController();
   const onSignal = (): void => {
     if (interrupted) process.exit(130);
     interrupted = true;
-    io.err('\ninterrupted: deleting what this run created (Ctrl-C again to leave at once)');
-    void cleanUp(settings, secrets).finally(() => process.exit(130));
+    io.err('\ninterrupted: stopping the checks, then deleting what this run created (Ctrl-C again to leave at once)');
+    stop.abort();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -229,6 +231,7 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
     const suite = await runSuite({
       settings,
       checks,
+      signal: stop.signal,
       onResult: (r) => {
         if (r.area !== area) {
           areaDone();
@@ -242,7 +245,7 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
         if (notRun(r)) {
           if (!stopped) io.out(`  ! the target stopped answering: the suite sends nothing more (${printable(r.reason ?? '')}); the remaining checks are not run`);
           stopped = true;
-        } else if (r.outcome !== 'pass' && r.outcome !== 'skip') {
+        } else if (r.outcome !== 'pass' && r.outcome !== 'skip' && !stoppedByUser(r)) {
           io.progress?.(undefined);
           io.out(renderProgress(r, { color }));
         }
@@ -266,6 +269,7 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
       ? certify(results, suiteErrors, { declaredAbsent: options.declaredAbsent, extraOperations: pagination.endpoints.filter((e) => e.extra).map((e) => e.key), ...(narrowed ? { narrowedBy: narrowed } : {}) })
       : undefined;
     if (certification && !certification.certifiable && exit.code === 0) exit = { code: 1, reason: `exit 1: not certifiable: ${certification.why}` };
+    if (interrupted) exit = { code: exit.code, reason: `exit 130: interrupted (Ctrl-C or SIGTERM); ${exit.reason.replace(/^exit \d: /, '')}` };
     const report: RunReport = {
       tool: { name: 'conformance', version: packageVersion },
       runId,
@@ -301,7 +305,7 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
     // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
     if (cleanup.leftovers.length === 0 && !cleanup.pending) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
     else io.out(`the ledger of run ${runId} is kept: 'conformance cleanup --run ${runId}' tries again`);
-    return report.exit.code;
+    return interrupted ? 130 : report.exit.code;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

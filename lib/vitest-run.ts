@@ -16,6 +16,8 @@ export interface SuiteRunOptions {
   checks: readonly Check[];
   /** Called as each check finishes. */
   onResult?: (result: CheckResult) => void;
+  /** Aborted: the run stops (checks not yet finished do not report) and runSuite returns. */
+  signal?: AbortSignal;
 }
 
 export interface SuiteRun {
@@ -37,7 +39,10 @@ class Collector implements Reporter {
   readonly #onResult?: (r: CheckResult) => void;
   readonly #byId: Map<string, Check>;
 
-  constructor(checks: readonly Check[], onResult?: (r: CheckResult) => void) {
+  readonly #signal?: AbortSignal;
+
+  constructor(checks: readonly Check[], onResult?: (r: CheckResult) => void, signal?: AbortSignal) {
+    this.#signal = signal;
     this.#onResult = onResult;
     this.#byId = new Map(checks.map((c) => [resultKey(c), c]));
   }
@@ -53,7 +58,7 @@ class Collector implements Reporter {
       result = {
         ...resultHead(check),
         outcome: 'error',
-        reason: `SUITE_BUG: the check did not report an outcome (${firstLine(errors[0]?.message) || testCase.result().state})`,
+        reason: this.#signal?.aborted ? 'INTERRUPTED: the run was stopped before this check finished' : `SUITE_BUG: the check did not report an outcome (${firstLine(errors[0]?.message) || testCase.result().state})`,
         durationMs: Math.round(testCase.diagnostic()?.duration ?? 0),
       };
     }
@@ -88,11 +93,12 @@ function inOrder(areas: readonly string[]): typeof BaseSequencer {
 export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   const { settings, checks } = options;
   const areas = [...new Set(checks.map((c) => c.area))];
-  const collector = new Collector(checks, options.onResult);
+  const collector = new Collector(checks, options.onResult, options.signal);
   const provided: ProvidedRun = { settings, selected: checks.map(resultKey) };
   const cacheDir = join(tmpdir(), 'conformance-vite-cache');
   mkdirSync(cacheDir, { recursive: true });
   const savedExitCode = process.exitCode;
+  const signals = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
   const vitest = await createVitest(
     'test',
     {
@@ -124,11 +130,17 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
     },
     { cacheDir, logLevel: 'silent', server: { watch: null } },
   );
+  // vitest's logger exits the process 1 ms after SIGINT or SIGTERM; the CLI's own handler stops
+  // the run instead, so that its cleanup and report happen (options.signal).
+  for (const name of ['SIGINT', 'SIGTERM'] as const) for (const l of process.listeners(name)) if (!signals[name].includes(l)) process.off(name, l);
+  const cancel = (): void => void vitest.cancelCurrentRun('keyboard-input');
+  options.signal?.addEventListener('abort', cancel);
   try {
     await vitest.start();
   } catch (e) {
     collector.suiteErrors.push(`vitest could not run the suite: ${firstLine((e as Error).message)}`);
   } finally {
+    options.signal?.removeEventListener('abort', cancel);
     await vitest.close();
     // vitest sets process.exitCode from its own verdict; ours is computed from the levels.
     process.exitCode = savedExitCode;
@@ -136,7 +148,7 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   const results = checks.map((c) => collector.results.get(resultKey(c)) ?? {
     ...resultHead(c),
     outcome: 'error' as const,
-    reason: 'SUITE_BUG: the check did not run (see the suite errors)',
+    reason: options.signal?.aborted ? 'INTERRUPTED: the run was stopped before this check finished' : 'SUITE_BUG: the check did not run (see the suite errors)',
     durationMs: 0,
   });
   return { results, suiteErrors: collector.suiteErrors, secrets: [...collector.secrets] };

@@ -76,6 +76,11 @@ export function notRun(r: CheckResult): boolean {
   return r.outcome === 'error' && (r.reason?.startsWith('TARGET_DOWN') ?? false);
 }
 
+/** A check stopped before its end because the run was interrupted (Ctrl-C, SIGTERM). */
+export function interrupted(r: CheckResult): boolean {
+  return r.outcome === 'error' && (r.reason?.startsWith('INTERRUPTED') ?? false);
+}
+
 /** What the transport went through, when anything happened: retries, rate-limit waits, the breaker. */
 export function transportLine(results: readonly CheckResult[]): string | undefined {
   const t = sumTransport(results.map((r) => r.transport));
@@ -93,8 +98,10 @@ export function transportLine(results: readonly CheckResult[]): string | undefin
 export function renderSummary(report: RunReport, options: ConsoleOptions): string {
   const p = painter(options.color);
   const lines: string[] = [''];
-  const skipped = report.results.filter(notRun);
-  const failures = report.results.filter((r) => (r.outcome === 'fail' || r.outcome === 'error') && !notRun(r));
+  // Checks that never ran to an end (the breaker opened, or the run was interrupted): counted
+  // by cause, one line each, not listed one by one.
+  const unrun = report.results.filter((r) => notRun(r) || interrupted(r));
+  const failures = report.results.filter((r) => (r.outcome === 'fail' || r.outcome === 'error') && !unrun.includes(r));
   const order = (r: CheckResult): number => (r.outcome === 'error' ? 0 : LEVELS.indexOf(r.level) + 1);
   if (failures.length) {
     lines.push(p('bold', `Failures and errors (${failures.length})`));
@@ -107,9 +114,13 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
       lines.push('');
     }
   }
-  if (skipped.length) {
-    lines.push(p('bold', `Not run (${skipped.length}): the target stopped answering, so the suite stopped sending (errors of the suite, not failures of the target)`));
-    lines.push(`  ${printable(skipped[0]!.reason ?? '')}`, '');
+  if (unrun.length) {
+    lines.push(p('bold', `Not run (${unrun.length}): errors of the suite, not failures of the target`));
+    for (const cause of ['TARGET_DOWN', 'INTERRUPTED']) {
+      const these = unrun.filter((r) => r.reason?.startsWith(cause));
+      if (these.length) lines.push(`  ${these.length} check(s): ${printable(these[0]!.reason ?? '')}`);
+    }
+    lines.push('');
   }
   if (report.lists?.absent.length) {
     lines.push(p('bold', `Absent operations (${report.lists.absent.length}): their collection answered 404`));

@@ -35,3 +35,22 @@ describe('closed output', () => {
     });
   });
 });
+
+describe('interrupted', () => {
+  it.each(['SIGINT', 'SIGTERM'] as const)('%s mid-run: the checks stop, what the run created is deleted, a short report, exit 130', async (signal) => {
+    await withServer({ seed: 5 }, async (server) => {
+      const child = spawn(process.execPath, [BIN, '--base-url', server.url], { env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      while (server.store.applicationKeys.size < 3) await new Promise((r) => setTimeout(r, 5));
+      child.kill(signal);
+      const code = await new Promise((r) => child.on('close', r));
+      expect(code, out).toBe(130);
+      expect(server.store.applicationKeys.size + server.store.customApis.size).toBe(0);
+      expect(out).toMatch(/\d+ check\(s\): INTERRUPTED: the run was stopped before this check finished/);
+      expect(out).toMatch(/exit 130: interrupted \(Ctrl-C or SIGTERM\)/);
+      expect(out.split('\n').length).toBeLessThan(100);
+    });
+  });
+});
