@@ -224,6 +224,7 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
     let done = 0;
     let shownAt = 0;
     let stopped = false;
+    let inFlight = settings.concurrency;
     const areaDone = (): void => {
       io.progress?.(undefined);
       if (area) io.out(renderAreaLine(area, counts.get(area)!, { color }));
@@ -241,6 +242,13 @@ async function run(config: Config, definitions: CheckDefinition[], options: RunO
         const c = counts.get(area)!;
         c.set(r.outcome, (c.get(r.outcome) ?? 0) + 1);
         done++;
+        // 429s lower the requests in flight: said as it happens, so a slowed run is not silent.
+        const lowered = r.transport?.concurrencyLoweredTo;
+        if (lowered !== undefined && lowered < inFlight) {
+          inFlight = lowered;
+          io.progress?.(undefined);
+          io.out(`  ~ rate limited (429): requests in flight lowered to ${lowered}; the run goes on, slower`);
+        }
         // Once the breaker has opened, the checks it stops are one line, not one each.
         if (notRun(r)) {
           if (!stopped) io.out(`  ! the target stopped answering: the suite sends nothing more (${printable(r.reason ?? '')}); the remaining checks are not run`);

@@ -72,19 +72,27 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
   const remove = async (entry: Pick<LedgerEntry, 'kind' | 'name' | 'createdBy' | 'deletePath' | 'id'>): Promise<void> => {
     try {
       const res = await http.request({ method: 'DELETE', path: entry.deletePath });
+      const ok = (status: number): boolean => status >= 200 && status < 300;
       // 404: already gone (a check deleted it and the ledger missed the answer).
-      if ((res.status >= 200 && res.status < 300) || res.status === 404) {
-        ledger.deleted(entry.deletePath);
-        deleted++;
-      } else left(entry, `DELETE ${entry.deletePath} answered ${res.status}`);
+      if (!ok(res.status) && res.status !== 404) return left(entry, `DELETE ${entry.deletePath} answered ${res.status}`);
+      // A 2xx is believed only when a second DELETE finds nothing: a target whose deletes are
+      // not applied would otherwise have the report say everything is gone.
+      const again = ok(res.status) ? await http.request({ method: 'DELETE', path: entry.deletePath }) : undefined;
+      if (again && ok(again.status)) return left(entry, `DELETE ${entry.deletePath} answered ${res.status}, and a second DELETE answered ${again.status}: it is still there (the target does not apply deletes)`);
+      ledger.deleted(entry.deletePath);
+      deleted++;
     } catch (e) {
       left(entry, (e as Error).message);
     }
   };
   const unansweredCreate = async (intent: OpenIntent): Promise<void> => {
-    const reason = 'the run stopped before the target answered its create';
+    const reason = 'the target never answered its create (the run stopped, or the connection failed)';
     // Never look for a name the run cannot prove is its own: a user may have a key named 'k'.
-    if (!intent.name || !tracesTo(intent.name, settings.runId)) return left(intent, `${reason}, and its name does not carry the run id: check ${intent.collection} by hand`);
+    // Reported once, then forgotten: no later cleanup could do more than report it again.
+    if (!intent.name || !tracesTo(intent.name, settings.runId)) {
+      ledger.settled(intent.key);
+      return left(intent, `${reason}, and its name does not carry the run id (it may not exist): check ${intent.collection} by hand`);
+    }
     try {
       const ids = await findByName(http, intent.collection, intent.name);
       if (ids === undefined) return left(intent, `${reason}, and ${intent.collection} could not be searched for its name`);

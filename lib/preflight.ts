@@ -5,7 +5,7 @@
 import { isJsonContentType } from './expect.js';
 import type { HttpClient, HttpResponse } from './http.js';
 import { SuiteError } from './outcome.js';
-import { gist } from './text.js';
+import { gist, printable } from './text.js';
 
 /** What the preflight read: first the store settings, then a plain list if those are not served. */
 const READS = ['/v2/settings', '/v2/accounts', '/v2/customers'];
@@ -29,14 +29,20 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string)
     } catch (err) {
       if (err instanceof SuiteError) {
         const why = { TIMEOUT: 'did not answer in time', TARGET_UNREACHABLE: 'cannot be reached', TARGET_DOWN: 'stopped answering', RATE_LIMITED: 'kept answering 429 (rate limited) beyond the retry budget', SERVICE_UNAVAILABLE: 'kept answering 503 beyond the retry budget' }[err.code as string] ?? 'closed the connection';
-        return { ok: false, line: `the target ${why}: ${err.message}. Check --base-url and that the server is up (and --timeout for a slow one).` };
+        const advice = err.code === 'RATE_LIMITED' || err.code === 'SERVICE_UNAVAILABLE' ? 'Try again later, or with a lower --concurrency.' : 'Check --base-url and that the server is up (and --timeout for a slow one).';
+        return { ok: false, line: `the target ${why}: ${err.message}. ${advice}` };
       }
       throw err;
     }
     last = res;
     if (res.status >= 300 && res.status < 400) {
-      const to = res.headers.location ?? '(no Location header)';
-      return { ok: false, line: `the target redirects: ${describe(res)} to ${to}. Use the base URL it redirects to (--base-url), not ${base}.` };
+      const location = res.headers.location;
+      const to = location ? (URL.canParse(location, res.exchange.url) ? new URL(location, res.exchange.url).toString() : printable(location)) : undefined;
+      // Where the same path sits under another base, that base is the advice; elsewhere (a login
+      // page), only that the target sends its clients away.
+      const moved = to?.endsWith(path) ? to.slice(0, -path.length) : undefined;
+      const advice = moved ? `Use --base-url ${moved}` : `It leads to ${to ?? 'nowhere (no Location header)'}, not to the API: give the API's own base URL with --base-url`;
+      return { ok: false, line: `the target redirects: ${describe(res)}${to ? ` to ${to}` : ''}. ${advice} (not ${base}).` };
     }
     if (res.status === 401 || res.status === 403) {
       return { ok: false, line: `the target refused the token: ${describe(res)}. Check --token or CONFORMANCE_TOKEN (its value is never shown).` };

@@ -15,9 +15,12 @@ export function isHtml(text: string): boolean {
   return /^\s*(<!doctype html|<html[\s>])/i.test(text);
 }
 
-/** One printable line for a body: an HTML page by its title, other text with its whitespace folded. */
-export function gist(text: string, max = 120): string {
+/**
+ * One printable line for a body: an HTML page by its title, other text with its whitespace
+ * folded. `whole`: the text is the whole body (not an excerpt), so its length can be told.
+ */
+export function gist(text: string, whole = true, max = 120): string {
   const title = isHtml(text) ? (/<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim() ?? '') : undefined;
-  const line = printable(title !== undefined ? `an HTML page${title ? ` titled "${title}"` : ''} (${text.length} characters)` : text.replace(/\s+/g, ' ').trim());
+  const line = printable(title !== undefined ? `an HTML page${title ? ` titled "${title}"` : ''}${whole ? ` (${text.length} characters)` : ''}` : text.replace(/\s+/g, ' ').trim());
   return line.length > max ? `${line.slice(0, max)}…` : line || '(empty)';
 }

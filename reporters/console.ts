@@ -59,7 +59,7 @@ export function evidenceLines(r: CheckResult): string[] {
     out.push(`expected: ${printable(e.expected)}`, `actual:   ${printable(e.actual)}`);
     if (e.request) out.push(`request:  ${printable(e.request)}`);
     if (e.status !== undefined) out.push(`status:   ${e.status}`);
-    if (e.bodyExcerpt !== undefined) out.push(`body:     ${e.bodyExcerpt ? (isHtml(e.bodyExcerpt) ? gist(e.bodyExcerpt) : printable(e.bodyExcerpt)) : '(empty)'}`);
+    if (e.bodyExcerpt !== undefined) out.push(`body:     ${e.bodyExcerpt ? (isHtml(e.bodyExcerpt) ? gist(e.bodyExcerpt, false) : printable(e.bodyExcerpt)) : '(empty)'}`);
     if (e.exchanges.length > 1) out.push('exchanges:', ...e.exchanges.map((x) => `  ${printable(x)}`));
   }
   return out;
@@ -86,7 +86,7 @@ export function transportLine(results: readonly CheckResult[]): string | undefin
   const t = sumTransport(results.map((r) => r.transport));
   const parts = [
     t.retries ? `${t.retries} request(s) sent again${t.resetRetries ? ` (${t.resetRetries} after a connection reset)` : ''}` : '',
-    t.waitedOut ? `${t.waitedOut} 429/503 answer(s) waited out (${(t.waitedMs / 1000).toFixed(1)} s)` : '',
+    t.waitedOut ? `${t.waitedOut} 429/503 answer(s) waited out (${(t.waitedMs / 1000).toFixed(1)} s of waiting, added up over the requests in flight)` : '',
     t.concurrencyLoweredTo !== undefined ? `requests in flight lowered to ${t.concurrencyLoweredTo} by 429s` : '',
     // From the results: a check whose parallel requests failed on after it ended cannot carry
     // the breaker's own count.

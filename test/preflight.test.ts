@@ -69,7 +69,13 @@ describe('preflight', () => {
 
   it('a redirect: reported once, with the URL to use', async () => {
     await withRaw((_req, res) => res.writeHead(301, { location: 'https://api.example.test/v2/settings' }).end(), async (url) => {
-      expectStopped(await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } }), /^conformance: the target redirects: GET .* answered 301 to https:\/\/api\.example\.test\/v2\/settings\. Use the base URL it redirects to/);
+      expectStopped(await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } }), /^conformance: the target redirects: GET .* answered 301 to https:\/\/api\.example\.test\/v2\/settings\. Use --base-url https:\/\/api\.example\.test \(not http:\/\/127\.0\.0\.1:\d+\)\.$/);
+    });
+  });
+
+  it('a redirect to a login page: where it leads, and that the API base URL is wanted', async () => {
+    await withRaw((_req, res) => res.writeHead(302, { location: '/login?next=%2Fv2%2Fsettings' }).end(), async (url) => {
+      expectStopped(await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } }), /^conformance: the target redirects: GET .* answered 302 to http:\/\/127\.0\.0\.1:\d+\/login\?next=%2Fv2%2Fsettings\. It leads to .*, not to the API: give the API's own base URL with --base-url/);
     });
   });
 

@@ -2,6 +2,7 @@
 // target should have refused), so the run's cleanup deletes it.
 import type { CheckContext, Session } from '../../lib/check.js';
 import type { Auth, HttpResponse } from '../../lib/http.js';
+import { notProcessed } from '../../lib/ledger.js';
 import { SuiteError } from '../../lib/outcome.js';
 import { describeViolations, SCHEMA, validate } from '../../lib/schema.js';
 
@@ -60,7 +61,10 @@ function nameIn(spec: { json?: unknown; body?: string }, runId: string): string 
 export async function postApplicationKey(s: Session, spec: { json?: unknown; body?: string; contentType?: string; auth?: Auth }): Promise<HttpResponse> {
   const sent = nameIn(spec, s.run.settings.runId);
   const key = s.run.ledger.intend({ kind: 'application-key', name: sent, collection: APPLICATION_KEYS, createdBy: s.label });
-  const res = await s.request({ method: 'POST', path: APPLICATION_KEYS, ...spec });
+  const res = await s.request({ method: 'POST', path: APPLICATION_KEYS, ...spec }).catch((err: unknown) => {
+    if (notProcessed(err)) s.run.ledger.settled(key);
+    throw err;
+  });
   if (res.status >= 200 && res.status < 300) {
     const data = keyData(res);
     const id = typeof data?.id === 'string' ? data.id : '';

@@ -5,6 +5,7 @@ import type { Session } from '../../lib/check.js';
 import type { Auth } from '../../lib/http.js';
 import type { Faker } from '@faker-js/faker';
 import { customApiBody } from '../../fixtures/custom-api.js';
+import { notProcessed } from '../../lib/ledger.js';
 
 export const CUSTOM_APIS = '/v2/settings/extensions/custom-apis';
 
@@ -19,7 +20,10 @@ export async function createCustomApi(s: Session): Promise<Creation> {
   const name = s.name();
   // In the ledger by name before the request, by id after it (a crash loses nothing).
   const key = s.run.ledger.intend({ kind: 'custom-api', name, collection: CUSTOM_APIS, createdBy: s.label });
-  const res = await s.request({ method: 'POST', path: CUSTOM_APIS, json: customApiBody(s.faker, name, s.run.settings.runId) });
+  const res = await s.request({ method: 'POST', path: CUSTOM_APIS, json: customApiBody(s.faker, name, s.run.settings.runId) }).catch((err: unknown) => {
+    if (notProcessed(err)) s.run.ledger.settled(key);
+    throw err;
+  });
   const id = res.isJson ? (res.json() as { data?: { id?: unknown } } | null)?.data?.id : undefined;
   if (res.status >= 200 && res.status < 300 && typeof id === 'string' && id.length > 0) {
     s.created({ kind: 'custom-api', id, name, deletePath: customApiPath(id), key });
