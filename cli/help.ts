@@ -81,4 +81,5 @@ Exit codes:
      not run (the summary then says the results are incomplete)
   2  a usage error, or the suite could not do its work (unreachable target, refused token,
      timeout, a crash of the suite) and no MUST check failed: the results are incomplete
+  130  interrupted (Ctrl-C, SIGTERM): the checks stopped and what the run created was deleted
 `;
