@@ -116,10 +116,6 @@ export class Ledger {
   }
 
   /** What was created and not (yet) seen deleted, oldest first; and creates whose answer never came. */
-  outstanding(): LedgerEntry[] {
-    return this.open().created;
-  }
-
   open(): { created: LedgerEntry[]; unanswered: OpenIntent[] } {
     const created = new Map<string, LedgerEntry>();
     const intents = new Map<string, OpenIntent>();

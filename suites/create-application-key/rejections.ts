@@ -59,7 +59,7 @@ const TYPE = 'application_key';
  * whitespace, another separator, a plural, a lookalike letter (Cyrillic а, U+0430), and the
  * constant of another resource.
  */
-export const TYPE_NEAR_MISSES = ['custom_api', 'Application_Key', 'APPLICATION_KEY', ` ${TYPE}`, `${TYPE} `, 'application-key', 'applicationkey', 'application_keys', 'аpplication_key'];
+const TYPE_NEAR_MISSES = ['custom_api', 'Application_Key', 'APPLICATION_KEY', ` ${TYPE}`, `${TYPE} `, 'application-key', 'applicationkey', 'application_keys', 'аpplication_key'];
 
 /** Every JSON type but the one a member must have (`keep` names it). */
 function otherTypes(keep: 'string' | 'integer' | 'object', sample: string): unknown[] {
