@@ -8,6 +8,7 @@ import { cleanUp } from '../lib/cleanup.js';
 import { resolveConfig } from '../lib/config.js';
 import { Ledger, ledgerPath, ledgersRoot } from '../lib/ledger.js';
 import { Secrets } from '../lib/secrets.js';
+import { leftoverLine } from '../reporters/console.js';
 import { UsageError, type Io } from './io.js';
 
 const HELP = `Usage: conformance cleanup [--run ID]... [--token TOKEN] [--base-url URL] [--config FILE]
@@ -49,7 +50,7 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
     }
     const report = await cleanUp({ baseUrl, token: config.token, timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes, concurrency: config.concurrency, ledgerPath: path, runId }, secrets);
     io.out(`run ${runId} (${baseUrl}): deleted ${report.deleted}; ${report.leftovers.length} left over`);
-    for (const l of report.leftovers) io.out(`  left over: ${l.kind} ${l.id || '(no id)'} "${l.name}" (created by ${l.createdBy}): ${l.reason}`);
+    for (const l of report.leftovers) io.out(leftoverLine(l));
     left += report.leftovers.length;
     if (report.leftovers.length === 0) rmSync(dirname(path), { recursive: true, force: true });
   }

@@ -1,7 +1,7 @@
 // Deletes what the ledger says the run created and did not delete. It touches nothing
 // else: an id not in the ledger is never sent a DELETE, and a create whose answer never came
 // (the run stopped) is looked for by its exact name only when that name carries the run's id.
-import { HttpClient } from './http.js';
+import { HttpClient, type HttpResponse } from './http.js';
 import { Ledger, type LedgerEntry, type OpenIntent } from './ledger.js';
 import { tracesTo } from './run-names.js';
 import { Secrets } from './secrets.js';
@@ -38,23 +38,26 @@ const SCAN_PAGES = 10;
 
 /** The ids of the records of `collection` named exactly `name` (filter eq on name, else a bounded scan). */
 async function findByName(http: HttpClient, collection: string, name: string): Promise<string[] | undefined> {
-  const ids = (body: unknown): string[] | undefined => {
-    const data = (body as { data?: unknown } | null)?.data;
-    if (!Array.isArray(data)) return undefined;
-    return data.filter((r) => r && r.name === name && typeof r.id === 'string').map((r) => r.id as string);
+  /** A list page's records, or undefined for an answer that is not one. */
+  const records = (res: HttpResponse): unknown[] | undefined => {
+    const data = res.status === 200 && res.isJson ? (res.json() as { data?: unknown } | null)?.data : undefined;
+    return Array.isArray(data) ? data : undefined;
   };
+  const named = (rs: unknown[]): string[] =>
+    rs.flatMap((r) => {
+      const { id, name: n } = (r ?? {}) as { id?: unknown; name?: unknown };
+      return n === name && typeof id === 'string' ? [id] : [];
+    });
   // A filter that finds it settles it; one that finds nothing may not have understood the
   // value (quoting rules differ), so a bounded scan has the last word.
-  const filtered = await http.request({ method: 'GET', path: collection, query: { filter: `eq(name,${name})`, 'page[limit]': 100 } });
-  const hits = filtered.status === 200 && filtered.isJson ? ids(filtered.json()) : undefined;
-  if (hits?.length) return hits;
+  const hits = records(await http.request({ method: 'GET', path: collection, query: { filter: `eq(name,${name})`, 'page[limit]': 100 } }));
+  if (hits && named(hits).length) return named(hits);
   const found: string[] = [];
   for (let page = 0; page < SCAN_PAGES; page++) {
-    const res = await http.request({ method: 'GET', path: collection, query: { 'page[limit]': 100, ...(page ? { 'page[offset]': page * 100 } : {}) } });
-    const got = res.status === 200 && res.isJson ? ids(res.json()) : undefined;
-    if (got === undefined) return undefined;
-    found.push(...got);
-    if (((res.json() as { data: unknown[] }).data.length ?? 0) < 100) return found;
+    const rs = records(await http.request({ method: 'GET', path: collection, query: { 'page[limit]': 100, ...(page ? { 'page[offset]': page * 100 } : {}) } }));
+    if (rs === undefined) return undefined;
+    found.push(...named(rs));
+    if (rs.length < 100) return found;
   }
   return undefined;
 }

@@ -1,6 +1,7 @@
 // The console: a line per check as it finishes, then failures with their evidence, skips
 // grouped by reason, the cleanup, counts by level, and the exit code in one line.
 import type { CheckResult } from '../lib/check.js';
+import type { Leftover } from '../lib/cleanup.js';
 import { sumTransport } from '../lib/http.js';
 import { gist, isHtml, printable } from '../lib/text.js';
 import { LEVELS, type RunReport } from './model.js';
@@ -69,6 +70,11 @@ export function evidenceLines(r: CheckResult): string[] {
 export function replayCommand(report: RunReport, id: string, operation?: string): string {
   const target = report.target.embedded ? '' : ` --base-url ${report.target.baseUrl}`;
   return `npx conformance --check ${id}${operation ? ` --operation ${operation}` : ''} --seed ${report.seed}${target}`;
+}
+
+/** One thing a cleanup could not delete, inert on a terminal (its name came from the target's store). */
+export function leftoverLine(l: Leftover): string {
+  return printable(`  left over: ${l.kind} ${l.id || '(no id)'} "${l.name}" (created by ${l.createdBy}): ${l.reason}`);
 }
 
 /** An error of a check the suite never sent (the circuit breaker had opened): counted, not listed. */
@@ -144,7 +150,7 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   lines.push(p('bold', 'Cleanup'));
   if (report.cleanup.postponed) lines.push(p('yellow', printable(`  not attempted: ${report.cleanup.postponed}; ${report.cleanup.pending ?? 0} resource(s) and unanswered create(s) stay in the ledger: 'conformance cleanup --run ${report.runId}' deletes them once the target answers again`)));
   else lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted; ${leftovers.length} left over`);
-  for (const l of leftovers) lines.push(p('yellow', printable(`  left over: ${l.kind} ${l.id || '(no id)'} "${l.name}" (created by ${l.createdBy}): ${l.reason}`)));
+  for (const l of leftovers) lines.push(p('yellow', leftoverLine(l)));
   lines.push('');
   if (report.baseline) {
     const b = report.baseline;
