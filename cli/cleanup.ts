@@ -4,11 +4,8 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { cleanUp } from '../lib/cleanup.js';
-import { resolveConfig } from '../lib/config.js';
 import { Ledger, ledgerPath, ledgersRoot } from '../lib/ledger.js';
 import { Secrets } from '../lib/secrets.js';
-import { leftoverLine } from '../reporters/console.js';
 import { UsageError, type Io } from './io.js';
 
 const HELP = `Usage: conformance cleanup [--run ID]... [--token TOKEN] [--base-url URL] [--config FILE]
@@ -24,6 +21,8 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
     io.out(HELP);
     return 0;
   }
+  // Loaded here, not above: --help needs none of it (the HTTP layer loads undici).
+  const [{ cleanUp }, { resolveConfig }, { leftoverLine }] = await Promise.all([import('../lib/cleanup.js'), import('../lib/config.js'), import('../reporters/console.js')]);
   const config = resolveConfig({ flags: { ...(values.token ? { token: values.token } : {}), ...(values['base-url'] ? { 'base-url': values['base-url'] } : {}) }, env: io.env, cwd: io.cwd, configFile: values.config, checks: [], operations: [], randomSeed: 0 });
   if (!config.token) throw new UsageError('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN');
   const runs = values.run ?? (existsSync(ledgersRoot()) ? readdirSync(ledgersRoot()) : []);

@@ -34,7 +34,8 @@ Lists:
 
 Run:
   --seed N              seed for generated data (default: random, printed); replays a run
-  --concurrency N       requests in flight at most (default 8; env CONFORMANCE_CONCURRENCY)
+  --concurrency N       requests in flight at most (default 64; env CONFORMANCE_CONCURRENCY):
+                        the run starts at 16, doubles while the target keeps up, halves on a 429
   --timeout MS          per-request timeout (default 10000; env CONFORMANCE_TIMEOUT_MS)
   --report-dir DIR      write results.json, junit.xml and report.html there (env CONFORMANCE_REPORT_DIR)
   --strict              SHOULD failures fail the run too
@@ -53,15 +54,7 @@ Certification and baselines:
   -h, --help            this help
   -V, --version         the suite's version
 
-Serve:
-  --port N              port (default 0: a free one)   --host H   address (default 127.0.0.1)
-  --token TOKEN         token to accept (default: env CONFORMANCE_TOKEN, else generated and shown)
-  --seed N              seed for the server's data
-  --records N           records in each ordinary list (default 130; orders hold at least 10,050)
-  --no-empty-list       fill catalog rules too (by default the one deliberately empty list)
-  --fault NAME          switch on a fault (a mutant that breaks one rule); repeatable
-  --variant NAME        switch on a legitimate variant; repeatable
-  --list-faults         list the faults and variants and exit
+Serve: the reference server's own options are in 'conformance serve --help'.
 
 Precedence: flags > environment > config file > defaults. File keys: base-url, token, seed,
   timeout, concurrency, report-dir, strict, request-budget, time-buffer, default-page-length,

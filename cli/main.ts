@@ -1,33 +1,18 @@
 // `conformance`: resolve the configuration, select checks, start the reference server when
 // there is no target, run the checks through vitest, clean up, report, and exit by level.
-import { randomBytes, randomInt } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+// This module loads only what parsing the command line needs: each command, and a run
+// (cli/run.ts), is imported when it is chosen, so that --help, --version and --list never load
+// vitest, ajv, faker, undici or the reference server (test/startup.test.ts).
+import { randomInt } from 'node:crypto';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
-import { endpointsOf, loadCatalogSpec, mergeCatalog } from '../lib/catalog.js';
-import { cleanUp, postponeCleanUp } from '../lib/cleanup.js';
-import { ConfigError, describeConfig, maskedConfig, resolveConfig, type Config, type RawSettings } from '../lib/config.js';
-import { HttpClient } from '../lib/http.js';
+import type { RawSettings } from '../lib/config.js';
 import { packageVersion } from '../lib/package.js';
-import { preflight, type PreflightResult } from '../lib/preflight.js';
 import { Secrets } from '../lib/secrets.js';
-import { runSuite } from '../lib/vitest-run.js';
-import { interrupted as stoppedByUser, notRun, renderAreaLine, renderProgress } from '../reporters/console.js';
-import { printable } from '../lib/text.js';
-import { absentOperations, summarise, type RunReport } from '../reporters/model.js';
-import { applyBaseline, certify, exitFor, readBaseline, type BaselineEntry } from '../reporters/verdict.js';
-import { contractDigest } from '../lib/schema.js';
-import { startReferenceServer, type RunningServer } from '../server/index.js';
-import { checkDefinitions, expandChecks, type CheckDefinition } from '../suites/index.js';
+import type { CheckDefinition } from '../suites/index.js';
 import { HELP } from './help.js';
 import { UsageError, type Io } from './io.js';
-import { serve } from './serve.js';
-import { merge } from './merge.js';
-import { publish } from './publish.js';
-import { selftest, traceability } from './selftest.js';
-import { cleanup } from './cleanup.js';
-import { Ledger, ledgerPath } from '../lib/ledger.js';
+import type { RunOptions } from './run.js';
 
 const OPTIONS = {
   'base-url': { type: 'string' },
@@ -59,10 +44,10 @@ const OPTIONS = {
   version: { type: 'boolean', short: 'V' },
 } as const;
 
-export function selectChecks(ids: readonly string[], grep: string | undefined): CheckDefinition[] {
-  const known = new Set(checkDefinitions.map((c) => c.id));
+export function selectChecks(definitions: readonly CheckDefinition[], ids: readonly string[], grep: string | undefined): CheckDefinition[] {
+  const known = new Set(definitions.map((c) => c.id));
   for (const id of ids) if (!known.has(id)) throw new UsageError(`unknown check id '${id}' (see 'conformance --list')`);
-  let selected = ids.length ? checkDefinitions.filter((c) => ids.includes(c.id)) : [...checkDefinitions];
+  let selected = ids.length ? definitions.filter((c) => ids.includes(c.id)) : [...definitions];
   if (grep !== undefined) {
     const g = grep.toLowerCase();
     selected = selected.filter((c) => c.id.toLowerCase().includes(g) || c.title.toLowerCase().includes(g));
@@ -79,26 +64,6 @@ function renderList(checks: readonly CheckDefinition[]): string[] {
     '',
     `${checks.length} checks (${checks.filter((c) => c.perOperation).length} of them run once per list operation; see --list-operations)`,
   ];
-}
-
-/** The list operations as the run will read them (catalog, with the config's overrides). */
-function paginationFor(config: Config): PaginationSettings {
-  const catalog = mergeCatalog(loadCatalogSpec(), config.catalog);
-  let endpoints = endpointsOf(catalog);
-  if (config.operations.length) {
-    const unknown = config.operations.filter((o) => !endpoints.some((e) => e.key === o || e.operation === o));
-    if (unknown.length) throw new UsageError(`unknown operation '${unknown[0]}' (see 'conformance --list-operations')`);
-    endpoints = endpoints.filter((e) => config.operations.includes(e.key) || config.operations.includes(e.operation));
-  }
-  return {
-    endpoints,
-    parents: catalog.parents,
-    budget: config.requestBudget,
-    timeBufferMs: config.timeBufferSeconds * 1000,
-    ...(config.defaultPageLength !== undefined ? { defaultPageLength: config.defaultPageLength } : {}),
-    requireAllEndpoints: config.requireAllEndpoints,
-    startedAt: Date.now(),
-  };
 }
 
 function parseMain(args: string[]) {
@@ -120,17 +85,6 @@ function parseMain(args: string[]) {
   return { values, flags, checks };
 }
 
-/** What a run is for, beyond the target: certification, baselines, sharding (flags only). */
-export interface RunOptions {
-  certifyDir?: string;
-  product?: { name?: string; version?: string };
-  /** Operations the vendor declares absent (certification). */
-  declaredAbsent: string[];
-  baseline?: { file: string; entries: BaselineEntry[] };
-  writeBaseline?: string;
-  shard?: { index: number; count: number };
-}
-
 function parseShard(raw: string | undefined): RunOptions['shard'] {
   if (raw === undefined) return undefined;
   const m = /^(\d+)\/(\d+)$/.exec(raw);
@@ -138,196 +92,13 @@ function parseShard(raw: string | undefined): RunOptions['shard'] {
   return { index: Number(m[1]), count: Number(m[2]) };
 }
 
-/**
- * A shard's part of the checks. The unit is an area's single checks, or one list operation's
- * checks, so work several checks share (a traversal, a created key) stays in one shard.
- */
-export function shardChecks(checks: readonly Check[], shard: { index: number; count: number }): Check[] {
-  const unit = (c: Check): string => (c.operation ? `operation:${c.operation}` : `area:${c.area}`);
-  const units = [...new Set(checks.map(unit))].sort();
-  const mine = new Set(units.filter((_, i) => i % shard.count === shard.index - 1));
-  return checks.filter((c) => mine.has(unit(c)));
-}
-
-/** The preflight (lib/preflight.ts) on a client of its own, closed before the checks start. */
-async function checkTarget(settings: RunSettings, base: string, secrets: Secrets): Promise<PreflightResult> {
-  const http = new HttpClient({ baseUrl: settings.baseUrl, token: settings.token, timeoutMs: settings.timeoutMs, maxBodyBytes: settings.maxBodyBytes, concurrency: 1, secrets });
-  try {
-    return await preflight(http, base);
-  } finally {
-    await http.close();
-  }
-}
-
-async function run(config: Config, definitions: CheckDefinition[], options: RunOptions, io: Io): Promise<number> {
-  const color = io.isTTY && !io.env.NO_COLOR && !io.env.CONFORMANCE_NO_COLOR;
-  const runId = randomBytes(4).toString('hex');
-  const startedAt = new Date();
-  const pagination = paginationFor(config);
-  const ids = new Set(definitions.map((d) => d.id));
-  const all: Check[] = expandChecks(pagination).filter((c) => ids.has(c.id));
-  const checks = options.shard ? shardChecks(all, options.shard) : all;
-  if (checks.length === 0) throw new UsageError(`shard ${options.shard!.index}/${options.shard!.count} has no checks (there are fewer units than shards)`);
-  io.out(`conformance ${packageVersion}: ${checks.length} check(s), run ${runId}, seed ${config.seed}${options.shard ? `, shard ${options.shard.index}/${options.shard.count}` : ''}`);
-  for (const line of describeConfig(config)) io.out(line);
-
-  let server: RunningServer | undefined;
-  let token = config.token;
-  if (!config.baseUrl) {
-    token ??= randomBytes(18).toString('base64url');
-    server = await startReferenceServer({ token, seed: config.seed });
-    io.out(`  reference server started on ${server.url}`);
-  }
-  const settings: RunSettings = {
-    baseUrl: config.baseUrl ?? server!.url,
-    token: token!,
-    seed: config.seed,
-    runId,
-    timeoutMs: config.timeoutMs,
-    maxBodyBytes: config.maxBodyBytes,
-    concurrency: config.concurrency,
-    ledgerPath: ledgerPath(runId),
-    pagination,
-  };
-  const secrets = new Secrets();
-  secrets.add(settings.token);
-  // The ledger names its run and target first, so `conformance cleanup` can finish the job of
-  // a run that crashed or was killed.
-  new Ledger(settings.ledgerPath).started({ runId, baseUrl: settings.baseUrl, startedAt: startedAt.toISOString() });
-
-  // Ctrl-C, or SIGTERM (a cancelled CI job): stop the checks, so that nothing is created after
-  // the cleanup has read the ledger, then clean up and report as after any run; exit 130.
-  let interrupted = false;
-  const stop = new AbortController();
-  const onSignal = (): void => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    io.err('\ninterrupted: stopping the checks, then deleting what this run created (Ctrl-C again to leave at once)');
-    stop.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-
-  try {
-    const reach = await checkTarget(settings, config.baseUrl ?? settings.baseUrl, secrets);
-    if (!reach.ok) {
-      io.err(`conformance: ${secrets.mask(reach.line)}`);
-      io.err('exit 2: no check ran (the run stopped at the preflight)');
-      return 2;
-    }
-    io.out(`  preflight: ${secrets.mask(reach.note)}`);
-    io.out('');
-    // Live: a line per result that is not a pass, and one per area when it is done (areas
-    // run one after the other).
-    const counts = new Map<string, Map<string, number>>();
-    let area = '';
-    let done = 0;
-    let shownAt = 0;
-    let stopped = false;
-    let inFlight = settings.concurrency;
-    const areaDone = (): void => {
-      io.progress?.(undefined);
-      if (area) io.out(renderAreaLine(area, counts.get(area)!, { color }));
-    };
-    const suite = await runSuite({
-      settings,
-      checks,
-      signal: stop.signal,
-      onResult: (r) => {
-        if (r.area !== area) {
-          areaDone();
-          area = r.area;
-          counts.set(area, new Map());
-        }
-        const c = counts.get(area)!;
-        c.set(r.outcome, (c.get(r.outcome) ?? 0) + 1);
-        done++;
-        // 429s lower the requests in flight: said as it happens, so a slowed run is not silent.
-        const lowered = r.transport?.concurrencyLoweredTo;
-        if (lowered !== undefined && lowered < inFlight) {
-          inFlight = lowered;
-          io.progress?.(undefined);
-          io.out(`  ~ rate limited (429): requests in flight lowered to ${lowered}; the run goes on, slower`);
-        }
-        // Once the breaker has opened, the checks it stops are one line, not one each.
-        if (notRun(r)) {
-          if (!stopped) io.out(`  ! the target stopped answering: the suite sends nothing more (${printable(r.reason ?? '')}); the remaining checks are not run`);
-          stopped = true;
-        } else if (r.outcome !== 'pass' && r.outcome !== 'skip' && !stoppedByUser(r)) {
-          io.progress?.(undefined);
-          io.out(renderProgress(r, { color }));
-        }
-        if (io.progress && (Date.now() - shownAt > 100 || done === checks.length)) {
-          shownAt = Date.now();
-          io.progress(`  ${area}: ${done}/${checks.length} checks done`);
-        }
-      },
-    });
-    areaDone();
-    for (const s of suite.secrets) secrets.add(s);
-    const down = suite.results.find(notRun);
-    const cleanup = down ? postponeCleanUp(settings.ledgerPath, `the target stopped answering during the run (${down.reason ?? ''})`) : await cleanUp(settings, secrets);
-    const finishedAt = new Date();
-    const suiteErrors = suite.suiteErrors.map((e) => secrets.mask(e));
-    const based = options.baseline ? applyBaseline(suite.results, options.baseline.entries, options.baseline.file) : undefined;
-    const results = based?.results ?? suite.results;
-    let exit = exitFor(results, suiteErrors, config.strict);
-    const narrowed = [config.checks.length ? '--check' : '', config.grep !== undefined ? '--grep' : '', config.operations.length ? '--operation' : '', options.shard ? '--shard' : ''].filter(Boolean).join(', ');
-    const certification = options.certifyDir
-      ? certify(results, suiteErrors, { declaredAbsent: options.declaredAbsent, extraOperations: pagination.endpoints.filter((e) => e.extra).map((e) => e.key), ...(narrowed ? { narrowedBy: narrowed } : {}) })
-      : undefined;
-    if (certification && !certification.certifiable && exit.code === 0) exit = { code: 1, reason: `exit 1: not certifiable: ${certification.why}` };
-    if (interrupted) exit = { code: exit.code, reason: `exit 130: interrupted (Ctrl-C or SIGTERM); ${exit.reason.replace(/^exit \d: /, '')}` };
-    const report: RunReport = {
-      tool: { name: 'conformance', version: packageVersion },
-      runId,
-      seed: config.seed,
-      contractDigest: contractDigest(),
-      target: { baseUrl: settings.baseUrl, embedded: !config.baseUrl },
-      ...(options.product ? { product: options.product } : {}),
-      ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
-      startedAt: startedAt.toISOString(),
-      finishedAt: finishedAt.toISOString(),
-      durationMs: finishedAt.getTime() - startedAt.getTime(),
-      config: maskedConfig(config),
-      results,
-      suiteErrors,
-      cleanup,
-      ...(based ? { baseline: based.report } : {}),
-      ...(certification ? { certification } : {}),
-      ...(checks.some((c) => c.operation)
-        ? {
-            lists: {
-              absent: absentOperations(results),
-              comparedBefore: new Date(pagination.startedAt - pagination.timeBufferMs).toISOString(),
-              timeBufferSeconds: config.timeBufferSeconds,
-              requestBudget: config.requestBudget,
-            },
-          }
-        : {}),
-      summary: summarise(results),
-      exit,
-    };
-    // Masked whole, with every secret any area learned, before any renderer escapes a character.
-    publish(secrets.maskDeep(report), { reportDir: config.reportDir, certifyDir: options.certifyDir, writeBaseline: options.writeBaseline, color }, secrets, io);
-    // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
-    if (cleanup.leftovers.length === 0 && !cleanup.pending) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
-    else io.out(`the ledger of run ${runId} is kept: 'conformance cleanup --run ${runId}' tries again`);
-    return interrupted ? 130 : report.exit.code;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await server?.close();
-  }
-}
-
 export async function main(argv: string[], io: Io): Promise<number> {
   try {
-    if (argv[0] === 'serve') return await serve(argv.slice(1), io);
-    if (argv[0] === 'merge') return await merge(argv.slice(1), io);
-    if (argv[0] === 'selftest') return await selftest(argv.slice(1), io);
-    if (argv[0] === 'cleanup') return await cleanup(argv.slice(1), io);
-    if (argv[0] === 'traceability') return traceability(argv.slice(1), io);
+    if (argv[0] === 'serve') return await (await import('./serve.js')).serve(argv.slice(1), io);
+    if (argv[0] === 'merge') return await (await import('./merge.js')).merge(argv.slice(1), io);
+    if (argv[0] === 'selftest') return await (await import('./selftest.js')).selftest(argv.slice(1), io);
+    if (argv[0] === 'cleanup') return await (await import('./cleanup.js')).cleanup(argv.slice(1), io);
+    if (argv[0] === 'traceability') return await (await import('./selftest.js')).traceability(argv.slice(1), io);
     const { values, flags, checks } = parseMain(argv);
     if (values.help) {
       io.out(HELP);
@@ -337,15 +108,18 @@ export async function main(argv: string[], io: Io): Promise<number> {
       io.out(packageVersion);
       return 0;
     }
-    const selected = selectChecks(checks, values.grep);
+    const { checkDefinitions } = await import('../suites/index.js');
+    const selected = selectChecks(checkDefinitions, checks, values.grep);
     if (values.list) {
       for (const l of renderList(selected)) io.out(l);
       return 0;
     }
     if (values['list-operations']) {
+      const { endpointsOf, loadCatalogSpec } = await import('../lib/catalog.js');
       for (const e of endpointsOf(loadCatalogSpec())) io.out(`${e.key.padEnd(34)}${e.path}${e.hardOffsetLimit ? '  (hard offset limit)' : ''}${e.extra ? '  (not among the contract\'s 26)' : ''}`);
       return 0;
     }
+    const { resolveConfig } = await import('../lib/config.js');
     const config = resolveConfig({
       flags,
       env: values['no-color'] ? { ...io.env, CONFORMANCE_NO_COLOR: '1' } : io.env,
@@ -356,6 +130,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       operations: (values.operation ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean),
       randomSeed: randomInt(0, 2 ** 31 - 1),
     });
+    const { readBaseline } = await import('../reporters/verdict.js');
     const options: RunOptions = {
       ...(values.certify !== undefined ? { certifyDir: resolve(io.cwd, values.certify) } : {}),
       ...(values.product !== undefined || values['product-version'] !== undefined ? { product: { ...(values.product ? { name: values.product } : {}), ...(values['product-version'] ? { version: values['product-version'] } : {}) } } : {}),
@@ -365,9 +140,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
       ...(values.shard !== undefined ? { shard: parseShard(values.shard) } : {}),
     };
     if ((options.product || options.declaredAbsent.length) && !options.certifyDir) throw new UsageError('--product, --product-version and --absent go with --certify DIR');
+    const { run } = await import('./run.js');
     return await run(config, selected, options, { ...io, env: values['no-color'] ? { ...io.env, NO_COLOR: '1' } : io.env });
   } catch (e) {
-    if (e instanceof UsageError || e instanceof ConfigError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (e instanceof UsageError || (await isConfigError(e)) || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       io.err(`conformance: ${(e as Error).message.split('\n')[0]}`);
       io.err(`Run 'conformance --help' for usage.`);
       return 2;
@@ -377,4 +153,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.err(`conformance: the suite itself failed: ${secrets.mask((e as Error)?.stack ?? String(e))}`);
     return 2;
   }
+}
+
+/** A mistake in the settings (lib/config.ts), without loading that module (and yaml) to ask. */
+async function isConfigError(e: unknown): Promise<boolean> {
+  if (!(e instanceof Error) || e.name !== 'ConfigError') return false;
+  const { ConfigError } = await import('../lib/config.js');
+  return e instanceof ConfigError;
 }

@@ -4,15 +4,27 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Secrets } from '../lib/secrets.js';
 import { summarise, type RunReport } from '../reporters/model.js';
-import { exitFor } from '../reporters/verdict.js';
-import { validateReport } from '../reporters/write.js';
 import { UsageError, type Io } from './io.js';
-import { publish } from './publish.js';
+
+const MERGE_HELP = `Usage: conformance merge DIR... [--report-dir OUT] [--strict] [--no-color]
+  Joins the report directories of shards (conformance --shard i/n --report-dir DIR) into one
+  report: the console summary, and with --report-dir the report files. The shards must share
+  their target, suite version and contract digest.
+  --report-dir OUT  write results.json, junit.xml and report.html there
+  --strict          SHOULD failures fail the merged run too
+  --no-color        no colours
+  Exit codes as for a run, from the merged results.`;
 
 /** One report from the results.json of several shards. */
 export async function merge(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options: { 'report-dir': { type: 'string' }, strict: { type: 'boolean' }, 'no-color': { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options: { 'report-dir': { type: 'string' }, strict: { type: 'boolean' }, 'no-color': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    io.out(MERGE_HELP);
+    return 0;
+  }
   if (positionals.length === 0) throw new UsageError('merge needs the report directories of the shards: conformance merge DIR... [--report-dir OUT]');
+  // Loaded here, not above: --help needs none of it (the schema check loads ajv).
+  const [{ exitFor }, { validateReport }, { publish }] = await Promise.all([import('../reporters/verdict.js'), import('../reporters/write.js'), import('./publish.js')]);
   const parts = positionals.map((dir) => {
     const file = join(resolve(io.cwd, dir), 'results.json');
     if (!existsSync(file)) throw new UsageError(`no results.json in ${dir}`);

@@ -3,8 +3,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadStatements, renderTraceability, traceabilityProblems } from '../lib/traceability.js';
-import { checkDefinitions } from '../suites/index.js';
 import { UsageError, type Io } from './io.js';
 
 const SELFTEST_HELP = `Usage: conformance selftest [--fault NAME]... [--variant NAME]... [--quick] [--parallel N] [--seed N]
@@ -54,13 +52,14 @@ export async function selftest(args: string[], io: Io): Promise<number> {
 }
 
 /** `conformance traceability [FILE]`: writes the matrix; exit 1 when it has gaps. */
-export function traceability(args: string[], io: Io): number {
+export async function traceability(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
     io.out('Usage: conformance traceability [FILE]   write the statements-to-checks matrix (default docs/traceability.md); exit 1 when it has gaps');
     return 0;
   }
   if (positionals.length > 1) throw new UsageError(`traceability takes one FILE (got ${positionals.length})`);
+  const [{ loadStatements, renderTraceability, traceabilityProblems }, { checkDefinitions }] = await Promise.all([import('../lib/traceability.js'), import('../suites/index.js')]);
   const statements = loadStatements();
   const problems = traceabilityProblems(statements, checkDefinitions);
   for (const p of problems) io.err(`traceability: ${p}`);

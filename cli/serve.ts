@@ -1,8 +1,20 @@
 // `conformance serve`: the reference server alone, until interrupted.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { FAULTS, startReferenceServer, VARIANTS } from '../server/index.js';
 import { UsageError, type Io } from './io.js';
+
+const SERVE_HELP = `Usage: conformance serve [--port N] [--host H] [--token TOKEN] [--seed N] [--records N]
+                         [--no-empty-list] [--fault NAME]... [--variant NAME]... [--list-faults]
+  Runs the bundled reference server alone, until interrupted (Ctrl-C).
+  --port N          port (default 0: a free one)
+  --host H          address (default 127.0.0.1)
+  --token TOKEN     token to accept (default: env CONFORMANCE_TOKEN, else generated and shown)
+  --seed N          seed for the server's data
+  --records N       records in each ordinary list (default 130; orders hold at least 10,050)
+  --no-empty-list   fill catalog rules too (by default the one deliberately empty list)
+  --fault NAME      switch on a fault (a mutant that breaks one rule); repeatable
+  --variant NAME    switch on a legitimate variant; repeatable
+  --list-faults     list the faults and variants and exit`;
 
 export async function serve(args: string[], io: Io): Promise<number> {
   const { values } = parseArgs({
@@ -19,8 +31,15 @@ export async function serve(args: string[], io: Io): Promise<number> {
       fault: { type: 'string', multiple: true },
       variant: { type: 'string', multiple: true },
       'list-faults': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
+  if (values.help) {
+    io.out(SERVE_HELP);
+    return 0;
+  }
+  // Loaded here, not above: --help needs none of it.
+  const { FAULTS, startReferenceServer, VARIANTS } = await import('../server/index.js');
   if (values['list-faults']) {
     io.out('Faults (each breaks one rule; the checks that must catch it):');
     for (const f of FAULTS) io.out(`  ${f.name.padEnd(34)}${f.breaks}  [${f.caughtBy.join(', ')}]`);

@@ -48,8 +48,12 @@ export interface CatalogOverrides {
   parents?: Record<string, ParentSource>;
 }
 
+let catalogSpec: CatalogSpec | undefined;
+
+/** spec/list-operations.yaml, parsed once per process (a run and its reference server both read it); a copy each call. */
 export function loadCatalogSpec(): CatalogSpec {
-  return parseYaml(readFileSync(join(packageRoot, 'spec', 'list-operations.yaml'), 'utf8')) as CatalogSpec;
+  catalogSpec ??= parseYaml(readFileSync(join(packageRoot, 'spec', 'list-operations.yaml'), 'utf8')) as CatalogSpec;
+  return structuredClone(catalogSpec);
 }
 
 export function placeholders(path: string): string[] {

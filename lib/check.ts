@@ -1,7 +1,7 @@
 // A check is data: a stable id, the contract clause it enforces, its level, a title, and the
 // code that runs it against a CheckContext. runCheck turns whatever the code does into one
 // of the four outcomes, with evidence; it never lets a bug of ours read as the target's fault.
-import { Faker, base, en } from '@faker-js/faker';
+import type { Faker } from '@faker-js/faker';
 import { exchangeLine, toCurl, type Exchange } from './exchange.js';
 import { HttpClient, noTransport, type HttpClientOptions, type HttpResponse, type RequestSpec, type TransportStats } from './http.js';
 import { Ledger, type LedgerEntry } from './ledger.js';
@@ -82,6 +82,32 @@ export interface PaginationSettings {
   startedAt: number;
 }
 
+/**
+ * @faker-js/faker is ESM only and heavy: it is loaded by the first runCheck, not on import (the
+ * check catalogue, --list, imports this module). Its English entry loads English alone (the main
+ * entry loads its ~70 locales); its instance is built from [en, base], so its class and merged
+ * definitions make the same fakers as `new Faker({ locale: [en, base] })`, without merging the
+ * locales again for every one.
+ */
+let fakerLib: { Faker: typeof Faker; definitions: Faker['rawDefinitions'] } | undefined;
+let fakerLoading: Promise<void> | undefined;
+
+/** Loads faker once; runCheck awaits it, so RunContext.faker stays synchronous. */
+export function loadFaker(): Promise<void> {
+  fakerLoading ??= import('@faker-js/faker/locale/en').then(({ faker }) => {
+    fakerLib = { Faker: faker.constructor as typeof Faker, definitions: faker.rawDefinitions };
+  });
+  return fakerLoading;
+}
+
+/**
+ * The channel (a BroadcastChannel: the checks run in a worker thread) on which the main process
+ * tells the checks of a run to stop sending (Ctrl-C, SIGTERM).
+ */
+export function stopChannel(runId: string): string {
+  return `conformance-stop-${runId}`;
+}
+
 /** What one run shares between its checks: one HTTP client, one ledger, one set of secrets. */
 export class RunContext {
   readonly settings: RunSettings;
@@ -107,7 +133,8 @@ export class RunContext {
 
   /** A faker seeded from the run's seed and a key: the same data whatever runs beside it. */
   faker(key: string): Faker {
-    const f = new Faker({ locale: [en, base] });
+    if (!fakerLib) throw new Error('conformance: faker is not loaded yet (await loadFaker() first; runCheck does)');
+    const f = new fakerLib.Faker({ locale: fakerLib.definitions });
     f.seed(hash32(`${this.settings.seed}:${key}`));
     return f;
   }
@@ -142,17 +169,21 @@ export class RunContext {
 export class Session {
   readonly run: RunContext;
   readonly label: string;
-  readonly faker: Faker;
   readonly exchanges: Exchange[] = [];
   /** What this session's requests took from the transport (issue 8). */
   readonly transport: TransportStats;
   #serial = 0;
+  #faker?: Faker;
 
   constructor(run: RunContext, label: string, transport = noTransport()) {
     this.run = run;
     this.label = label;
-    this.faker = run.faker(label);
     this.transport = transport;
+  }
+
+  /** Seeded from the run's seed and this session's label; made on first use (few sessions use one). */
+  get faker(): Faker {
+    return (this.#faker ??= this.run.faker(this.label));
   }
 
   async request(spec: RequestSpec): Promise<HttpResponse> {
@@ -220,6 +251,7 @@ export function resultKey(c: { id: string; operation?: string }): string {
 }
 
 export async function runCheck(check: Check, run: RunContext): Promise<CheckResult> {
+  await loadFaker();
   const ctx = new CheckContext(run, check);
   const started = performance.now();
   const mask = (s: string): string => run.secrets.mask(s);

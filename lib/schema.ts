@@ -1,15 +1,18 @@
 // The JSON Schemas of spec/, compiled once (ajv strict + ajv-formats) and looked up by $id.
+// ajv, ajv-formats and yaml are loaded on the first validate(), not on import: the check
+// catalogue (--list) imports this module and never validates anything. They are CommonJS, so
+// require() loads them synchronously and validate() stays synchronous. Each schema is compiled
+// when first used: the checks never use the results schema, the report writer only that one.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-import { parse as parseYaml } from 'yaml';
+import type { parse as parseYamlType } from 'yaml';
 import { packageRoot } from './package.js';
 
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+const require = createRequire(import.meta.url);
 
 export const SCHEMA = {
   error: 'https://conformance.local/spec/error.schema.json',
@@ -26,31 +29,53 @@ export interface SchemaViolation {
   message: string;
 }
 
-let compiled: Map<string, ValidateFunction> | undefined;
+let documents: object[] | undefined;
+let ajv: Ajv2020 | undefined;
 
-function compileAll(): Map<string, ValidateFunction> {
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
-  addFormats(ajv);
+/** The schemas of spec/, parsed (their YAML read once per process). */
+export function schemaDocuments(): object[] {
+  if (!documents) {
+    const { parse: parseYaml } = require('yaml') as { parse: typeof parseYamlType };
+    const dir = join(packageRoot, 'spec');
+    documents = readdirSync(dir)
+      .filter((f) => f.endsWith('.schema.yaml'))
+      .sort()
+      .map((file) => parseYaml(readFileSync(join(dir, file), 'utf8')) as object);
+  }
+  return documents;
+}
+
+/** Schemas parsed elsewhere: the vitest worker takes the main process's, and need not load yaml. */
+export function useSchemaDocuments(docs: object[]): void {
+  documents ??= docs;
+}
+
+/** Every schema of spec/, added on first use; each is compiled when first asked for. */
+function loadSchemas(): Ajv2020 {
+  const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 };
+  const addFormats = require('ajv-formats') as { default: (ajv: Ajv2020) => Ajv2020 };
+  // Not checked against the meta-schema on every start (compiling the meta-schema costs more
+  // than our schemas): they are the package's own, and test/schema.test.ts checks them.
+  const out = new Ajv({ strict: true, allErrors: true, validateSchema: false });
+  addFormats.default(out);
   // The contract leaves the timestamp format open ("Format of the timestamp strings: not
   // shown"); READING.md asks only that timestamps parse as dates.
-  ajv.addFormat('parseable-date', (s: string) => !Number.isNaN(Date.parse(s)));
-  const dir = join(packageRoot, 'spec');
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.schema.yaml')).sort()) {
-    ajv.addSchema(parseYaml(readFileSync(join(dir, file), 'utf8')) as object);
-  }
-  const out = new Map<string, ValidateFunction>();
-  for (const id of Object.values(SCHEMA)) {
-    const fn = ajv.getSchema(id);
-    if (!fn) throw new Error(`conformance: schema ${id} is missing from spec/`);
-    out.set(id, fn);
-  }
+  out.addFormat('parseable-date', (s: string) => !Number.isNaN(Date.parse(s)));
+  for (const doc of schemaDocuments()) out.addSchema(doc);
   return out;
+}
+
+/** The compiled schema (ajv compiles it on the first getSchema and keeps it). */
+function validator(id: SchemaId): ValidateFunction {
+  ajv ??= loadSchemas();
+  const fn = ajv.getSchema(id);
+  if (!fn) throw new Error(`conformance: schema ${id} is missing from spec/`);
+  return fn;
 }
 
 /** Validates a value; returns the violations (empty when valid). */
 export function validate(id: SchemaId, value: unknown): SchemaViolation[] {
-  compiled ??= compileAll();
-  const fn = compiled.get(id)!;
+  const fn = validator(id);
   if (fn(value)) return [];
   return (fn.errors ?? []).map((e: ErrorObject) => ({
     path: e.instancePath || '(root)',

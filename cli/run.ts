@@ -1,0 +1,240 @@
+// A run of the checks: the reference server when there is no target, the preflight, vitest,
+// the cleanup and the report. Loaded by cli/main.ts only when checks are to run: it is what
+// pulls in vitest, ajv, faker, undici and the reference server, none of which --help,
+// --version or --list need.
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
+import { endpointsOf, loadCatalogSpec, mergeCatalog } from '../lib/catalog.js';
+import { cleanUp, postponeCleanUp } from '../lib/cleanup.js';
+import { describeConfig, maskedConfig, type Config } from '../lib/config.js';
+import { HttpClient } from '../lib/http.js';
+import { packageVersion } from '../lib/package.js';
+import { preflight, type PreflightResult } from '../lib/preflight.js';
+import { Secrets } from '../lib/secrets.js';
+import { runSuite } from '../lib/vitest-run.js';
+import { interrupted as stoppedByUser, notRun, renderAreaLine, renderProgress } from '../reporters/console.js';
+import { printable } from '../lib/text.js';
+import { absentOperations, summarise, type RunReport } from '../reporters/model.js';
+import { applyBaseline, certify, exitFor, type BaselineEntry } from '../reporters/verdict.js';
+import { contractDigest } from '../lib/schema.js';
+import { startReferenceServer, type RunningServer } from '../server/index.js';
+import { expandChecks, type CheckDefinition } from '../suites/index.js';
+import { UsageError, type Io } from './io.js';
+import { publish } from './publish.js';
+import { Ledger, ledgerPath } from '../lib/ledger.js';
+
+/** The list operations as the run will read them (catalog, with the config's overrides). */
+function paginationFor(config: Config): PaginationSettings {
+  const catalog = mergeCatalog(loadCatalogSpec(), config.catalog);
+  let endpoints = endpointsOf(catalog);
+  if (config.operations.length) {
+    const unknown = config.operations.filter((o) => !endpoints.some((e) => e.key === o || e.operation === o));
+    if (unknown.length) throw new UsageError(`unknown operation '${unknown[0]}' (see 'conformance --list-operations')`);
+    endpoints = endpoints.filter((e) => config.operations.includes(e.key) || config.operations.includes(e.operation));
+  }
+  return {
+    endpoints,
+    parents: catalog.parents,
+    budget: config.requestBudget,
+    timeBufferMs: config.timeBufferSeconds * 1000,
+    ...(config.defaultPageLength !== undefined ? { defaultPageLength: config.defaultPageLength } : {}),
+    requireAllEndpoints: config.requireAllEndpoints,
+    startedAt: Date.now(),
+  };
+}
+
+/** What a run is for, beyond the target: certification, baselines, sharding (flags only). */
+export interface RunOptions {
+  certifyDir?: string;
+  product?: { name?: string; version?: string };
+  /** Operations the vendor declares absent (certification). */
+  declaredAbsent: string[];
+  baseline?: { file: string; entries: BaselineEntry[] };
+  writeBaseline?: string;
+  shard?: { index: number; count: number };
+}
+
+/**
+ * A shard's part of the checks. The unit is an area's single checks, or one list operation's
+ * checks, so work several checks share (a traversal, a created key) stays in one shard.
+ */
+export function shardChecks(checks: readonly Check[], shard: { index: number; count: number }): Check[] {
+  const unit = (c: Check): string => (c.operation ? `operation:${c.operation}` : `area:${c.area}`);
+  const units = [...new Set(checks.map(unit))].sort();
+  const mine = new Set(units.filter((_, i) => i % shard.count === shard.index - 1));
+  return checks.filter((c) => mine.has(unit(c)));
+}
+
+/** The preflight (lib/preflight.ts) on a client of its own, closed before the checks start. */
+async function checkTarget(settings: RunSettings, base: string, secrets: Secrets): Promise<PreflightResult> {
+  const http = new HttpClient({ baseUrl: settings.baseUrl, token: settings.token, timeoutMs: settings.timeoutMs, maxBodyBytes: settings.maxBodyBytes, concurrency: 1, secrets });
+  try {
+    return await preflight(http, base);
+  } finally {
+    await http.close();
+  }
+}
+
+export async function run(config: Config, definitions: CheckDefinition[], options: RunOptions, io: Io): Promise<number> {
+  const color = io.isTTY && !io.env.NO_COLOR && !io.env.CONFORMANCE_NO_COLOR;
+  const runId = randomBytes(4).toString('hex');
+  const startedAt = new Date();
+  const pagination = paginationFor(config);
+  const ids = new Set(definitions.map((d) => d.id));
+  const all: Check[] = expandChecks(pagination).filter((c) => ids.has(c.id));
+  const checks = options.shard ? shardChecks(all, options.shard) : all;
+  if (checks.length === 0) throw new UsageError(`shard ${options.shard!.index}/${options.shard!.count} has no checks (there are fewer units than shards)`);
+  io.out(`conformance ${packageVersion}: ${checks.length} check(s), run ${runId}, seed ${config.seed}${options.shard ? `, shard ${options.shard.index}/${options.shard.count}` : ''}`);
+  for (const line of describeConfig(config)) io.out(line);
+
+  let server: RunningServer | undefined;
+  let token = config.token;
+  if (!config.baseUrl) {
+    token ??= randomBytes(18).toString('base64url');
+    server = await startReferenceServer({ token, seed: config.seed });
+    io.out(`  reference server started on ${server.url}`);
+  }
+  const settings: RunSettings = {
+    baseUrl: config.baseUrl ?? server!.url,
+    token: token!,
+    seed: config.seed,
+    runId,
+    timeoutMs: config.timeoutMs,
+    maxBodyBytes: config.maxBodyBytes,
+    concurrency: config.concurrency,
+    ledgerPath: ledgerPath(runId),
+    pagination,
+  };
+  const secrets = new Secrets();
+  secrets.add(settings.token);
+  // The ledger names its run and target first, so `conformance cleanup` can finish the job of
+  // a run that crashed or was killed.
+  new Ledger(settings.ledgerPath).started({ runId, baseUrl: settings.baseUrl, startedAt: startedAt.toISOString() });
+
+  // Ctrl-C, or SIGTERM (a cancelled CI job): stop the checks, so that nothing is created after
+  // the cleanup has read the ledger, then clean up and report as after any run; exit 130.
+  let interrupted = false;
+  const stop = new AbortController();
+  const onSignal = (): void => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    io.err('\ninterrupted: stopping the checks, then deleting what this run created (Ctrl-C again to leave at once)');
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    const reach = await checkTarget(settings, config.baseUrl ?? settings.baseUrl, secrets);
+    if (!reach.ok) {
+      io.err(`conformance: ${secrets.mask(reach.line)}`);
+      io.err('exit 2: no check ran (the run stopped at the preflight)');
+      return 2;
+    }
+    io.out(`  preflight: ${secrets.mask(reach.note)}`);
+    io.out('');
+    // Live: a line per result that is not a pass, and one per area when its last check is done
+    // (areas run side by side, so they finish in any order).
+    const counts = new Map<string, Map<string, number>>();
+    const left = new Map<string, number>();
+    for (const c of checks) left.set(c.area, (left.get(c.area) ?? 0) + 1);
+    let done = 0;
+    let shownAt = 0;
+    let stopped = false;
+    let inFlight = settings.concurrency;
+    const areaDone = (area: string): void => {
+      io.progress?.(undefined);
+      io.out(renderAreaLine(area, counts.get(area)!, { color }));
+    };
+    const suite = await runSuite({
+      settings,
+      checks,
+      signal: stop.signal,
+      onResult: (r) => {
+        if (!counts.has(r.area)) counts.set(r.area, new Map());
+        const c = counts.get(r.area)!;
+        c.set(r.outcome, (c.get(r.outcome) ?? 0) + 1);
+        done++;
+        // 429s lower the requests in flight: said as it happens, so a slowed run is not silent.
+        const lowered = r.transport?.concurrencyLoweredTo;
+        if (lowered !== undefined && lowered < inFlight) {
+          inFlight = lowered;
+          io.progress?.(undefined);
+          io.out(`  ~ rate limited (429): requests in flight lowered to ${lowered}; the run goes on, slower`);
+        }
+        // Once the breaker has opened, the checks it stops are one line, not one each.
+        if (notRun(r)) {
+          if (!stopped) io.out(`  ! the target stopped answering: the suite sends nothing more (${printable(r.reason ?? '')}); the remaining checks are not run`);
+          stopped = true;
+        } else if (r.outcome !== 'pass' && r.outcome !== 'skip' && !stoppedByUser(r)) {
+          io.progress?.(undefined);
+          io.out(renderProgress(r, { color }));
+        }
+        const rest = left.get(r.area)! - 1;
+        left.set(r.area, rest);
+        if (rest === 0) areaDone(r.area);
+        if (io.progress && (Date.now() - shownAt > 100 || done === checks.length)) {
+          shownAt = Date.now();
+          io.progress(`  ${done}/${checks.length} checks done`);
+        }
+      },
+    });
+    io.progress?.(undefined);
+    for (const s of suite.secrets) secrets.add(s);
+    const down = suite.results.find(notRun);
+    const cleanup = down ? postponeCleanUp(settings.ledgerPath, `the target stopped answering during the run (${down.reason ?? ''})`) : await cleanUp(settings, secrets);
+    const finishedAt = new Date();
+    const suiteErrors = suite.suiteErrors.map((e) => secrets.mask(e));
+    const based = options.baseline ? applyBaseline(suite.results, options.baseline.entries, options.baseline.file) : undefined;
+    const results = based?.results ?? suite.results;
+    let exit = exitFor(results, suiteErrors, config.strict);
+    const narrowed = [config.checks.length ? '--check' : '', config.grep !== undefined ? '--grep' : '', config.operations.length ? '--operation' : '', options.shard ? '--shard' : ''].filter(Boolean).join(', ');
+    const certification = options.certifyDir
+      ? certify(results, suiteErrors, { declaredAbsent: options.declaredAbsent, extraOperations: pagination.endpoints.filter((e) => e.extra).map((e) => e.key), ...(narrowed ? { narrowedBy: narrowed } : {}) })
+      : undefined;
+    if (certification && !certification.certifiable && exit.code === 0) exit = { code: 1, reason: `exit 1: not certifiable: ${certification.why}` };
+    if (interrupted) exit = { code: exit.code, reason: `exit 130: interrupted (Ctrl-C or SIGTERM); ${exit.reason.replace(/^exit \d: /, '')}` };
+    const report: RunReport = {
+      tool: { name: 'conformance', version: packageVersion },
+      runId,
+      seed: config.seed,
+      contractDigest: contractDigest(),
+      target: { baseUrl: settings.baseUrl, embedded: !config.baseUrl },
+      ...(options.product ? { product: options.product } : {}),
+      ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      durationMs: finishedAt.getTime() - startedAt.getTime(),
+      config: maskedConfig(config),
+      results,
+      suiteErrors,
+      cleanup,
+      ...(based ? { baseline: based.report } : {}),
+      ...(certification ? { certification } : {}),
+      ...(checks.some((c) => c.operation)
+        ? {
+            lists: {
+              absent: absentOperations(results),
+              comparedBefore: new Date(pagination.startedAt - pagination.timeBufferMs).toISOString(),
+              timeBufferSeconds: config.timeBufferSeconds,
+              requestBudget: config.requestBudget,
+            },
+          }
+        : {}),
+      summary: summarise(results),
+      exit,
+    };
+    // Masked whole, with every secret any area learned, before any renderer escapes a character.
+    publish(secrets.maskDeep(report), { reportDir: config.reportDir, certifyDir: options.certifyDir, writeBaseline: options.writeBaseline, color }, secrets, io);
+    // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
+    if (cleanup.leftovers.length === 0 && !cleanup.pending) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
+    else io.out(`the ledger of run ${runId} is kept: 'conformance cleanup --run ${runId}' tries again`);
+    return interrupted ? 130 : report.exit.code;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await server?.close();
+  }
+}

@@ -1,4 +1,0 @@
-import { registerChecks } from '../register.js';
-import { checksOf } from '../index.js';
-
-registerChecks((settings) => checksOf('pagination', settings.pagination));
