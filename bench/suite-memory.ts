@@ -33,21 +33,38 @@ function runSuite(url: string): Promise<{ code: number | null; peakMb: number; s
   }));
 }
 
-const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
-const rows: Array<{ records: number; code: number | null; peakMb: number; seconds: number }> = [];
-for (const records of sizes.length ? sizes : [10_000, 300_000]) {
-  const { url, child } = await startServer(records);
-  try {
-    // The server builds a list on first use: warm them so the run measures the suite, not that.
-    for (const op of OPERATIONS) await fetch(`${url}/v2/${op}?page[limit]=1`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    rows.push({ records, ...(await runSuite(url)) });
-  } finally {
-    child.kill();
-  }
+export interface MemoryRow {
+  records: number;
+  code: number | null;
+  peakMb: number;
+  seconds: number;
 }
-const base = rows[0]!.peakMb;
-console.log(`the suite's peak memory against lists of growing size (${OPERATIONS.join(', ')}; default request budget 1000 per operation)`);
-console.log('records per list   exit   peak RSS        wall');
-for (const r of rows) console.log(`${String(r.records).padStart(16)}   ${String(r.code).padStart(4)}   ${r.peakMb.toFixed(0).padStart(4)} MB (${(r.peakMb / base).toFixed(2)}x)   ${r.seconds.toFixed(1)} s`);
-const worst = Math.max(...rows.map((r) => r.peakMb / base));
-console.log(`goal: memory set by the budget, not the target (largest / smallest < 1.5x): ${worst < 1.5 ? 'met' : 'not met'} (${worst.toFixed(2)}x)`);
+
+/** The CLI's peak RSS against reference servers of each size (lists of `records` records). */
+export async function suiteMemory(sizes: number[]): Promise<MemoryRow[]> {
+  const rows: MemoryRow[] = [];
+  for (const records of sizes) {
+    const { url, child } = await startServer(records);
+    try {
+      // The server builds a list on first use: warm them so the run measures the suite, not that.
+      for (const op of OPERATIONS) await fetch(`${url}/v2/${op}?page[limit]=1`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      rows.push({ records, ...(await runSuite(url)) });
+    } finally {
+      child.kill();
+    }
+  }
+  return rows;
+}
+
+export const MEMORY_OPERATIONS = OPERATIONS;
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+  const rows = await suiteMemory(sizes.length ? sizes : [10_000, 300_000]);
+  const base = rows[0]!.peakMb;
+  console.log(`the suite's peak memory against lists of growing size (${OPERATIONS.join(', ')}; default request budget 1000 per operation)`);
+  console.log('records per list   exit   peak RSS        wall');
+  for (const r of rows) console.log(`${String(r.records).padStart(16)}   ${String(r.code).padStart(4)}   ${r.peakMb.toFixed(0).padStart(4)} MB (${(r.peakMb / base).toFixed(2)}x)   ${r.seconds.toFixed(1)} s`);
+  const worst = Math.max(...rows.map((r) => r.peakMb / base));
+  console.log(`goal: memory set by the budget, not the target (largest / smallest < 1.5x): ${worst < 1.5 ? 'met' : 'not met'} (${worst.toFixed(2)}x)`);
+}

@@ -5,8 +5,9 @@
 // a reset connection (undici's RetryAgent, with the policy below), lowers its in-flight bound
 // when 429s arrive, stops sending once the target has stopped answering, and counts all of it.
 import { setTimeout as delay } from 'node:timers/promises';
-import { Agent, RetryAgent, request as undiciRequest, type RetryHandler } from 'undici';
-import { BODY_EXCERPT_MAX, excerpt, REQUEST_BODY_MAX, type Exchange } from './exchange.js';
+import { createRequire } from 'node:module';
+import type { Agent, RetryAgent, RetryHandler, request as UndiciRequest } from 'undici';
+import { BODY_EXCERPT_MAX, REQUEST_BODY_MAX, type Exchange } from './exchange.js';
 import { CheckFailure, SuiteError } from './outcome.js';
 import { MASK, type Secrets } from './secrets.js';
 import { packageVersion } from './package.js';
@@ -95,6 +96,12 @@ const NOT_PROCESSED = [429, 503];
 const RESET = ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'];
 /** Answers without a 429 after which a lowered in-flight bound climbs back by one. */
 const CLIMB_AFTER = 20;
+/**
+ * Where the in-flight bound starts when the ceiling is higher (issue 9): it doubles each time
+ * as many answers as it allows come in without a 429, so a target that keeps up is soon asked
+ * at the ceiling, and one that rate-limits is not met with the whole ceiling at once.
+ */
+const START_IN_FLIGHT = 16;
 
 /**
  * Retry-After (RFC 9110 section 10.2.3) in ms from `now`: delay-seconds or an HTTP date.
@@ -154,6 +161,15 @@ export class HttpResponse {
       exchange: this.exchange,
     });
   }
+}
+
+/**
+ * undici, loaded when the first client is made: listing or selecting checks (which import this
+ * module for its types and HttpResponse) never pays for it. It ships CommonJS.
+ */
+let undici: { Agent: typeof Agent; RetryAgent: typeof RetryAgent; request: typeof UndiciRequest } | undefined;
+function loadUndici(): NonNullable<typeof undici> {
+  return (undici ??= createRequire(import.meta.url)('undici') as NonNullable<typeof undici>);
 }
 
 /** Bounds requests in flight; the bound can move (issue 8: 429s lower it, answers raise it back). */
@@ -272,13 +288,16 @@ export class HttpClient {
   #epoch = 0;
   /** Answers since the last 429 (the bound climbs back by one every CLIMB_AFTER). */
   #calm = 0;
+  #stopped = false;
+  /** No 429 yet: the bound doubles as answers come in (see START_IN_FLIGHT). */
+  #slowStart = true;
   readonly #breaker: Breaker;
 
   constructor(options: HttpClientOptions) {
     this.options = options;
     this.#base = options.baseUrl.replace(/\/+$/, '');
-    this.#agent = new Agent({ keepAliveTimeout: 10_000, connections: options.concurrency });
-    this.#slots = new Semaphore(options.concurrency);
+    this.#agent = new (loadUndici().Agent)({ keepAliveTimeout: 10_000, connections: options.concurrency });
+    this.#slots = new Semaphore(Math.min(options.concurrency, START_IN_FLIGHT));
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
     this.#breakerAfter = options.breakerAfter ?? BREAKER_AFTER;
     this.#breaker = options.breaker ?? new Breaker();
@@ -290,7 +309,15 @@ export class HttpClient {
     return { ...this.#stats };
   }
 
-  /** The in-flight bound now (lower than the configured concurrency after 429s). */
+  /**
+   * The run was stopped (Ctrl-C, SIGTERM): every check is under way at once, so a stop must
+   * reach the checks themselves. Nothing more is sent; requests in flight end as they end.
+   */
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  /** The in-flight bound now: below the configured concurrency while it starts, and after 429s. */
   get concurrency(): number {
     return this.#slots.limit;
   }
@@ -330,11 +357,13 @@ export class HttpClient {
       count((s) => s.refused++);
       return new SuiteError('TARGET_DOWN', `${what}: not sent: ${this.#breaker.down}`);
     };
+    const interrupted = (): SuiteError => new SuiteError('INTERRUPTED', `the run was stopped before this check finished (${what} not sent)`);
+    if (this.#stopped) throw interrupted();
     if (this.#breaker.down) throw refused();
     await this.#slots.acquire();
-    if (this.#breaker.down) {
+    if (this.#breaker.down || this.#stopped) {
       this.#slots.release();
-      throw refused();
+      throw this.#stopped ? interrupted() : refused();
     }
     count((s) => s.requests++);
     // The timeout covers one attempt, not the waits between attempts (issue 8): undici's
@@ -361,7 +390,7 @@ export class HttpClient {
     let bytes = 0;
     a.arm();
     try {
-      const res = await undiciRequest(url, {
+      const res = await loadUndici().request(url, {
         method: spec.method,
         headers,
         body,
@@ -369,7 +398,7 @@ export class HttpClient {
         // HTTP/1.1 client cannot see as one) must not poison the next request on the socket.
         reset: spec.method === 'DELETE',
         // A RetryAgent per request: its retry callback is this request's policy (and state).
-        dispatcher: new RetryAgent(this.#agent, { statusCodes: NOT_PROCESSED, retry: this.#policy(a) }),
+        dispatcher: new (loadUndici().RetryAgent)(this.#agent, { statusCodes: NOT_PROCESSED, retry: this.#policy(a) }),
         signal: abort.signal,
         // Per attempt too; set so that undici's defaults (300 s) never cut a longer timeout short.
         headersTimeout: timeoutMs,
@@ -406,6 +435,9 @@ export class HttpClient {
       }
       const failure = transportError(err, what, timeoutMs);
       this.#failed(failure, count);
+      // Many requests are in flight when a target stops answering, and they fail together: those
+      // that fail once the breaker is open say so, and are reported as one group, not each alone.
+      if (this.#breaker.down) throw new SuiteError('TARGET_DOWN', `${what}: sent, no answer (${failure.code}); ${this.#breaker.down}`);
       throw failure;
     } finally {
       a.disarm();
@@ -417,7 +449,7 @@ export class HttpClient {
     if (text.length > 0) {
       try {
         parsed = { ok: true, value: JSON.parse(text) };
-        secrets.addFromBody(parsed.value);
+        secrets.addFromBody(parsed.value, text);
       } catch {
         parsed = { ok: false };
       }
@@ -433,7 +465,7 @@ export class HttpClient {
       requestBodyBytes: body === undefined ? undefined : Buffer.byteLength(body),
       status,
       responseHeaders: maskedResponseHeaders,
-      bodyExcerpt: excerpt(secrets.mask(text), BODY_EXCERPT_MAX),
+      bodyExcerpt: text.length <= BODY_EXCERPT_MAX ? secrets.mask(text) : `${secrets.maskedHead(text, BODY_EXCERPT_MAX)}… (${text.length - BODY_EXCERPT_MAX} more characters)`,
       bodyBytes: bytes,
       durationMs,
       attempts: a.sent,
@@ -510,6 +542,7 @@ export class HttpClient {
    */
   #lower(a: Attempts): void {
     this.#calm = 0;
+    this.#slowStart = false;
     if (a.epoch !== this.#epoch || this.#slots.limit === 1) return;
     this.#epoch++;
     const limit = (this.#slots.limit = Math.max(1, Math.floor(this.#slots.limit / 2)));
@@ -521,7 +554,11 @@ export class HttpClient {
     this.#breaker.failures = 0;
     if (NOT_PROCESSED.includes(status)) return;
     this.#breaker.answered++;
-    if (++this.#calm >= CLIMB_AFTER && this.#slots.limit < this.options.concurrency) {
+    if (this.#slots.limit >= this.options.concurrency) return;
+    if (this.#slowStart && ++this.#calm >= this.#slots.limit) {
+      this.#slots.limit = Math.min(this.options.concurrency, this.#slots.limit * 2);
+      this.#calm = 0;
+    } else if (!this.#slowStart && ++this.#calm >= CLIMB_AFTER) {
       this.#slots.limit++;
       this.#calm = 0;
     }

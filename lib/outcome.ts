@@ -62,6 +62,8 @@ export type SuiteErrorCode =
   | 'SERVICE_UNAVAILABLE'
   /** The circuit breaker is open: the target stopped answering mid-run, later requests are not sent (issue 8). */
   | 'TARGET_DOWN'
+  /** The run was stopped (Ctrl-C, SIGTERM): the request was not sent. */
+  | 'INTERRUPTED'
   | 'SUITE_BUG';
 
 export class SuiteError extends Error {

@@ -34,8 +34,13 @@ export class Secrets {
     return [...this.#values];
   }
 
-  /** Registers every string found under a key named client_secret, at any depth. */
-  addFromBody(value: unknown): void {
+  /**
+   * Registers every string found under a key named client_secret, at any depth, in a parsed
+   * JSON body. `text` (the body as sent) lets a body that cannot hold that key go unwalked: JSON
+   * spells a key either as is or with \u escapes.
+   */
+  addFromBody(value: unknown, text?: string): void {
+    if (text !== undefined && !text.includes('client_secret') && !text.includes('\\u')) return;
     if (Array.isArray(value)) {
       for (const v of value) this.addFromBody(v);
     } else if (value && typeof value === 'object') {
@@ -44,6 +49,28 @@ export class Secrets {
         else this.addFromBody(v);
       }
     }
+  }
+
+  /**
+   * The first `max` characters of `text`, masked: a secret that starts among them is masked
+   * whole, even where it runs past them, so no part of one shows. Only the head of the text is
+   * read: an excerpt of a long body costs what the excerpt does, not what the body does.
+   */
+  maskedHead(text: string, max: number): string {
+    this.#sorted ??= [...this.#spelled].sort((a, b) => b.length - a.length);
+    const head = text.slice(0, max + (this.#sorted[0]?.length ?? 0));
+    const hits: Array<[number, number]> = [];
+    for (const s of this.#sorted) for (let i = head.indexOf(s); i >= 0 && i < max; i = head.indexOf(s, i + 1)) hits.push([i, i + s.length]);
+    if (hits.length === 0) return head.slice(0, max);
+    hits.sort((a, b) => a[0] - b[0]);
+    let out = '';
+    let pos = 0;
+    for (const [from, to] of hits) {
+      // A secret overlapping one already masked widens that mask.
+      if (from >= pos) out += head.slice(pos, from) + MASK;
+      pos = Math.max(pos, to);
+    }
+    return pos < max ? out + head.slice(pos, max) : out;
   }
 
   mask(text: string): string {

@@ -5,10 +5,11 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BaseSequencer, createVitest } from 'vitest/node';
-import type { Reporter, TestCase, TestModule, TestSpecification } from 'vitest/node';
-import { resultHead, resultKey, type Check, type CheckResult, type RunSettings } from './check.js';
+import { createVitest } from 'vitest/node';
+import type { Reporter, TestCase, TestModule } from 'vitest/node';
+import { resultHead, resultKey, stopChannel, type Check, type CheckResult, type RunSettings } from './check.js';
 import { packageRoot } from './package.js';
+import { schemaDocuments } from './schema.js';
 import type { ProvidedRun } from '../suites/register.js';
 
 export interface SuiteRunOptions {
@@ -76,25 +77,16 @@ class Collector implements Reporter {
   }
 }
 
-/**
- * The area files in the order the checks come (suites/index.ts, AREAS), not vitest's own (by
- * past durations, which differ from run to run): a replayed run sends the same requests in the
- * same order, and areas that create things run before those that only read.
- */
-function inOrder(areas: readonly string[]): typeof BaseSequencer {
-  const rank = (f: TestSpecification): number => areas.findIndex((a) => f.moduleId.endsWith(`/${a}.suite.js`));
-  return class AreaOrder extends BaseSequencer {
-    override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-      return [...files].sort((a, b) => rank(a) - rank(b));
-    }
-  };
+/** Our compiled modules (dist/ of the package), by path as vite names them. */
+function compiledSuite(): RegExp {
+  const dist = join(packageRoot, 'dist').replaceAll('\\', '/');
+  return new RegExp(`^${dist.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/`);
 }
 
 export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   const { settings, checks } = options;
-  const areas = [...new Set(checks.map((c) => c.area))];
   const collector = new Collector(checks, options.onResult, options.signal);
-  const provided: ProvidedRun = { settings, selected: checks.map(resultKey) };
+  const provided: ProvidedRun = { settings, selected: checks.map(resultKey), schemas: schemaDocuments() };
   const cacheDir = join(tmpdir(), 'conformance-vite-cache');
   mkdirSync(cacheDir, { recursive: true });
   const savedExitCode = process.exitCode;
@@ -105,7 +97,8 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
       root: packageRoot,
       config: false,
       dir: join(packageRoot, 'dist', 'suites'),
-      include: areas.map((a) => `${a}/${a}.suite.js`),
+      // One file registers every check (suites/run.suite.ts): areas run side by side.
+      include: ['run.suite.js'],
       exclude: [],
       watch: false,
       reporters: [collector],
@@ -118,8 +111,11 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
       // keeps --concurrency an honest bound on what the target sees.
       maxWorkers: 1,
       fileParallelism: false,
-      sequence: { concurrent: true, shuffle: false, sequencer: inOrder(areas) },
-      maxConcurrency: settings.concurrency,
+      sequence: { concurrent: true, shuffle: false },
+      // Checks wait on their requests, and the HTTP client bounds those in flight (--concurrency):
+      // every check may be under way at once, so no chain of requests waits for a slot held by a
+      // check that is itself only waiting.
+      maxConcurrency: 100_000,
       // Every request has its own timeout and every traversal a budget, so no check can run
       // forever; but a check may wait long, queued behind others' requests on a large remote
       // target (a full run can legitimately take hours). This only catches a real hang.
@@ -127,13 +123,24 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
       hookTimeout: 60_000,
       passWithNoTests: false,
       silent: true,
+      // The suite is compiled JavaScript (dist/): the worker imports it natively, as it does
+      // when the package is installed under node_modules, instead of having vite transform
+      // every module in the main thread and send it over (about a third of a second).
+      server: { deps: { external: [compiledSuite()] } },
     },
     { cacheDir, logLevel: 'silent', server: { watch: null } },
   );
   // vitest's logger exits the process 1 ms after SIGINT or SIGTERM; the CLI's own handler stops
   // the run instead, so that its cleanup and report happen (options.signal).
   for (const name of ['SIGINT', 'SIGTERM'] as const) for (const l of process.listeners(name)) if (!signals[name].includes(l)) process.off(name, l);
-  const cancel = (): void => void vitest.cancelCurrentRun('keyboard-input');
+  // vitest skips the checks not yet started; those under way (all of them, as they run side by
+  // side) hear it on the run's stop channel and send nothing more (suites/register.ts).
+  const cancel = (): void => {
+    const stop = new BroadcastChannel(stopChannel(settings.runId));
+    stop.postMessage('stop');
+    stop.close();
+    void vitest.cancelCurrentRun('keyboard-input');
+  };
   options.signal?.addEventListener('abort', cancel);
   try {
     await vitest.start();

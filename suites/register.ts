@@ -1,14 +1,17 @@
-// The vitest glue: each area's suite file registers its checks as vitest tests. The outcome
+// The vitest glue: the suite file (suites/run.suite.ts) registers the checks as vitest tests. The outcome
 // travels on the task's metadata (task.meta.conformance); the run's verdict is computed
 // from those outcomes and levels, never from vitest's own pass/fail.
 import { afterAll, inject, test } from 'vitest';
-import { resultKey, RunContext, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
+import { resultKey, RunContext, runCheck, stopChannel, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
 import { Breaker } from '../lib/http.js';
+import { useSchemaDocuments } from '../lib/schema.js';
 
 export interface ProvidedRun {
   settings: RunSettings;
   /** Result keys (id, or id and operation) of the checks to run. */
   selected: string[];
+  /** The schemas of spec/, parsed by the main process (lib/schema.ts). */
+  schemas: object[];
 }
 
 declare module 'vitest' {
@@ -25,16 +28,47 @@ declare module 'vitest' {
   }
 }
 
-export function registerChecks(checksFor: (settings: RunSettings) => readonly Check[]): void {
-  const { settings, selected } = inject('conformance');
+/**
+ * The lists the suite itself writes to: their list checks wait until the checks that create and
+ * delete are done, so that no traversal of them meets records coming and going under it.
+ */
+const WRITTEN_LISTS = new Set(['application-keys', 'custom-apis']);
+
+/**
+ * Registers every selected check, of every area, as a test of the one suite file: vitest runs
+ * them all at once (sequence.concurrent), and the HTTP client bounds what is in flight. Areas
+ * do not wait for one another, except the list checks on WRITTEN_LISTS.
+ */
+export function registerRun(checksFor: (settings: RunSettings) => readonly Check[]): void {
+  const { settings, selected, schemas } = inject('conformance');
+  useSchemaDocuments(schemas);
   const wanted = new Set(selected);
-  // One breaker for the whole run: the area files run one after another in one worker, and an
-  // area after the target stopped answering must not wait out its own timeouts to learn it.
   const run = new RunContext(settings, { breaker: Breaker.forRun(settings.runId) });
-  afterAll(() => run.close());
-  for (const check of checksFor(settings).filter((c) => wanted.has(resultKey(c)))) {
+  // Every check is under way at once, so a stop (Ctrl-C, SIGTERM) must reach the requests, not
+  // only the checks not yet started: the main process says so on this channel (lib/vitest-run.ts).
+  const stop = new BroadcastChannel(stopChannel(settings.runId));
+  stop.onmessage = () => run.http.stop();
+  (stop as unknown as { unref(): void }).unref();
+  afterAll(async () => {
+    stop.close();
+    await run.close();
+  });
+  const checks = checksFor(settings).filter((c) => wanted.has(resultKey(c)));
+  const writers = checks.filter((c) => c.operation === undefined);
+  let writing = writers.length;
+  let writersDone!: () => void;
+  const written = new Promise<void>((resolve) => (writersDone = resolve));
+  if (writing === 0) writersDone();
+  for (const check of checks) {
+    const waits = check.operation !== undefined && WRITTEN_LISTS.has(check.operation);
     test(resultKey(check), async ({ task, skip }) => {
-      const result = await runCheck(check, run);
+      if (waits) await written;
+      let result: CheckResult;
+      try {
+        result = await runCheck(check, run);
+      } finally {
+        if (check.operation === undefined && --writing === 0) writersDone();
+      }
       task.meta.conformance = result;
       task.meta.conformanceSecrets = run.secrets.values();
       if (result.outcome === 'skip') skip(result.reason);

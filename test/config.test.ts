@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeConfig, maskedConfig, resolveConfig } from '../lib/config.js';
+import { ConfigError, DEFAULT_CONCURRENCY, describeConfig, maskedConfig, resolveConfig } from '../lib/config.js';
 
 function dirWith(yaml?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'conformance-config-'));
@@ -30,7 +30,7 @@ describe('resolveConfig', () => {
     const c = resolveConfig({ ...base, cwd: dirWith() });
     expect(c.baseUrl).toBeUndefined();
     expect(c.seed).toBe(99);
-    expect(c.concurrency).toBe(8);
+    expect(c.concurrency).toBe(DEFAULT_CONCURRENCY);
     expect(c.timeoutMs).toBe(10_000);
   });
 

@@ -6,7 +6,7 @@ import type { Endpoint } from '../../lib/catalog.js';
 import { expectErrorBody, expectStatus, fail } from '../../lib/expect.js';
 import { CLAUSE, type ListCheck } from './list-check.js';
 import { expectListMeta } from './meta.js';
-import { metaInt, readPage, type ListPage } from './pages.js';
+import { metaInt, readPage, readPagesAtOnce, type ListPage } from './pages.js';
 import { defaultPageLength, target } from './target.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
 
@@ -77,17 +77,20 @@ export const limitChecks: ListCheck[] = [
     title: 'page[limit]=n returns min(n, results.total - offset) records (n = 1, 7, 100, and 7 near the end)',
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
-      for (const n of [1, 7, 100]) {
-        const page = await readPage(ctx, e, path, { 'page[limit]': n });
-        expectStatus(page.res, 200, `GET ${path} with page[limit]=${n}`);
-        expectCount(page, Math.min(n, total), `GET ${path} with page[limit]=${n} (results.total ${total})`);
-      }
       // Near the end, where min(n, total - offset) bites; past 10,000 even the soft limit may
       // refuse, so a larger list is not probed there.
       const offset = total - 3;
+      const nearEnd = offset > 0 && offset <= HARD_OFFSET_LIMIT;
+      const sizes = [1, 7, 100];
+      const pages = readPagesAtOnce(ctx, e, path, [...sizes.map((n) => ({ 'page[limit]': n })), ...(nearEnd ? [{ 'page[limit]': 7, 'page[offset]': offset }] : [])]);
+      for (const [i, n] of sizes.entries()) {
+        const page = await pages[i]!;
+        expectStatus(page.res, 200, `GET ${path} with page[limit]=${n}`);
+        expectCount(page, Math.min(n, total), `GET ${path} with page[limit]=${n} (results.total ${total})`);
+      }
       if (offset > HARD_OFFSET_LIMIT) ctx.note(`the end of the list (offset ${offset}) lies past 10,000: not probed`);
-      if (offset > 0 && offset <= HARD_OFFSET_LIMIT) {
-        const page = await readPage(ctx, e, path, { 'page[limit]': 7, 'page[offset]': offset });
+      if (nearEnd) {
+        const page = await pages[sizes.length]!;
         expectStatus(page.res, 200, `GET ${path} with page[limit]=7&page[offset]=${offset}`);
         expectCount(page, 3, `GET ${path} with page[limit]=7&page[offset]=${offset} (results.total ${total})`);
       }
@@ -101,8 +104,10 @@ export const limitChecks: ListCheck[] = [
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
       const limit = 7;
-      for (const offset of total >= 15 ? [0, 14] : [0, 7]) {
-        const page = await readPage(ctx, e, path, { 'page[limit]': limit, ...(offset ? { 'page[offset]': offset } : {}) });
+      const offsets = total >= 15 ? [0, 14] : [0, 7];
+      const pages = readPagesAtOnce(ctx, e, path, offsets.map((offset) => ({ 'page[limit]': limit, ...(offset ? { 'page[offset]': offset } : {}) })));
+      for (const [i, offset] of offsets.entries()) {
+        const page = await pages[i]!;
         const what = `GET ${path} with page[limit]=${limit}${offset ? `&page[offset]=${offset}` : ''}`;
         expectListMeta(page, what);
         const results = metaInt(page, 'results.total')!;
@@ -130,11 +135,11 @@ export const limitChecks: ListCheck[] = [
       const { path, total } = await totalOf(ctx, e);
       if (total < 10) ctx.skip(`needs 10 records, found ${total}`);
       // A unique sort key gives a deterministic order when the target supports it.
-      const sorted = await readPage(ctx, e, path, { sort: 'id', 'page[limit]': 20 });
-      const sort: Record<string, string> = sorted.res.status === 200 ? { sort: 'id' } : {};
-      const wide = sort.sort ? sorted : await readPage(ctx, e, path, { 'page[limit]': 20 });
+      // Both sorted pages are asked for at once; the unsorted ones only where sort=id is refused.
+      const [sorted, sortedNarrow] = readPagesAtOnce(ctx, e, path, [{ sort: 'id', 'page[limit]': 20 }, { sort: 'id', 'page[limit]': 5, 'page[offset]': 5 }]);
+      const bySort = (await sorted!).res.status === 200;
+      const [wide, narrow] = bySort ? [await sorted!, await sortedNarrow!] : await Promise.all(readPagesAtOnce(ctx, e, path, [{ 'page[limit]': 20 }, { 'page[limit]': 5, 'page[offset]': 5 }]));
       expectStatus(wide.res, 200, `GET ${path} with page[limit]=20`);
-      const narrow = await readPage(ctx, e, path, { ...sort, 'page[limit]': 5, 'page[offset]': 5 });
       expectStatus(narrow.res, 200, `GET ${path} with page[limit]=5&page[offset]=5`);
       const want = wide.records.slice(5, 10).map((r) => r.id);
       const got = narrow.records.map((r) => r.id);

@@ -4,7 +4,7 @@
 import { expectErrorBody, expectSchema, expectStatus, expectValid, fail } from '../../lib/expect.js';
 import { SCHEMA } from '../../lib/schema.js';
 import { CLAUSE, type ListCheck } from './list-check.js';
-import { metaInt, pagination, query, readPage, refusesFeature, type ListPage } from './pages.js';
+import { metaInt, pagination, query, readPage, readPagesAtOnce, refusesFeature, type ListPage } from './pages.js';
 import { resolvePath, target } from './target.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
 
@@ -110,8 +110,9 @@ export const metaChecks: ListCheck[] = [
         ['page[offset]', '-1'],
         ['page[offset]', 'abc'],
       ];
-      for (const [name, value] of cases) {
-        const page = await readPage(ctx, e, path, { [name]: value });
+      const pages = readPagesAtOnce(ctx, e, path, cases.map(([name, value]) => ({ [name]: value })));
+      for (const [i, [name, value]] of cases.entries()) {
+        const page = await pages[i]!;
         const what = `GET ${path} with ${name}=${value}`;
         if (page.res.status >= 500) fail(`${what}: a server error`, { expected: '4xx with the Error shape, or a well-formed page', actual: `status ${page.res.status}`, res: page.res });
         if (page.res.status >= 400) {

@@ -24,6 +24,19 @@ export interface Rec {
  * millisecond and a double cannot hold nanoseconds since 1970, so the fraction is kept apart.
  */
 export function instantKey(raw: string): string | undefined {
+  // The same record is read by several walks: its timestamps are parsed once. The memo is
+  // bounded, so a run's memory stays set by its budget.
+  let key = keys.get(raw);
+  if (key === undefined && !keys.has(raw)) {
+    if (keys.size >= 200_000) keys.clear();
+    keys.set(raw, (key = parseInstant(raw)));
+  }
+  return key;
+}
+
+const keys = new Map<string, string | undefined>();
+
+function parseInstant(raw: string): string | undefined {
   const m = /^(.*?\d{2}:\d{2}:\d{2})[.,](\d+)(.*)$/.exec(raw);
   const ms = Date.parse(m ? `${m[1]}.${m[2]!.slice(0, 3).padEnd(3, '0')}${m[3]}` : raw);
   if (Number.isNaN(ms)) return undefined;
@@ -69,10 +82,27 @@ export function dig(value: unknown, path: string): unknown {
   return v;
 }
 
+/** A reader of one dot path, split once. */
+function digger(path: string): (value: unknown) => unknown {
+  const parts = path.split('.');
+  return (value) => {
+    let v = value;
+    for (const part of parts) {
+      if (v === null || typeof v !== 'object') return undefined;
+      v = (v as Record<string, unknown>)[part];
+    }
+    return v;
+  };
+}
+
+const readers = new WeakMap<Endpoint['record'], { id: (v: unknown) => unknown; created: (v: unknown) => unknown; updated: (v: unknown) => unknown }>();
+
 function toRec(raw: unknown, e: Endpoint): Rec {
-  const id = dig(raw, e.record.id);
-  const c = dig(raw, e.record.created_at);
-  const u = dig(raw, e.record.updated_at);
+  let read = readers.get(e.record);
+  if (!read) readers.set(e.record, (read = { id: digger(e.record.id), created: digger(e.record.created_at), updated: digger(e.record.updated_at) }));
+  const id = read.id(raw);
+  const c = read.created(raw);
+  const u = read.updated(raw);
   const time = (x: unknown): string | undefined => (typeof x === 'string' ? instantKey(x) : undefined);
   return {
     id: typeof id === 'string' || typeof id === 'number' ? String(id) : JSON.stringify(id),
@@ -117,6 +147,19 @@ export function readPage(ctx: CheckContext, e: Endpoint, path: string, params: P
       }
     }
     return { res, ok: false, records: [] };
+  });
+}
+
+/**
+ * Pages that do not depend on one another, asked for at once and judged in the order given: the
+ * caller awaits each in turn, so the first failure is the same as when they were read one by
+ * one. A page the caller never reaches (it failed earlier) rejects into the void, not unhandled.
+ */
+export function readPagesAtOnce(ctx: CheckContext, e: Endpoint, path: string, list: Params[]): Array<Promise<ListPage>> {
+  return list.map((params) => {
+    const page = readPage(ctx, e, path, params);
+    page.catch(() => undefined);
+    return page;
   });
 }
 

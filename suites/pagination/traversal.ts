@@ -9,7 +9,7 @@ import { CLAUSE, type ListCheck } from './list-check.js';
 import { metaInt, refusesFeature } from './pages.js';
 import { refusedOwnValue, sortedWalk } from './order.js';
 import { target } from './target.js';
-import { expectWalked, firstPageAcrossTie, keysetWalk, offsetWalk, value, type Attr, type Walk } from './walks.js';
+import { expectWalked, keysetWalk, offsetWalk, value, type Attr, type Walk } from './walks.js';
 
 async function defaultWalk(ctx: CheckContext, e: Endpoint): Promise<{ path: string; walk: Walk }> {
   const { path } = await target(ctx, e);
@@ -29,7 +29,7 @@ function keysetCheck(attr: Attr): ListCheck {
       const { path, walk: byOffset } = await sortedWalk(ctx, e, attr);
       if (byOffset.broken) ctx.skip(`not testable: the offset traversal it is compared with failed (${byOffset.broken.message})`);
       if (byOffset.records.length && byOffset.records.every((r) => value(r, attr) === undefined)) ctx.skip(`not testable: no record has a parseable ${attr} at ${attr === 'id' ? e.record.id : e.record[attr]}`);
-      const keyset = await keysetWalk(ctx, e, path, attr, firstPageAcrossTie(byOffset.records, attr));
+      const keyset = await keysetWalk(ctx, e, path, attr, byOffset);
       const refused = keyset.pages.find(refusesFeature);
       if (refused && attr !== 'id' && refused !== keyset.pages[0]) await refusedOwnValue(ctx, e, path, 'ge', attr, refused);
       if (refused) ctx.skip(`unsupported: ${decodeURIComponent(refused.res.exchange.url.split('?')[1] ?? '')} answered ${refused.res.status}`);
@@ -57,7 +57,10 @@ function keysetCheck(attr: Attr): ListCheck {
           res: keyset.pages.at(-1)!.res,
         });
       }
-      if (!byOffset.complete || !keyset.complete) ctx.note(`compared a prefix: offset traversal ${byOffset.stop}; keyset traversal ${keyset.stop}`);
+      if (!byOffset.complete || !keyset.complete) {
+        const total = byOffset.pages[0] ? metaInt(byOffset.pages[0], 'results.total') : undefined;
+        ctx.note(`compared a window: the ${fromOffset.size} records both traversals read of ${total ?? 'an unknown number'} (offset traversal ${byOffset.stop}; keyset traversal ${keyset.stop})`);
+      }
     },
   };
 }
@@ -69,11 +72,13 @@ export const traversalChecks: ListCheck[] = [
     level: 'MUST',
     title: 'paging by offset meets every record once: no duplicates, and the same records as paging sorted by id',
     async run(ctx, e) {
-      const { path, walk } = await defaultWalk(ctx, e);
+      const { path } = await target(ctx, e);
+      // The listing sorted by id is read beside the default one, not after it.
+      const [walk, byId] = await Promise.all([offsetWalk(ctx, e, path), offsetWalk(ctx, e, path, 'id')]);
+      expectWalked(walk, `GET ${path} by offset`);
       const ok = comparable(ctx, walk.records);
       const dup = duplicates(walk.records.filter(ok));
       if (dup.length) fail('offset traversal met records twice', { expected: 'every record once', actual: `${dup.length} record(s) twice: ${dup.slice(0, 5).join(', ')}`, res: walk.pages.at(-1)!.res });
-      const byId = await offsetWalk(ctx, e, path, 'id');
       if (!walk.complete || !byId.complete || byId.broken || byId.pages[0]?.res.status !== 200) {
         ctx.note(`gaps not compared: default order ${walk.stop}; sorted by id ${byId.stop}`);
         return;

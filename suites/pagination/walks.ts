@@ -5,7 +5,7 @@ import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { fail } from '../../lib/expect.js';
 import { CheckSkip } from '../../lib/outcome.js';
-import { BudgetSpent, pagination, readPage, type ListPage, type Params, type Rec } from './pages.js';
+import { BudgetSpent, metaInt, pagination, readPage, type ListPage, type Params, type Rec } from './pages.js';
 
 export const PAGE = 100;
 export const HARD_OFFSET_LIMIT = 10_000;
@@ -77,6 +77,12 @@ function raw(r: Rec, attr: Attr): string | undefined {
  * not by a timestamp) that the first page shows, so a page boundary splits a tie on a list of
  * any size and wherever its ties sit: where a target orders tied records differently from one
  * request to the next, or a filter loses the offset, records repeat or go missing there.
+ *
+ * The first page's meta.results.total says where every later page starts, so those pages are
+ * asked for at once (the HTTP client bounds how many are in flight) and read in order, as a
+ * client paging one at a time would: the walk takes two round trips, not one per page. Past
+ * the total it goes on a page at a time until the end shows, so a total that is too small
+ * costs time, never records.
  */
 export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: string, filter?: string): Promise<Walk> {
   return ctx.shared(`walk offset ${path} sort=${sort ?? ''} filter=${filter ?? ''}`, async () => {
@@ -84,39 +90,30 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
     const seen = new Set<string>();
     const base: Params = { ...(sort ? { sort } : {}), ...(filter ? { filter } : {}) };
     const tieAttr: Attr = sort === 'updated_at' ? 'updated_at' : 'created_at';
-    for (let offset = 0; ; ) {
-      if (e.hardOffsetLimit && offset > HARD_OFFSET_LIMIT) {
-        walk.stop = `stopped at the hard offset limit (${HARD_OFFSET_LIMIT}) after ${walk.records.length} records`;
-        return walk;
-      }
-      if (walk.pages.length >= cap(ctx)) {
-        walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${walk.records.length} records)`;
-        return walk;
-      }
-      let page: ListPage;
-      try {
-        page = await readPage(ctx, e, path, { ...base, 'page[limit]': PAGE, ...(offset ? { 'page[offset]': offset } : {}) });
-      } catch (err) {
-        if (!(err instanceof BudgetSpent)) throw err;
-        walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${walk.records.length} records)`;
-        return walk;
-      }
+    const limit = cap(ctx);
+    const read = (offset: number): Promise<ListPage> => readPage(ctx, e, path, { ...base, 'page[limit]': PAGE, ...(offset ? { 'page[offset]': offset } : {}) });
+    const cutShort = (): Walk => {
+      walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${walk.records.length} records)`;
+      return walk;
+    };
+    /** Takes the page at `offset` into the walk; the next offset, or undefined when the walk ended. */
+    const take = (page: ListPage, offset: number): number | undefined => {
       walk.pages.push(page);
       if (!page.ok && offset > HARD_OFFSET_LIMIT && page.res.status >= 400 && page.res.status < 500) {
         // Past the soft offset limit the contract does not say what happens: a refusal there
         // ends the walk, unfinished, and is no failure.
         walk.stop = `stopped past the soft offset limit: offset ${offset} answered ${page.res.status} after ${walk.records.length} records`;
-        return walk;
+        return undefined;
       }
       if (!page.ok) {
         walk.broken = { message: `page at offset ${offset} answered ${page.res.status} without a list`, page };
         walk.stop = walk.broken.message;
-        return walk;
+        return undefined;
       }
       if (page.records.length > 0 && page.records.every((r) => seen.has(r.id))) {
         walk.broken = { message: `the page at offset ${offset} does not advance: all ${page.records.length} of its records were on earlier pages (${page.records.slice(0, 3).map((r) => r.id).join(', ')}…)`, page };
         walk.stop = walk.broken.message;
-        return walk;
+        return undefined;
       }
       // On a list with the hard offset limit, offsets stay multiples of 100 so that the last
       // page the limit allows (offset 10,000) is still read; keyset walks split ties there.
@@ -127,9 +124,53 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
       if (taken.length === page.records.length && page.records.length < PAGE) {
         walk.complete = true;
         walk.stop = `reached the end after ${walk.pages.length} pages (${walk.records.length} records)`;
+        return undefined;
+      }
+      return offset + taken.length;
+    };
+    const pastHardLimit = (offset: number): boolean => e.hardOffsetLimit && offset > HARD_OFFSET_LIMIT;
+
+    let first: ListPage;
+    try {
+      first = await read(0);
+    } catch (err) {
+      if (!(err instanceof BudgetSpent)) throw err;
+      return cutShort();
+    }
+    let offset = take(first, 0);
+    if (offset === undefined) return walk;
+
+    // The pages the total announces, and the one that shows the end when the last is full.
+    const total = metaInt(first, 'results.total');
+    const planned: number[] = [];
+    if (total !== undefined) {
+      // Offsets up to the total: the page at the total itself only when the one before is full.
+      for (let o = offset; o <= total && planned.length + walk.pages.length < limit && !pastHardLimit(o); o += PAGE) planned.push(o);
+    }
+    const ahead = planned.map((o) => {
+      const p = read(o);
+      // Read in order below; one the walk never reaches must not be an unhandled rejection.
+      p.catch(() => undefined);
+      return p;
+    });
+
+    for (let i = 0; ; i++) {
+      if (pastHardLimit(offset)) {
+        walk.stop = `stopped at the hard offset limit (${HARD_OFFSET_LIMIT}) after ${walk.records.length} records`;
         return walk;
       }
-      offset += taken.length;
+      if (walk.pages.length >= limit) return cutShort();
+      let page: ListPage;
+      try {
+        // A page asked for ahead serves only if the walk arrived at its offset.
+        page = i < ahead.length && planned[i] === offset ? await ahead[i]! : await read(offset);
+      } catch (err) {
+        if (!(err instanceof BudgetSpent)) throw err;
+        return cutShort();
+      }
+      const next = take(page, offset);
+      if (next === undefined) return walk;
+      offset = next;
     }
   });
 }
@@ -144,71 +185,157 @@ export function firstPageAcrossTie(sorted: readonly Rec[], attr: Attr): number {
   return i >= 0 && i + 1 <= PAGE ? i + 1 : PAGE;
 }
 
+type Value = string | number;
+
+/** How one segment of a keyset walk ended. */
+interface Segment {
+  records: Rec[];
+  pages: ListPage[];
+  /** reached: read up to the next segment's cursor (or the window's end); end: an empty page. */
+  ended: 'reached' | 'end' | 'broken' | 'untestable' | 'cut';
+  message?: string;
+}
+
+/**
+ * One stretch of a keyset walk, page after page, each page's filter taken from the last record
+ * of the page before (gt(id,last) for ids; ge(attr,last) for timestamps, the boundary records
+ * coming again; page[offset] within the value when a whole page shares one timestamp, the
+ * contract's rule), until a record at or past `reach` shows, or an empty page does when `reach`
+ * is undefined.
+ */
+async function keysetSegment(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, start: Params, reach: Value | undefined, order: Comparator, pagesLeft: { n: number }): Promise<Segment> {
+  const seg: Segment = { records: [], pages: [], ended: 'cut' };
+  const seen = new Set<string>();
+  let params = start;
+  for (;;) {
+    if (pagesLeft.n <= 0) return seg;
+    pagesLeft.n--;
+    let page: ListPage;
+    try {
+      page = await readPage(ctx, e, path, params);
+    } catch (err) {
+      if (!(err instanceof BudgetSpent)) throw err;
+      return seg;
+    }
+    seg.pages.push(page);
+    if (!page.ok) return { ...seg, ended: 'broken', message: `a keyset page answered ${page.res.status} without a list` };
+    if (page.records.length === 0) return { ...seg, ended: 'end' };
+    const fresh = page.records.filter((r) => !seen.has(r.id));
+    seg.records.push(...page.records);
+    for (const r of fresh) seen.add(r.id);
+    const last = page.records.at(-1)!;
+    const lastRaw = raw(last, attr);
+    const lastValue = value(last, attr);
+    if (lastRaw === undefined || lastValue === undefined) {
+      // Where the catalog says the value lives, this record has none (or no date): the
+      // target may keep it elsewhere (a catalog override says where). Not testable, as the
+      // sort and filter checks say in the same situation.
+      return { ...seg, ended: 'untestable', message: `not testable: record ${last.id} has no parseable ${attr} at ${attr === 'id' ? e.record.id : e.record[attr]} to continue the keyset traversal from (set operations.${e.operation}.record in conformance.config.yaml)` };
+    }
+    if (fresh.length === 0) {
+      const withinValue = typeof params['page[offset]'] === 'number';
+      const allTied = page.records.every((r) => value(r, attr) === lastValue);
+      if (attr === 'id' || withinValue || !allTied) {
+        return { ...seg, ended: 'broken', message: `the keyset page does not advance: all ${page.records.length} record(s) were read before: ${page.records.slice(0, 5).map((r) => r.id).join(', ')}` };
+      }
+    }
+    if (reach !== undefined && order(lastValue, reach) >= 0) return { ...seg, ended: 'reached' };
+    if (attr === 'id') {
+      params = { sort: attr, filter: `gt(id,${lastRaw})`, 'page[limit]': PAGE };
+    } else {
+      // A page that is one tie group: go on by offset within that value.
+      const allTied = value(page.records[0]!, attr) === lastValue;
+      const tiedSeen = new Set(seg.records.filter((r) => value(r, attr) === lastValue).map((r) => r.id)).size;
+      params = { sort: attr, filter: `ge(${attr},${lastRaw})`, 'page[limit]': PAGE, ...(allTied ? { 'page[offset]': tiedSeen } : {}) };
+    }
+  }
+}
+
+/**
+ * Where the segments of a keyset walk start: records of the offset walk sorted by `attr`,
+ * spaced so that each segment's first page (100 records from its cursor) ends at the next
+ * cursor. Segment 0 is the walk's own beginning: a first page of `firstPage` records, then a
+ * page from its last value.
+ */
+export function keysetCursors(sorted: readonly Rec[], attr: Attr, firstPage: number): Rec[] {
+  const v = (i: number): Value | undefined => value(sorted[i]!, attr);
+  // Where a page filtered on the value at i starts: after it for gt (ids), at its first tie for ge.
+  const startOf = (i: number): number => {
+    if (attr === 'id') return i + 1;
+    while (i > 0 && v(i - 1) === v(i)) i--;
+    return i;
+  };
+  const cursors: Rec[] = [];
+  if (sorted.length < firstPage || v(firstPage - 1) === undefined) return cursors;
+  for (let start = startOf(firstPage - 1); ; ) {
+    let j = start + PAGE - 1;
+    if (attr !== 'id') while (j < sorted.length && v(j) === v(start)) j++;
+    // The rest fits in one page: the last segment reads it to the end.
+    if (j >= sorted.length - 1 || v(j) === undefined) return cursors;
+    cursors.push(sorted[j]!);
+    start = startOf(j);
+  }
+}
+
 /**
  * Keyset traversal by `attr`: the first page with sort=attr, then filter=gt(id,last) for ids
  * and filter=ge(attr,last) for timestamps (the boundary records come again and are dropped);
  * when a whole page shares one timestamp, page[offset] within that value (the contract's rule).
+ *
+ * It runs as segments side by side. Cursors taken from `byOffset` (the offset walk sorted by
+ * `attr`) start them: segment k asks for gt(id,c) or ge(attr,c) and reads until a record at or
+ * past the next cursor shows, so the segments join end to end and together still prove the
+ * traversal complete; each cursor is one more starting point tested. A segment that meets an
+ * empty page before its cursor ends the traversal there, as it would a client's. Records past a
+ * segment's cursor belong to the next one and are left to it. Where `byOffset` stopped before the
+ * end (the budget), the last segment reads to its last value: a window of the list.
  */
-export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, firstPage = PAGE): Promise<Walk> {
-  return ctx.shared(`walk keyset ${path} ${attr} first=${firstPage}`, async () => {
+export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, byOffset: Walk): Promise<Walk> {
+  return ctx.shared(`walk keyset ${path} ${attr}`, async () => {
+    const sorted = byOffset.records;
+    if (!byOffset.complete && sorted.length === 0) return { records: [], pages: [], complete: false, stop: `not started: the offset traversal it follows read no record (${byOffset.stop})` };
+    const firstPage = firstPageAcrossTie(sorted, attr);
+    const order = attr === 'id' ? orderOf(sorted, 'id') : plainOrder;
+    const cursors = keysetCursors(sorted, attr, firstPage);
+    const windowEnd = byOffset.complete || sorted.length === 0 ? undefined : value(sorted.at(-1)!, attr);
+    const pagesLeft = { n: cap(ctx) };
+    const filterOn = (c: Rec): string => `${attr === 'id' ? 'gt' : 'ge'}(${attr},${raw(c, attr)})`;
+    const starts: Params[] = [{ sort: attr, 'page[limit]': firstPage }, ...cursors.map((c) => ({ sort: attr, filter: filterOn(c), 'page[limit]': PAGE }))];
+    const reaches = [...cursors.map((c) => value(c, attr)), windowEnd];
+    const segments = await Promise.all(starts.map((start, k) => keysetSegment(ctx, e, path, attr, start, reaches[k], order, pagesLeft)));
+
     const walk: Walk = { records: [], pages: [], complete: false, stop: '' };
-    const seen = new Set<string>();
-    let params: Params = { sort: attr, 'page[limit]': firstPage };
-    for (;;) {
-      if (walk.pages.length >= cap(ctx)) {
-        walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${seen.size} records)`;
-        return walk;
+    const read = (): string => `${walk.pages.length} pages (${new Set(walk.records.map((r) => r.id)).size} records)`;
+    for (const [k, seg] of segments.entries()) {
+      walk.pages.push(...seg.pages);
+      const reach = reaches[k];
+      if (seg.ended === 'reached' && reach !== undefined && k < cursors.length) {
+        // Up to the next cursor: ids up to it (the next segment starts after it), timestamps
+        // below it (the next segment starts at its first tie).
+        walk.records.push(...seg.records.filter((r) => {
+          const x = value(r, attr);
+          return x === undefined || (attr === 'id' ? order(x, reach) <= 0 : order(x, reach) < 0);
+        }));
+        continue;
       }
-      let page: ListPage;
-      try {
-        page = await readPage(ctx, e, path, params);
-      } catch (err) {
-        if (!(err instanceof BudgetSpent)) throw err;
-        walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${seen.size} records)`;
-        return walk;
-      }
-      walk.pages.push(page);
-      if (!page.ok) {
-        walk.broken = { message: `a keyset page answered ${page.res.status} without a list`, page };
-        walk.stop = walk.broken.message;
-        return walk;
-      }
-      if (page.records.length === 0) {
+      walk.records.push(...seg.records);
+      if (seg.ended === 'broken') {
+        walk.broken = { message: seg.message!, page: seg.pages.at(-1)! };
+        walk.stop = seg.message!;
+      } else if (seg.ended === 'untestable') {
+        walk.untestable = seg.message!;
+        walk.stop = seg.message!;
+      } else if (seg.ended === 'end') {
         walk.complete = true;
-        walk.stop = `reached an empty page after ${walk.pages.length} pages (${seen.size} records)`;
-        return walk;
-      }
-      const fresh = page.records.filter((r) => !seen.has(r.id));
-      walk.records.push(...page.records);
-      for (const r of fresh) seen.add(r.id);
-      const last = page.records.at(-1)!;
-      const lastRaw = raw(last, attr);
-      if (lastRaw === undefined || value(last, attr) === undefined) {
-        // Where the catalog says the value lives, this record has none (or no date): the
-        // target may keep it elsewhere (a catalog override says where). Not testable, as the
-        // sort and filter checks say in the same situation.
-        walk.untestable = `not testable: record ${last.id} has no parseable ${attr} at ${attr === 'id' ? e.record.id : e.record[attr]} to continue the keyset traversal from (set operations.${e.operation}.record in conformance.config.yaml)`;
-        walk.stop = walk.untestable;
-        return walk;
-      }
-      if (fresh.length === 0) {
-        const withinValue = typeof params['page[offset]'] === 'number';
-        const allTied = page.records.every((r) => value(r, attr) === value(last, attr));
-        if (attr === 'id' || withinValue || !allTied) {
-          walk.broken = { message: `the keyset page does not advance: all ${page.records.length} record(s) were read before: ${page.records.slice(0, 5).map((r) => r.id).join(', ')}`, page };
-          walk.stop = walk.broken.message;
-          return walk;
-        }
-      }
-      if (attr === 'id') {
-        params = { sort: attr, filter: `gt(id,${lastRaw})`, 'page[limit]': PAGE };
+        walk.stop = `reached an empty page after ${read()}${k < cursors.length ? `, before the cursor segment ${k} was to reach` : ''}`;
+      } else if (seg.ended === 'reached') {
+        walk.stop = `stopped at the end of the window offset traversal read, after ${read()}`;
       } else {
-        // A page that is one tie group: go on by offset within that value.
-        const allTied = value(page.records[0]!, attr) === value(last, attr);
-        const tiedSeen = new Set(walk.records.filter((r) => value(r, attr) === value(last, attr)).map((r) => r.id)).size;
-        params = { sort: attr, filter: `ge(${attr},${lastRaw})`, 'page[limit]': PAGE, ...(allTied ? { 'page[offset]': tiedSeen } : {}) };
+        walk.stop = `cut short by the request budget after ${read()}`;
       }
+      return walk;
     }
+    throw new Error('unreachable: the last segment always ends the walk');
   });
 }
 
