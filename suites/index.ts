@@ -8,7 +8,7 @@ import { errorChecks } from './errors/checks.js';
 import { listChecks } from './pagination/checks.js';
 import { AREA as PAGINATION, expandListChecks } from './pagination/list-check.js';
 
-/** Areas in the order they run and are reported; each is one folder and one vitest file. */
+/** Areas in the order they are reported; each is one folder. They run side by side (suites/run.suite.ts). */
 export const AREAS = ['delete-custom-api', 'create-application-key', 'errors', 'pagination'] as const;
 export type Area = (typeof AREAS)[number];
 
