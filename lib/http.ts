@@ -101,7 +101,7 @@ const CLIMB_AFTER = 20;
  * as many answers as it allows come in without a 429, so a target that keeps up is soon asked
  * at the ceiling, and one that rate-limits is not met with the whole ceiling at once.
  */
-const START_IN_FLIGHT = 16;
+const START_IN_FLIGHT = 8;
 
 /**
  * Retry-After (RFC 9110 section 10.2.3) in ms from `now`: delay-seconds or an HTTP date.
@@ -188,12 +188,13 @@ class Semaphore {
     this.#limit = n;
     this.#wake();
   }
-  async acquire(): Promise<void> {
+  /** `first`: ahead of every request waiting (a retry, which has waited its turn already). */
+  async acquire(first = false): Promise<void> {
     if (this.#active < this.#limit) {
       this.#active++;
       return;
     }
-    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    await new Promise<void>((resolve) => (first ? this.#waiting.unshift(resolve) : this.#waiting.push(resolve)));
   }
   release(): void {
     this.#active--;
@@ -289,6 +290,12 @@ export class HttpClient {
   /** Answers since the last 429 (the bound climbs back by one every CLIMB_AFTER). */
   #calm = 0;
   #stopped = false;
+  /**
+   * A 429 or 503 asked to wait: nothing new is sent until the wait is over, so a target that
+   * limits requests per second is not met by the requests queued behind the one it refused.
+   */
+  #paused: Promise<void> | undefined;
+  #pausedUntil = 0;
   /** No 429 yet: the bound doubles as answers come in (see START_IN_FLIGHT). */
   #slowStart = true;
   readonly #breaker: Breaker;
@@ -360,6 +367,7 @@ export class HttpClient {
     const interrupted = (): SuiteError => new SuiteError('INTERRUPTED', `the run was stopped before this check finished (${what} not sent)`);
     if (this.#stopped) throw interrupted();
     if (this.#breaker.down) throw refused();
+    while (this.#paused) await this.#paused;
     await this.#slots.acquire();
     if (this.#breaker.down || this.#stopped) {
       this.#slots.release();
@@ -521,8 +529,10 @@ export class HttpClient {
       a.waitedMs += wait;
       a.holding = false;
       this.#slots.release();
-      void sleep(wait)
-        .then(() => this.#slots.acquire())
+      const slept = sleep(wait);
+      if (status !== undefined) this.#pause(slept, wait);
+      void slept
+        .then(() => this.#slots.acquire(true))
         .then(() => {
           a.holding = true;
           if (this.#breaker.down) return done(new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`));
@@ -531,6 +541,17 @@ export class HttpClient {
           done(null);
         });
     };
+  }
+
+  /** Holds every request not yet sent until `slept` (a retry's wait of `ms`) is over (see #paused). */
+  #pause(slept: Promise<unknown>, ms: number): void {
+    const until = Date.now() + ms;
+    if (until <= this.#pausedUntil) return;
+    this.#pausedUntil = until;
+    const p: Promise<void> = slept.then(() => {
+      if (this.#paused === p) this.#paused = undefined;
+    });
+    this.#paused = p;
   }
 
   /** Exponential backoff with jitter ("equal jitter": half fixed, half random), capped. */

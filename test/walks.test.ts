@@ -140,6 +140,25 @@ describe('keyset segments', () => {
     });
   });
 
+  it('where segments need more pages than the budget leaves, the window is the stretch from the start, and a record lost in it shows', async () => {
+    await withServer({ seed: 3 }, async (server) => {
+      // Keyset pages hold 50 records, not 100, so every segment needs a second page and the
+      // budget cannot give one to all; and the 1,500th record by id is never served by them.
+      let lost: string | undefined;
+      const f = (front = await rewritingFront(server.url, (url, body) => {
+        const filter = url.searchParams.get('filter') ?? '';
+        if (url.searchParams.get('sort') === 'id' && url.searchParams.get('page[offset]') === '1500') lost ??= (body.data![0] as { id: string }).id;
+        if (/^gt\(id,/.test(filter)) body.data = body.data!.slice(0, 50).filter((r) => (r as { id: string }).id !== lost);
+      }));
+      const eps = endpoints(['orders']);
+      const { results } = await runChecks(f.url, expandListChecks(listChecks, eps).filter((c) => c.id === 'list.keyset.id'), { pagination: paginationSettings(eps) });
+      const r = results[0]!;
+      expect(lost).toBeDefined();
+      expect(r.outcome, r.reason).toBe('fail');
+      expect(r.evidence?.actual).toContain(lost);
+    });
+  });
+
   it('on a list too large for the budget, compares a window and says so', async () => {
     const eps = endpoints(['orders']);
     const { results } = await runListChecks({}, eps, { budget: 200 });

@@ -203,12 +203,20 @@ interface Segment {
  * contract's rule), until a record at or past `reach` shows, or an empty page does when `reach`
  * is undefined.
  */
-async function keysetSegment(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, start: Params, reach: Value | undefined, order: Comparator, pagesLeft: { n: number }): Promise<Segment> {
-  const seg: Segment = { records: [], pages: [], ended: 'cut' };
-  const seen = new Set<string>();
-  let params = start;
-  for (;;) {
-    if (pagesLeft.n <= 0) return seg;
+interface SegmentRun {
+  seg: Segment;
+  seen: Set<string>;
+  /** The next page to ask for. */
+  params: Params;
+}
+
+/** Reads on from where `run` stopped, at most `allowed` pages (and what the walk has left). */
+async function keysetSegment(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, run: SegmentRun, reach: Value | undefined, order: Comparator, pagesLeft: { n: number }, allowed = Infinity): Promise<Segment> {
+  const { seg, seen } = run;
+  let params = run.params;
+  for (let n = 0; ; n++) {
+    run.params = params;
+    if (pagesLeft.n <= 0 || n >= allowed) return seg;
     pagesLeft.n--;
     let page: ListPage;
     try {
@@ -218,8 +226,8 @@ async function keysetSegment(ctx: CheckContext, e: Endpoint, path: string, attr:
       return seg;
     }
     seg.pages.push(page);
-    if (!page.ok) return { ...seg, ended: 'broken', message: `a keyset page answered ${page.res.status} without a list` };
-    if (page.records.length === 0) return { ...seg, ended: 'end' };
+    if (!page.ok) return Object.assign(seg, { ended: 'broken', message: `a keyset page answered ${page.res.status} without a list` });
+    if (page.records.length === 0) return Object.assign(seg, { ended: 'end' });
     const fresh = page.records.filter((r) => !seen.has(r.id));
     seg.records.push(...page.records);
     for (const r of fresh) seen.add(r.id);
@@ -230,16 +238,16 @@ async function keysetSegment(ctx: CheckContext, e: Endpoint, path: string, attr:
       // Where the catalog says the value lives, this record has none (or no date): the
       // target may keep it elsewhere (a catalog override says where). Not testable, as the
       // sort and filter checks say in the same situation.
-      return { ...seg, ended: 'untestable', message: `not testable: record ${last.id} has no parseable ${attr} at ${attr === 'id' ? e.record.id : e.record[attr]} to continue the keyset traversal from (set operations.${e.operation}.record in conformance.config.yaml)` };
+      return Object.assign(seg, { ended: 'untestable', message: `not testable: record ${last.id} has no parseable ${attr} at ${attr === 'id' ? e.record.id : e.record[attr]} to continue the keyset traversal from (set operations.${e.operation}.record in conformance.config.yaml)` });
     }
     if (fresh.length === 0) {
       const withinValue = typeof params['page[offset]'] === 'number';
       const allTied = page.records.every((r) => value(r, attr) === lastValue);
       if (attr === 'id' || withinValue || !allTied) {
-        return { ...seg, ended: 'broken', message: `the keyset page does not advance: all ${page.records.length} record(s) were read before: ${page.records.slice(0, 5).map((r) => r.id).join(', ')}` };
+        return Object.assign(seg, { ended: 'broken', message: `the keyset page does not advance: all ${page.records.length} record(s) were read before: ${page.records.slice(0, 5).map((r) => r.id).join(', ')}` });
       }
     }
-    if (reach !== undefined && order(lastValue, reach) >= 0) return { ...seg, ended: 'reached' };
+    if (reach !== undefined && order(lastValue, reach) >= 0) return Object.assign(seg, { ended: 'reached' });
     if (attr === 'id') {
       params = { sort: attr, filter: `gt(id,${lastRaw})`, 'page[limit]': PAGE };
     } else {
@@ -302,7 +310,20 @@ export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: A
     const filterOn = (c: Rec): string => `${attr === 'id' ? 'gt' : 'ge'}(${attr},${raw(c, attr)})`;
     const starts: Params[] = [{ sort: attr, 'page[limit]': firstPage }, ...cursors.map((c) => ({ sort: attr, filter: filterOn(c), 'page[limit]': PAGE }))];
     const reaches = [...cursors.map((c) => value(c, attr)), windowEnd];
-    const segments = await Promise.all(starts.map((start, k) => keysetSegment(ctx, e, path, attr, start, reaches[k], order, pagesLeft)));
+    // First every segment's opening pages side by side (the walk's own first two for segment 0),
+    // then whatever a segment still needs, in cursor order: where the budget runs out, the
+    // window compared is the stretch from the start, as a walk page by page would have read.
+    const runs: SegmentRun[] = starts.map((params) => ({ seg: { records: [], pages: [], ended: 'cut' }, seen: new Set(), params }));
+    await Promise.all(runs.map((run, k) => keysetSegment(ctx, e, path, attr, run, reaches[k], order, pagesLeft, k === 0 ? 2 : 1)));
+    for (const [k, run] of runs.entries()) {
+      if (run.seg.ended !== 'cut') {
+        if (run.seg.ended === 'reached') continue;
+        break;
+      }
+      await keysetSegment(ctx, e, path, attr, run, reaches[k], order, pagesLeft);
+      if ((run.seg.ended as Segment['ended']) !== 'reached') break;
+    }
+    const segments = runs.map((r) => r.seg);
 
     const walk: Walk = { records: [], pages: [], complete: false, stop: '' };
     const read = (): string => `${walk.pages.length} pages (${new Set(walk.records.map((r) => r.id)).size} records)`;
@@ -331,7 +352,7 @@ export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: A
       } else if (seg.ended === 'reached') {
         walk.stop = `stopped at the end of the window offset traversal read, after ${read()}`;
       } else {
-        walk.stop = `cut short by the request budget after ${read()}`;
+        walk.stop = `cut short by the request budget after ${read()} in order (${segments.reduce((n, x) => n + x.pages.length, 0)} pages read in all)`;
       }
       return walk;
     }
