@@ -1,15 +1,31 @@
 // What the benchmarks share: the reference server in a process of its own (so its memory is
-// its own), and a process's peak resident memory.
-import { spawn, type ChildProcess } from 'node:child_process';
+// its own), a process's peak resident memory and CPU time, and pinning a process to one core.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../lib/package.js';
 
 export const TOKEN = 'bench-token-0123456789';
 
-export async function startServer(records: number): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [join(packageRoot, 'dist/cli/bin.js'), 'serve', '--port', '0', '--records', String(records), '--token', TOKEN, '--seed', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
+let tasksetWorks: boolean | undefined;
+
+/**
+ * The command line that runs `argv` on core `cpu` only (taskset execs the command, so the
+ * child's pid is the program's own), or `argv` unchanged where taskset is missing, the
+ * machine has one core, or no core is asked for.
+ */
+export function pinned(argv: readonly string[], cpu?: number): { command: string; args: string[] } {
+  if (cpu !== undefined && cpu < availableParallelism()) {
+    tasksetWorks ??= spawnSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' }).status === 0;
+    if (tasksetWorks) return { command: 'taskset', args: ['-c', String(cpu), ...argv] };
+  }
+  return { command: argv[0]!, args: argv.slice(1) };
+}
+
+/** Waits for a child to print `listening on http://…` and returns that address. */
+export function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
@@ -18,7 +34,12 @@ export async function startServer(records: number): Promise<{ url: string; child
     });
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
-  return { url, child };
+}
+
+export async function startServer(records: number, options: { cpu?: number } = {}): Promise<{ url: string; child: ChildProcess }> {
+  const { command, args } = pinned([process.execPath, join(packageRoot, 'dist/cli/bin.js'), 'serve', '--port', '0', '--records', String(records), '--token', TOKEN, '--seed', '1'], options.cpu);
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  return { url: await listeningUrl(child), child };
 }
 
 export function peakRssMb(pid: number): number {
@@ -27,3 +48,14 @@ export function peakRssMb(pid: number): number {
   return kb / 1024;
 }
 
+/** CPU time (user + system) a process has used so far, in seconds; NaN where /proc is missing. */
+export function cpuSeconds(pid: number): number {
+  try {
+    // Fields 14 and 15 of /proc/PID/stat, counted after the command name (which may hold spaces).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks; USER_HZ is 100 on Linux
+  } catch {
+    return NaN;
+  }
+}

@@ -1,20 +1,26 @@
 // A list the reference server serves, with sorted indexes: a keyset page (filter and sort on
 // the same attribute) costs a binary search plus the page; an offset page slices an index
-// and never copies the collection.
+// and never copies the collection. Its records do not change once it holds them (no route
+// edits a list record), so their JSON is kept as bytes, per shape, for as long as it lives.
+import { RecordBytes } from './bytes.js';
 import { HttpError } from './http.js';
 
-/** Kept small: a million of them must fit well under 1 GB (bench/). */
+/**
+ * Kept small: a million of them must fit well under 1 GB (bench/). Read-only: a collection
+ * keeps its indexes and its records' JSON (server/bytes.ts) for as long as it lives, so a
+ * record it holds never changes; a list that changes is a new collection.
+ */
 export interface ListRecord {
-  id: string;
+  readonly id: string;
   /** Shared by the collection's records. */
-  type: string;
+  readonly type: string;
   /** From a pool of names, shared between records. */
-  name: string;
+  readonly name: string;
   /** Position at generation: makes the slug unique, and is the insertion order. */
-  seq: number;
+  readonly seq: number;
   /** Epoch microseconds (a double holds them exactly until the year 2255). */
-  created: number;
-  updated: number;
+  readonly created: number;
+  readonly updated: number;
 }
 
 export function slugOf(r: ListRecord): string {
@@ -47,6 +53,8 @@ export interface Query {
 export interface Page {
   records: ListRecord[];
   total: number;
+  /** The records are index[field][from], index[field][from + 1]…: a stretch of one index. */
+  stretch?: { field: OrderField; from: number };
 }
 
 type Cmp = (a: string | number, b: string | number) => number;
@@ -105,24 +113,31 @@ function bound(sorted: readonly ListRecord[], f: SortField, x: string | number, 
   return lo;
 }
 
+/**
+ * Collections up to this size (those of a default store: 130 records, orders 10,050) keep
+ * their bytes laid out in every order they are read in, 4 at most; bigger ones by id only.
+ */
+const LAYOUTS_UP_TO = 20_000;
+
 const RANK_BITS = 2 ** 22;
 const SECOND = 1_000_000;
 
 /**
- * The records ordered by a timestamp, ties by id. For whole-second timestamps the order is
- * one sort of packed numbers (seconds × 2^22 + rank by id) in a Float64Array, far faster
- * than a comparator over a million objects; otherwise (sub-second times, or over 4M records)
- * a comparator sort.
+ * The records ordered by a timestamp, ties in their order in `records` (by id, for the
+ * id index). For whole-second timestamps the order is one sort of packed numbers (seconds ×
+ * 2^22 + rank in `records`) in a Float64Array, far faster than a comparator over a million
+ * objects; otherwise (sub-second times, or over 4M records) a sort with `by`, which must
+ * order ties the same way.
  */
-function timeIndex(byId: readonly ListRecord[], field: 'created' | 'updated', by: (a: ListRecord, b: ListRecord) => number): ListRecord[] {
-  const n = byId.length;
-  const packable = n < RANK_BITS && byId.every((r) => r[field] % SECOND === 0 && r[field] >= 0 && (r[field] / SECOND) * RANK_BITS < Number.MAX_SAFE_INTEGER);
-  if (!packable) return [...byId].sort(by);
+export function timeIndex<R extends ListRecord>(records: readonly R[], field: 'created' | 'updated', by: (a: R, b: R) => number): R[] {
+  const n = records.length;
+  const packable = n < RANK_BITS && records.every((r) => r[field] % SECOND === 0 && r[field] >= 0 && (r[field] / SECOND) * RANK_BITS < Number.MAX_SAFE_INTEGER);
+  if (!packable) return [...records].sort(by);
   const keys = new Float64Array(n);
-  for (let i = 0; i < n; i++) keys[i] = (byId[i]![field] / SECOND) * RANK_BITS + i;
+  for (let i = 0; i < n; i++) keys[i] = (records[i]![field] / SECOND) * RANK_BITS + i;
   keys.sort();
-  const out = new Array<ListRecord>(n);
-  for (let i = 0; i < n; i++) out[i] = byId[keys[i]! % RANK_BITS]!;
+  const out = new Array<R>(n);
+  for (let i = 0; i < n; i++) out[i] = records[keys[i]! % RANK_BITS]!;
   return out;
 }
 
@@ -134,6 +149,8 @@ export interface CollectionOptions {
 export class Collection {
   readonly #indexes: Record<OrderField, ListRecord[]>;
   readonly #idCmp: Cmp;
+  /** Layouts of the records' bytes, by shape and order (bytes()). */
+  readonly #bytes = new Map<string, Map<OrderField, RecordBytes>>();
 
   /** `records` in the order they were added (the insertion order). */
   constructor(records: ListRecord[], options: CollectionOptions = {}) {
@@ -153,6 +170,29 @@ export class Collection {
 
   get size(): number {
     return this.#indexes.id.length;
+  }
+
+  /**
+   * The records' JSON as bytes in one shape (`shape` names the knobs `render` reads), laid
+   * out in the order of `field`'s index, where a stretch of that index is one copy. The
+   * first layout of a shape renders every record, the others copy its bytes. A big
+   * collection keeps one layout only, by id (the way a keyset traversal goes through it):
+   * the bytes of a million records weigh some 250 MB.
+   */
+  bytes(shape: string, render: (r: ListRecord) => string, field: OrderField): { layout: RecordBytes; field: OrderField } {
+    const order = this.size <= LAYOUTS_UP_TO ? field : 'id';
+    let layouts = this.#bytes.get(shape);
+    if (!layouts) {
+      layouts = new Map();
+      this.#bytes.set(shape, layouts);
+    }
+    let layout = layouts.get(order);
+    if (!layout) {
+      const base = layouts.values().next().value;
+      layout = new RecordBytes(this.#indexes[order], base ?? render);
+      layouts.set(order, layout);
+    }
+    return { layout, field: order };
   }
 
   #cmp(f: FilterField): Cmp {
@@ -200,9 +240,10 @@ export class Collection {
     const at = (i: number): ListRecord => (q.sort.descending ? index[hi - 1 - i]! : index[lo + i]!);
     if (scanned.length === 0) {
       const total = hi - lo;
-      const records: ListRecord[] = [];
-      for (let i = q.offset; i < Math.min(total, q.offset + q.limit); i++) records.push(at(i));
-      return { records, total };
+      const end = Math.min(total, q.offset + q.limit);
+      const records = new Array<ListRecord>(end > q.offset ? end - q.offset : 0);
+      for (let i = 0; i < records.length; i++) records[i] = at(q.offset + i);
+      return q.sort.descending ? { records, total } : { records, total, stretch: { field: q.sort.field, from: lo + q.offset } };
     }
     const records: ListRecord[] = [];
     let total = 0;

@@ -30,8 +30,12 @@ export class HttpError extends Error {
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, contentType = 'application/json'): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
+  sendJsonText(res, status, JSON.stringify(body), contentType);
+}
+
+/** JSON already serialized, as text or as its UTF-8 bytes. */
+export function sendJsonText(res: ServerResponse, status: number, text: string | Buffer, contentType = 'application/json'): void {
+  res.writeHead(status, { 'content-type': contentType, 'content-length': typeof text === 'string' ? Buffer.byteLength(text) : text.length });
   res.end(text);
 }
 

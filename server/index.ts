@@ -5,7 +5,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { CONFORMING, type Behaviour } from './behaviour.js';
 import { HttpError, sendError } from './http.js';
-import { listRoute, ROUTES, type RouteContext } from './routes.js';
+import { listRoute, ROUTES, type RequestUrl, type RouteContext } from './routes.js';
 import { Store } from './store.js';
 import { dataShapeOf } from './lists.js';
 import { faultBehaviour } from './faults.js';
@@ -43,12 +43,46 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-function tokenMatches(header: string | undefined, token: string): 'ok' | 'missing' | 'wrong' {
+/**
+ * Request targets the URL parser keeps as they are: a path of plain characters, not starting
+ * with `//`, with no `.` or `..` segment; a query of plain characters (nothing the parser
+ * would percent-encode, no `%`, no fragment). The common case, read without a parse.
+ */
+const PLAIN_TARGET = /^(?![^?]*\/\.\.?(?:[/?]|$))\/(?!\/)[\w\-.~!$&()*+,;=:@/]*(?:\?[\w\-.~!$&()*+,;=:@/?[\]]*)?$/;
+
+/** `http://host` as the URL parser writes it, by Host header; null where the host is not valid. */
+const origins = new Map<string, string | null>();
+
+/**
+ * The request's URL, as new URL(target, `http://${host}`) has it (which throws when it is
+ * malformed); a plain target (PLAIN_TARGET) is kept as it is, after its host's origin.
+ */
+function requestUrl(target: string, host: string): RequestUrl {
+  if (PLAIN_TARGET.test(target)) {
+    let origin = origins.get(host);
+    if (origin === undefined) {
+      try {
+        origin = new URL('/', `http://${host}`).href.slice(0, -1);
+      } catch {
+        origin = null;
+      }
+      if (origins.size >= 1000) origins.clear();
+      origins.set(host, origin);
+    }
+    if (origin !== null) {
+      const q = target.indexOf('?');
+      return { href: `${origin}${target}`, pathname: q < 0 ? target : target.slice(0, q), search: q < 0 || q === target.length - 1 ? '' : target.slice(q) };
+    }
+  }
+  const url = new URL(target, `http://${host}`);
+  return { href: url.href, pathname: url.pathname, search: url.search };
+}
+
+function tokenMatches(header: string | undefined, want: Buffer): 'ok' | 'missing' | 'wrong' {
   if (!header) return 'missing';
   const m = /^Bearer\s+(.+)$/i.exec(header);
   if (!m) return 'wrong';
   const given = Buffer.from(m[1]!.trim());
-  const want = Buffer.from(token);
   return given.length === want.length && timingSafeEqual(given, want) ? 'ok' : 'wrong';
 }
 
@@ -70,11 +104,14 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
   // The list data follows the behaviour: microsecond times for the micros style, its id format.
   const store = given ?? new Store({ seed: options.seed, records: options.records, emptyList: options.emptyList, recentRecords: options.recentRecords, shape: dataShapeOf(b) });
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const token = Buffer.from(options.token);
+
+  /** Throws a refusal, or hands the request to its route (which may answer later: its promise). */
+  function handle(req: IncomingMessage, res: ServerResponse): void | Promise<void> {
     const host = req.headers.host ?? 'localhost';
-    let url: URL;
+    let url: RequestUrl;
     try {
-      url = new URL(req.url ?? '/', `http://${host}`);
+      url = requestUrl(req.url ?? '/', host);
     } catch {
       throw new HttpError(400, 'The request URL is malformed.');
     }
@@ -83,7 +120,7 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
     const list = candidates.length ? undefined : store.lists.templates.find((t) => t.pattern.test(path) && !b.absentPaths.includes(t.template));
     if (list) candidates.push(listRoute(list));
     const route = candidates.find((r) => r.method === req.method);
-    const auth = tokenMatches(req.headers.authorization, options.token);
+    const auth = tokenMatches(req.headers.authorization, token);
     const authenticated = auth === 'ok' || (b.acceptAnyToken && auth === 'wrong');
     if (!authenticated && !route?.open?.(b)) {
       req.resume();
@@ -103,15 +140,21 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
     } catch {
       throw new HttpError(400, 'The request path is not correctly percent-encoded.');
     }
-    const ctx: RouteContext = { req, res, params, query: url.searchParams, store, b, baseUrl: `http://${host}`, authenticated };
-    await route.handle(ctx);
+    const ctx: RouteContext = { req, res, params, url, query: new URLSearchParams(url.search), store, b, baseUrl: `http://${host}`, authenticated };
+    return route.handle(ctx);
   }
 
+  const fail = (res: ServerResponse, err: unknown): void => {
+    const e = err instanceof HttpError ? err : new HttpError(500, 'The server failed to handle the request.');
+    sendError(res, e, b);
+  };
+  // Most routes answer at once; only those that read a body return a promise.
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    handle(req, res).catch((err: unknown) => {
-      const e = err instanceof HttpError ? err : new HttpError(500, 'The server failed to handle the request.');
-      sendError(res, e, b);
-    });
+    try {
+      handle(req, res)?.catch((err: unknown) => fail(res, err));
+    } catch (err) {
+      fail(res, err);
+    }
   };
   return { handler, behaviour: b, store };
 }

@@ -3,8 +3,9 @@
 // Data is generated from the seed, per concrete path, on first use.
 import { Faker, base, en } from '@faker-js/faker';
 import { CONFORMING, LIST_FAULT_KNOBS, type Behaviour } from './behaviour.js';
-import { Collection, parseFilter, slugOf, SORT_FIELDS, type FilterTerm, type ListRecord, type OrderField, type Query, type SortField } from './collection.js';
-import { HttpError, sendJson } from './http.js';
+import { giveBack } from './bytes.js';
+import { Collection, parseFilter, slugOf, SORT_FIELDS, timeIndex, type FilterTerm, type ListRecord, type OrderField, type Query, type SortField } from './collection.js';
+import { HttpError, sendJsonText } from './http.js';
 import { endpointsOf, loadCatalogSpec, placeholders, type ParentSource } from '../lib/catalog.js';
 import type { RouteContext } from './routes.js';
 import { hash32, seededRandom } from '../lib/random.js';
@@ -86,6 +87,9 @@ const MS = 1000;
 const S = 1_000_000;
 const DAY_US = 24 * 3600 * S;
 
+/** A record while it is being generated, before a collection holds it. */
+type Draft = { -readonly [K in keyof ListRecord]: ListRecord[K] };
+
 /** A share of the records in tie groups of 2 to 6 (4 on average): p·4 / (1 + 3p) ≈ 15%. */
 const TIE_START = 0.15 / (4 - 0.45);
 
@@ -95,8 +99,9 @@ const TIE_START = 0.15 / (4 - 0.45);
  * latest, so created ≤ updated holds). Random places, so that no page size of the suite (100,
  * 25, 7) lines up with them: the suite puts its own page boundaries inside ties.
  */
-function tieUp(records: readonly ListRecord[], field: 'created' | 'updated', random: () => number): void {
-  const sorted = [...records].sort((a, b) => a[field] - b[field]);
+function tieUp(records: readonly Draft[], field: 'created' | 'updated', random: () => number): void {
+  // Ties in generation order (a stable sort).
+  const sorted = timeIndex(records, field, (a, b) => a[field] - b[field]);
   for (let i = 0; i < sorted.length; ) {
     if (random() >= TIE_START) {
       i++;
@@ -132,7 +137,7 @@ export function generateRecords(seed: number, label: string, count: number, now:
     serial += int(1, 9);
     return String(serial);
   };
-  const out: ListRecord[] = [];
+  const out: Draft[] = [];
   // Newest a day old (older than the suite's time buffer), or, `recent`, within 30 seconds.
   const newest = (recent ? now - 1000 : now) * MS - (recent ? 0 : DAY_US);
   const span = recent ? 30 * S : 365 * DAY_US;
@@ -294,6 +299,33 @@ export function scopedBehaviour(b: Behaviour, template: string | undefined, quer
 /** Offsets of the mixed-offsets style, in minutes: whole hours, half and quarter hours, both signs. */
 const OFFSETS = [120, -300, 330, 0, -600, 545, -210, 840, -60, 600];
 
+const DAY_MS = 24 * 3600 * MS;
+/** The years 1970 to 9999, where toISOString writes the year in four digits. */
+const ISO_FROM = 0;
+const ISO_UNTIL = Date.UTC(10000, 0, 1);
+/** `YYYY-MM-DDT` by day since 1970: the records of a list share a few hundred days. */
+const dayPrefixes = new Map<number, string>();
+
+const pad2 = (x: number): string => (x < 10 ? `0${x}` : String(x));
+
+/**
+ * new Date(ms).toISOString(), with the date part looked up per day and the time of day
+ * written here: a million records render two timestamps each.
+ */
+function isoString(ms: number): string {
+  if (!(Number.isInteger(ms) && ms >= ISO_FROM && ms < ISO_UNTIL)) return new Date(ms).toISOString();
+  const day = Math.floor(ms / DAY_MS);
+  let prefix = dayPrefixes.get(day);
+  if (prefix === undefined) {
+    if (dayPrefixes.size >= 100_000) dayPrefixes.clear();
+    prefix = new Date(day * DAY_MS).toISOString().slice(0, 11);
+    dayPrefixes.set(day, prefix);
+  }
+  const t = ms - day * DAY_MS;
+  const millis = t % 1000;
+  return `${prefix}${pad2(Math.floor(t / 3_600_000))}:${pad2(Math.floor(t / 60_000) % 60)}:${pad2(Math.floor(t / 1000) % 60)}.${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
+}
+
 /**
  * A timestamp (epoch microseconds) in the behaviour's style: the contract leaves the format
  * open. `salt` picks the offset of the mixed-offsets style (a record's seq), so one record
@@ -301,7 +333,7 @@ const OFFSETS = [120, -300, 330, 0, -600, 545, -210, 840, -60, 600];
  */
 export function renderTimestamp(us: number, b: Behaviour, salt = 0): string {
   const ms = Math.floor(us / MS);
-  const s = new Date(ms).toISOString();
+  const s = isoString(ms);
   switch (b.timestampStyle) {
     case 'iso-ms-z':
       return s;
@@ -313,22 +345,33 @@ export function renderTimestamp(us: number, b: Behaviour, salt = 0): string {
       return `${s.slice(0, 19)}.${String(((us % S) + S) % S).padStart(6, '0')}Z`;
     case 'mixed-offsets': {
       const minutes = OFFSETS[salt % OFFSETS.length]!;
-      const local = new Date(ms + minutes * 60_000).toISOString().slice(0, 23);
+      const local = isoString(ms + minutes * 60_000).slice(0, 23);
       const a = Math.abs(minutes);
       return `${local}${minutes < 0 ? '-' : '+'}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
     }
   }
 }
 
-export function recordJson(r: ListRecord, b: Behaviour): unknown {
-  const timestamps = { created_at: renderTimestamp(r.created, b, r.seq), updated_at: renderTimestamp(r.updated, b, r.seq + 3) };
-  const out: Record<string, unknown> = { id: r.id, type: r.type, name: r.name, slug: slugOf(r) };
-  // Where the catalog looks (meta.timestamps), or, laid out otherwise, among the attributes.
-  if (b.timestampsAt === 'meta') out.meta = b.extraFields ? { timestamps, owner: 'store' } : { timestamps };
-  else if (b.extraFields) out.meta = { owner: 'store' };
-  if (b.timestampsAt === 'attributes') out.attributes = b.extraFields ? { ...timestamps, status: 'live' } : timestamps;
-  else if (b.extraFields) out.attributes = { status: 'live' };
-  return out;
+/** JSON.stringify of a string; most hold nothing to escape and are only quoted. */
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+const quote = (s: string): string => (ESCAPED.test(s) ? JSON.stringify(s) : `"${s}"`);
+
+/**
+ * A list record's JSON, as JSON.stringify writes the object
+ * { id, type, name, slug, meta: { timestamps, owner }, attributes: { ...timestamps, status } }
+ * of the behaviour's layout: the timestamps at meta.timestamps (the catalog) or among the
+ * attributes; owner and status only with extra fields. The knobs read here make its shape
+ * (recordShape).
+ */
+function recordText(r: ListRecord, b: Behaviour): string {
+  // Timestamps (digits, - : . T Z +) and slugs (a-z, 0-9, -) hold nothing to escape.
+  const timestamps = `"created_at":"${renderTimestamp(r.created, b, r.seq)}","updated_at":"${renderTimestamp(r.updated, b, r.seq + 3)}"`;
+  let out = `{"id":${quote(r.id)},"type":${quote(r.type)},"name":${quote(r.name)},"slug":"${slugOf(r)}"`;
+  if (b.timestampsAt === 'meta') out += b.extraFields ? `,"meta":{"timestamps":{${timestamps}},"owner":"store"}` : `,"meta":{"timestamps":{${timestamps}}}`;
+  else if (b.extraFields) out += ',"meta":{"owner":"store"}';
+  if (b.timestampsAt === 'attributes') out += b.extraFields ? `,"attributes":{${timestamps},"status":"live"}` : `,"attributes":{${timestamps}}`;
+  else if (b.extraFields) out += ',"attributes":{"status":"live"}';
+  return `${out}}`;
 }
 
 /** Each run of records tied on the sort key, reversed (the unstable-ties fault). */
@@ -353,7 +396,20 @@ export interface PageSource {
   catalogStyle: boolean;
 }
 
-export function sendPage(ctx: RouteContext, collection: Collection, source: PageSource, render: (r: ListRecord) => unknown): void {
+/**
+ * The knobs recordText reads, as a key: a collection keeps its records' bytes per shape
+ * (server/bytes.ts). A knob that changes how recordText renders a record belongs here.
+ */
+function recordShape(b: Behaviour): string {
+  return `${b.timestampStyle} ${b.timestampsAt} ${b.extraFields}`;
+}
+
+/**
+ * A page of `collection`. Its records come from the collection's stored bytes (rendered once
+ * by recordText), or, given `render`, are rendered now: the store's own lists, whose records
+ * carry the request's host in their links and are created and deleted through the API.
+ */
+export function sendPage(ctx: RouteContext, collection: Collection, source: PageSource, render?: (r: ListRecord) => unknown): void {
   const b = scopedBehaviour(ctx.b, source.template, ctx.query);
   const q = parseQuery({ ...ctx, b }, source.hardOffsetLimit);
   const full = b.totalIgnoresFilter && q.filters.length ? collection.query({ ...q, filters: [], limit: 0 }).total : undefined;
@@ -377,30 +433,63 @@ export function sendPage(ctx: RouteContext, collection: Collection, source: Page
     current = b.emptyCurrent === 'zero' ? 0 : b.emptyCurrent === 'one' ? 1 : formula;
     pageTotal = b.emptyPageTotal;
   }
-  const n = (x: number): number | string => (b.metaAsStrings ? String(x) : x);
-  const meta = { page: { limit: n(q.limit), offset: n(rawOffset), current: n(current), total: n(pageTotal) }, results: { total: n(total) } };
-  const body: Record<string, unknown> = { [b.listDataKey]: records.map(render) };
-  if (records.length > 0 || b.emptyMeta === 'present') body.meta = meta;
-  else if (b.emptyMeta === 'null') body.meta = null;
-  if (b.links) body.links = links(ctx, q.limit, rawOffset, total, source.catalogStyle, b.listLinks === 'extra' || b.extraFields);
-  if (b.extraFields && body.meta) (body.meta as Record<string, unknown>).stores = { region: 'eu-west' };
-  sendJson(ctx.res, 200, body);
+  // The body is JSON.stringify({ [listDataKey]: records, meta, links }) as it was built from
+  // objects, written out here as text around the records: a head, and a tail of what follows.
+  // As JSON.stringify writes a number (null when not finite), or its String() quoted.
+  const num = (x: number): string => (b.metaAsStrings ? `"${x}"` : Number.isFinite(x) ? String(x) : 'null');
+  const stores = b.extraFields ? ',"stores":{"region":"eu-west"}' : '';
+  const meta = `{"page":{"limit":${num(q.limit)},"offset":${num(rawOffset)},"current":${num(current)},"total":${num(pageTotal)}},"results":{"total":${num(total)}}${stores}}`;
+  const metaMember = records.length > 0 || b.emptyMeta === 'present' ? `,"meta":${meta}` : b.emptyMeta === 'null' ? ',"meta":null' : '';
+  const linksMember = b.links ? `,"links":${links(ctx, q.limit, rawOffset, total, source.catalogStyle, b.listLinks === 'extra' || b.extraFields)}` : '';
+  const head = `{${JSON.stringify(b.listDataKey)}:[`;
+  const tail = `]${metaMember}${linksMember}}`;
+  if (render) return sendJsonText(ctx.res, 200, `${head}${records.map((r) => JSON.stringify(render(r))).join(',')}${tail}`);
+  // The record knobs are not list fault knobs: ctx.b renders them as b would. A page that is
+  // a stretch of an index is one copy from the layout in that order; any other (descending,
+  // filtered by a scan, reordered by a fault) is copied record by record.
+  const bytes = collection.bytes(recordShape(ctx.b), (r) => recordText(r, ctx.b), page.stretch?.field ?? q.sort.field);
+  const body = page.stretch?.field === bytes.field ? bytes.layout.slice(page.stretch.from, records.length, head, tail) : bytes.layout.page(records, head, tail);
+  // 'finish': the response has been handed to the socket in full; the buffer is free again.
+  ctx.res.once('finish', () => giveBack(body));
+  sendJsonText(ctx.res, 200, body);
 }
 
-function links(ctx: RouteContext, limit: number, offset: number, total: number, catalogStyle: boolean, extra: boolean): Record<string, string | null> {
+const OFFSET_PARAM = 'page%5Boffset%5D=';
+
+/**
+ * The JSON of the list links: the request's URL with page[limit] and page[offset] set, as
+ * URLSearchParams.set writes them (then the whole query is form-encoded). The query is set
+ * and written once, with offset 0; the links differ only in that value, so each is the text
+ * around it with its own offset put in (a URLSearchParams of its own: ctx.query stays as it is).
+ */
+function links(ctx: RouteContext, limit: number, offset: number, total: number, catalogStyle: boolean, extra: boolean): string {
+  const href = ctx.url.href;
+  const hashAt = href.indexOf('#');
+  const path = href.slice(0, hashAt < 0 ? href.length : hashAt);
+  const queryAt = path.indexOf('?');
+  const params = new URLSearchParams(ctx.url.search);
+  params.set('page[limit]', String(limit));
+  params.set('page[offset]', '0');
+  // Form-encoded, `&` and `#` inside names and values are escaped: `&` splits the query into
+  // its parameters, and page[offset] is one of them exactly once.
+  const parts = params.toString().split('&');
+  const at = parts.indexOf(`${OFFSET_PARAM}0`);
+  const before = `${queryAt < 0 ? path : path.slice(0, queryAt)}?${parts.slice(0, at).map((p) => `${p}&`).join('')}${OFFSET_PARAM}`;
+  const behind = `${parts.slice(at + 1).map((p) => `&${p}`).join('')}${hashAt < 0 ? '' : href.slice(hashAt)}`;
+  // JSON escapes character by character, and the offset is digits (or, from String(), text
+  // like 1e+21, form-encoded as set() would): a link's JSON is the escaped text around it.
+  // A URL has no control or non-ASCII character (they are percent-encoded); a quote (in the
+  // host) or a backslash (in the fragment) is rare: only then is there anything to escape.
+  const plain = !/["\\]/.test(href);
+  const open = plain ? `"${before}` : JSON.stringify(before).slice(0, -1);
+  const close = plain ? `${behind}"` : JSON.stringify(behind).slice(1);
   const url = (o: number): string => {
-    const u = new URL(ctx.req.url ?? '/', ctx.baseUrl);
-    u.searchParams.set('page[limit]', String(limit));
-    u.searchParams.set('page[offset]', String(o));
-    return u.toString();
+    const v = String(o);
+    return `${open}${/^\d+$/.test(v) ? v : new URLSearchParams([['', v]]).toString().slice(1)}${close}`;
   };
   const last = Math.max(0, (Math.ceil(total / limit) - 1) * limit);
-  return {
-    [catalogStyle ? 'self' : 'current']: url(offset),
-    first: url(0),
-    last: url(last),
-    next: offset + limit < total ? url(offset + limit) : null,
-    prev: offset > 0 ? url(Math.max(0, offset - limit)) : null,
-    ...(extra ? { docs: 'https://example.invalid/docs/pagination' } : {}),
-  };
+  const next = offset + limit < total ? url(offset + limit) : 'null';
+  const prev = offset > 0 ? url(Math.max(0, offset - limit)) : 'null';
+  const docs = extra ? ',"docs":"https://example.invalid/docs/pagination"' : '';
+  return `{"${catalogStyle ? 'self' : 'current'}":${url(offset)},"first":${url(0)},"last":${url(last)},"next":${next},"prev":${prev}${docs}}`;
 }

@@ -7,12 +7,21 @@ import type { Behaviour } from './behaviour.js';
 import { HttpError, readJson, sendEmpty, sendJson } from './http.js';
 import type { ApplicationKey, CustomApi, Store } from './store.js';
 import { Collection, type ListRecord } from './collection.js';
-import { recordJson, renderTimestamp, sendPage, type ListTemplate } from './lists.js';
+import { renderTimestamp, sendPage, type ListTemplate } from './lists.js';
+
+/** What the routes read of a request's URL: as new URL(target, baseUrl) has it. */
+export interface RequestUrl {
+  href: string;
+  pathname: string;
+  search: string;
+}
 
 export interface RouteContext {
   req: IncomingMessage;
   res: ServerResponse;
   params: string[];
+  /** The request's URL against `baseUrl`; `query` holds its search parameters. */
+  url: RequestUrl;
   query: URLSearchParams;
   store: Store;
   b: Behaviour;
@@ -209,7 +218,7 @@ export function listRoute(t: ListTemplate): Route {
       const values = Object.fromEntries(t.params.map((n, i) => [n, ctx.params[i]!]));
       ctx.store.lists.checkParents(t, values);
       const concrete = t.params.reduce((p, n) => p.replace(`{${n}}`, values[n]!), t.template);
-      sendPage(ctx, ctx.store.lists.collection(t, concrete), { template: t.template, hardOffsetLimit: t.hardOffsetLimit, catalogStyle: t.catalogStyle }, (r) => recordJson(r, ctx.b));
+      sendPage(ctx, ctx.store.lists.collection(t, concrete), { template: t.template, hardOffsetLimit: t.hardOffsetLimit, catalogStyle: t.catalogStyle });
     },
   };
 }
