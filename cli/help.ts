@@ -35,7 +35,8 @@ Lists:
 Run:
   --seed N              seed for generated data (default: random, printed); replays a run
   --concurrency N       requests in flight at most (default 64; env CONFORMANCE_CONCURRENCY):
-                        the run starts at 16, doubles while the target keeps up, halves on a 429
+                        the run starts at 8, doubles while no 429 comes, halves on a 429; for a
+                        target that drops connections beyond a limit, set it at or below that
   --timeout MS          per-request timeout (default 10000; env CONFORMANCE_TIMEOUT_MS)
   --report-dir DIR      write results.json, junit.xml and report.html there (env CONFORMANCE_REPORT_DIR)
   --strict              SHOULD failures fail the run too
