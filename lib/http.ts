@@ -364,7 +364,8 @@ export class HttpClient {
       count((s) => s.refused++);
       return new SuiteError('TARGET_DOWN', `${what}: not sent: ${this.#breaker.down}`);
     };
-    const interrupted = (): SuiteError => new SuiteError('INTERRUPTED', `the run was stopped before this check finished (${what} not sent)`);
+    // One reason for every check a stop cut short, so the report groups them in one line.
+    const interrupted = (): SuiteError => new SuiteError('INTERRUPTED', 'the run was stopped before this check finished');
     if (this.#stopped) throw interrupted();
     if (this.#breaker.down) throw refused();
     while (this.#paused) await this.#paused;
