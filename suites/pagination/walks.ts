@@ -191,18 +191,15 @@ type Value = string | number;
 interface Segment {
   records: Rec[];
   pages: ListPage[];
-  /** reached: read up to the next segment's cursor (or the window's end); end: an empty page. */
+  /**
+   * reached: read up to the next segment's cursor (or the window's end); end: an empty page;
+   * cut: not finished (it stopped at the pages it was allowed, or the walk's budget ran out).
+   */
   ended: 'reached' | 'end' | 'broken' | 'untestable' | 'cut';
   message?: string;
 }
 
-/**
- * One stretch of a keyset walk, page after page, each page's filter taken from the last record
- * of the page before (gt(id,last) for ids; ge(attr,last) for timestamps, the boundary records
- * coming again; page[offset] within the value when a whole page shares one timestamp, the
- * contract's rule), until a record at or past `reach` shows, or an empty page does when `reach`
- * is undefined.
- */
+/** A segment under way: what it read, and where it goes on from. */
 interface SegmentRun {
   seg: Segment;
   seen: Set<string>;
@@ -210,7 +207,14 @@ interface SegmentRun {
   params: Params;
 }
 
-/** Reads on from where `run` stopped, at most `allowed` pages (and what the walk has left). */
+/**
+ * One stretch of a keyset walk, page after page, each page's filter taken from the last record
+ * of the page before (gt(id,last) for ids; ge(attr,last) for timestamps, the boundary records
+ * coming again; page[offset] within the value when a whole page shares one timestamp, the
+ * contract's rule), until a record at or past `reach` shows, or an empty page does when `reach`
+ * is undefined. It reads on from where `run` stopped: at most `allowed` pages, and no more
+ * than the walk has left.
+ */
 async function keysetSegment(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, run: SegmentRun, reach: Value | undefined, order: Comparator, pagesLeft: { n: number }, allowed = Infinity): Promise<Segment> {
   const { seg, seen } = run;
   let params = run.params;
