@@ -44,20 +44,23 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
   useSchemaDocuments(schemas);
   const wanted = new Set(selected);
   const run = new RunContext(settings, { breaker: Breaker.forRun(settings.runId) });
+  let writersDone!: () => void;
+  const written = new Promise<void>((resolve) => (writersDone = resolve));
   // Every check is under way at once, so a stop (Ctrl-C, SIGTERM) must reach the requests, not
   // only the checks not yet started: the main process says so on this channel (lib/vitest-run.ts).
   const stop = new BroadcastChannel(stopChannel(settings.runId));
-  stop.onmessage = () => run.http.stop();
+  stop.onmessage = () => {
+    run.http.stop();
+    // A check vitest never starts after a stop never says it is done: nothing waits for it.
+    writersDone();
+  };
   (stop as unknown as { unref(): void }).unref();
   afterAll(async () => {
     stop.close();
     await run.close();
   });
   const checks = checksFor(settings).filter((c) => wanted.has(resultKey(c)));
-  const writers = checks.filter((c) => c.operation === undefined);
-  let writing = writers.length;
-  let writersDone!: () => void;
-  const written = new Promise<void>((resolve) => (writersDone = resolve));
+  let writing = checks.filter((c) => c.operation === undefined).length;
   if (writing === 0) writersDone();
   for (const check of checks) {
     const waits = check.operation !== undefined && WRITTEN_LISTS.has(check.operation);
