@@ -56,8 +56,6 @@ export async function suiteMemory(sizes: number[]): Promise<MemoryRow[]> {
   return rows;
 }
 
-export const MEMORY_OPERATIONS = OPERATIONS;
-
 if (import.meta.url === `file://${process.argv[1]}`) {
   const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
   const rows = await suiteMemory(sizes.length ? sizes : [10_000, 300_000]);

@@ -1,6 +1,8 @@
 // Helpers for the project's tests: reference servers on port 0, closed after; runs of the
 // checks straight through runCheck (the same code the vitest glue calls).
 import { execFile } from 'node:child_process';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -98,4 +100,16 @@ export function cli(args: string[], opts: { env?: Record<string, string>; cwd?: 
       done({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr, ms: performance.now() - started });
     });
   });
+}
+
+/** `server` listening on a free loopback port: its URL, and a close that ends its connections. */
+export async function listening(server: Server): Promise<{ url: string; close(): Promise<void> }> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+  };
 }

@@ -6,7 +6,6 @@
 // The policy's sleep is injected where many waits add up: it records what was asked and waits
 // 1/50 of it. The tests that prove a wait really happens run in real time, on one request.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RunContext, resultKey, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
@@ -18,7 +17,7 @@ import { listChecks, staticChecks as statics } from '../suites/index.js';
 import { expandListChecks } from '../suites/pagination/list-check.js';
 import { startFront, type Act, type Arrival, type Front, type FrontPlan } from './fronts/front.js';
 import { createReferenceHandler } from '../server/index.js';
-import { cli, endpoints, paginationSettings, settingsFor, TOKEN, withServer } from './support.js';
+import { cli, endpoints, listening, paginationSettings, settingsFor, TOKEN, withServer } from './support.js';
 
 type Transport = Pick<HttpClientOptions, 'retry' | 'breakerAfter'>;
 
@@ -344,14 +343,7 @@ async function shapedServer(shape: (server: Server, handler: (req: IncomingMessa
   const { handler } = createReferenceHandler({ token: TOKEN, seed: 6 });
   const server = createServer();
   shape(server, handler);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
-  };
+  return listening(server);
 }
 
 describe('targets that take fewer requests than the default concurrency (through the CLI)', () => {

@@ -4,7 +4,6 @@
 // the end, a segment that stops short still shows as lost records, and a list too large for
 // the budget is compared over a window the result names.
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { listChecks } from '../suites/index.js';
@@ -12,7 +11,7 @@ import { expandListChecks } from '../suites/pagination/list-check.js';
 import type { Rec } from '../suites/pagination/pages.js';
 import { instantKey } from '../suites/pagination/pages.js';
 import { keysetCursors, PAGE } from '../suites/pagination/walks.js';
-import { endpoints, paginationSettings, runChecks, runListChecks, withServer } from './support.js';
+import { endpoints, listening, paginationSettings, runChecks, runListChecks, withServer } from './support.js';
 
 /** Records sorted by created_at, `ties[i]` records sharing the i-th instant. */
 function records(ties: number[]): Rec[] {
@@ -77,23 +76,17 @@ async function rewritingFront(upstream: string, edit: (url: URL, body: { data?: 
       res.end(text);
     })().catch(() => res.destroy());
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
-  };
+  return listening(server);
 }
 
-describe('offset walks asked for at once', () => {
-  let front: { close(): Promise<void> } | undefined;
-  afterEach(async () => {
-    await front?.close();
-    front = undefined;
-  });
+/** The front a test started, closed after it. */
+let front: { close(): Promise<void> } | undefined;
+afterEach(async () => {
+  await front?.close();
+  front = undefined;
+});
 
+describe('offset walks asked for at once', () => {
   it('a total too small still leads to the end: only the total check fails', async () => {
     await withServer({ seed: 3 }, async (server) => {
       // Every page says there are 60 records fewer than there are.
@@ -114,12 +107,6 @@ describe('offset walks asked for at once', () => {
 });
 
 describe('keyset segments', () => {
-  let front: { close(): Promise<void> } | undefined;
-  afterEach(async () => {
-    await front?.close();
-    front = undefined;
-  });
-
   it('a segment that meets an empty page before its cursor shows as lost records', async () => {
     await withServer({ seed: 3 }, async (server) => {
       // From the 40th record's id on, gt(id, …) answers an empty page: a target whose keyset

@@ -74,15 +74,10 @@ export function pagination(ctx: CheckContext): PaginationSettings {
 }
 
 export function dig(value: unknown, path: string): unknown {
-  let v = value;
-  for (const part of path.split('.')) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<string, unknown>)[part];
-  }
-  return v;
+  return digger(path)(value);
 }
 
-/** A reader of one dot path, split once. */
+/** A reader of one dot path, split once (toRec keeps one per catalog path). */
 function digger(path: string): (value: unknown) => unknown {
   const parts = path.split('.');
   return (value) => {

@@ -5,7 +5,7 @@ import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { fail } from '../../lib/expect.js';
 import { CheckSkip } from '../../lib/outcome.js';
-import { BudgetSpent, metaInt, pagination, readPage, type ListPage, type Params, type Rec } from './pages.js';
+import { BudgetSpent, metaInt, pagination, readPage, readPagesAtOnce, type ListPage, type Params, type Rec } from './pages.js';
 
 export const PAGE = 100;
 export const HARD_OFFSET_LIMIT = 10_000;
@@ -91,7 +91,8 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
     const base: Params = { ...(sort ? { sort } : {}), ...(filter ? { filter } : {}) };
     const tieAttr: Attr = sort === 'updated_at' ? 'updated_at' : 'created_at';
     const limit = cap(ctx);
-    const read = (offset: number): Promise<ListPage> => readPage(ctx, e, path, { ...base, 'page[limit]': PAGE, ...(offset ? { 'page[offset]': offset } : {}) });
+    const at = (offset: number): Params => ({ ...base, 'page[limit]': PAGE, ...(offset ? { 'page[offset]': offset } : {}) });
+    const read = (offset: number): Promise<ListPage> => readPage(ctx, e, path, at(offset));
     const cutShort = (): Walk => {
       walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${walk.records.length} records)`;
       return walk;
@@ -147,12 +148,8 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
       // Offsets up to the total: the page at the total itself only when the one before is full.
       for (let o = offset; o <= total && planned.length + walk.pages.length < limit && !pastHardLimit(o); o += PAGE) planned.push(o);
     }
-    const ahead = planned.map((o) => {
-      const p = read(o);
-      // Read in order below; one the walk never reaches must not be an unhandled rejection.
-      p.catch(() => undefined);
-      return p;
-    });
+    // Read in order below; one the walk never reaches rejects into the void.
+    const ahead = readPagesAtOnce(ctx, e, path, planned.map(at));
 
     for (let i = 0; ; i++) {
       if (pastHardLimit(offset)) {
