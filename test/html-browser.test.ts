@@ -1,24 +1,20 @@
-// report.html in a real browser (Debian's Chromium, driven by playwright-core): it opens from
+// report.html in a real browser (the system's Chromium, else the one @sparticuz/chromium carries;
+// test/browser/chromium.ts), driven by playwright-core: it opens from
 // a file with no network, the outcome and level filters work, and the summary renders.
-import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { renderHtml } from '../reporters/html.js';
 import { fixedReport } from './fixtures/report.js';
+import { launchChromium } from './browser/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 let browser: Browser;
 
 beforeAll(async () => {
-  // .ci/run installs it (apt-get install chromium); never a downloaded browser.
-  expect(existsSync(CHROMIUM), `${CHROMIUM} is needed: apt-get install chromium`).toBe(true);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  ({ browser } = await launchChromium());
 }, 60_000);
 
 afterAll(async () => {
