@@ -1,7 +1,6 @@
 // List records kept as the bytes of their JSON (issue 9): each record is serialized once, when
 // its collection is first served in a given shape, and a page is the stored bytes of its
 // records spliced between a head and a tail, not objects built and serialized per request.
-import type { ListRecord } from './collection.js';
 
 /**
  * Pages are written into buffers lent from a pool and given back once the response has been
@@ -34,6 +33,11 @@ const COMMA = 0x2c;
 /** Layouts of up to this many records keep a view of each record copied alone (see #view). */
 const VIEWS_UP_TO = 65_536;
 
+/** What a layout reads of a record: its place in insertion order (a collection's ListRecord). */
+export interface Placed {
+  readonly seq: number;
+}
+
 /**
  * The JSON of every record of a collection in one shape, laid out in one order of the
  * collection (one of its indexes): each record followed by a comma, in one buffer. A page
@@ -43,7 +47,7 @@ const VIEWS_UP_TO = 65_536;
  * A collection's records do not change once it holds them (server/collection.ts): a change
  * means a new collection, and new bytes with it.
  */
-export class RecordBytes {
+export class RecordBytes<R extends Placed = Placed> {
   readonly #arena: Buffer;
   /** Where the record at each place of the layout starts; the last entry is the end. */
   readonly #at: Float64Array;
@@ -60,7 +64,7 @@ export class RecordBytes {
    * Every record of a collection, in the order to lay them out; their JSON rendered by
    * `source`, or copied from another layout of the same shape.
    */
-  constructor(records: readonly ListRecord[], source: ((r: ListRecord) => string) | RecordBytes) {
+  constructor(records: readonly R[], source: ((r: R) => string) | RecordBytes<R>) {
     const n = records.length;
     this.#at = new Float64Array(n + 1);
     this.#place = new Float64Array(n).fill(-1);
@@ -90,7 +94,7 @@ export class RecordBytes {
         }
         at += arena.write(text, at);
       } else {
-        const bytes = (source as RecordBytes).#record(r.seq);
+        const bytes = (source as RecordBytes<R>).#record(r.seq);
         arena.set(bytes, at);
         at += bytes.length;
       }
@@ -116,7 +120,7 @@ export class RecordBytes {
   }
 
   /** Any records of the collection, in their order: runs that lie one after the other are one copy each. */
-  page(records: readonly ListRecord[], head: string, tail: string): Buffer {
+  page(records: readonly Placed[], head: string, tail: string): Buffer {
     const place = this.#place;
     const at = this.#at;
     let size = Buffer.byteLength(head) + Buffer.byteLength(tail);

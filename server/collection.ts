@@ -150,7 +150,7 @@ export class Collection {
   readonly #indexes: Record<OrderField, ListRecord[]>;
   readonly #idCmp: Cmp;
   /** Layouts of the records' bytes, by shape and order (bytes()). */
-  readonly #bytes = new Map<string, Map<OrderField, RecordBytes>>();
+  readonly #bytes = new Map<string, Map<OrderField, RecordBytes<ListRecord>>>();
 
   /** `records` in the order they were added (the insertion order). */
   constructor(records: ListRecord[], options: CollectionOptions = {}) {
@@ -179,7 +179,7 @@ export class Collection {
    * collection keeps one layout only, by id (the way a keyset traversal goes through it):
    * the bytes of a million records weigh some 250 MB.
    */
-  bytes(shape: string, render: (r: ListRecord) => string, field: OrderField): { layout: RecordBytes; field: OrderField } {
+  bytes(shape: string, render: (r: ListRecord) => string, field: OrderField): { layout: RecordBytes<ListRecord>; field: OrderField } {
     const order = this.size <= LAYOUTS_UP_TO ? field : 'id';
     let layouts = this.#bytes.get(shape);
     if (!layouts) {

@@ -5,6 +5,13 @@ import type { Behaviour } from './behaviour.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** What the server reads of a request's URL: as new URL(target, baseUrl) has it. */
+export interface RequestUrl {
+  href: string;
+  pathname: string;
+  search: string;
+}
+
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',

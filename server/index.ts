@@ -4,17 +4,19 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { CONFORMING, type Behaviour } from './behaviour.js';
-import { HttpError, sendError } from './http.js';
-import { listRoute, ROUTES, type RequestUrl, type RouteContext } from './routes.js';
+import { HttpError, sendError, type RequestUrl } from './http.js';
+import { listRoute, ROUTES, type RouteContext } from './routes.js';
 import { Store } from './store.js';
 import { dataShapeOf } from './lists.js';
 import { faultBehaviour } from './faults.js';
 import { variantBehaviour } from './variants.js';
+import { DEFAULT_TOKEN_LIFETIME_SECONDS, issuedAccess, tokenRoute, type Access } from './oauth.js';
 
 export { CONFORMING, LIST_FAULT_KNOBS, type Behaviour, type ListFaultScope } from './behaviour.js';
 export { FAULTS, type Fault } from './faults.js';
 export { VARIANTS, type Variant } from './variants.js';
 export { Store } from './store.js';
+export { DEFAULT_TOKEN_LIFETIME_SECONDS, TOKEN_PATH, type TokenAnswer } from './oauth.js';
 
 export interface ReferenceServerOptions {
   /** The bearer token the server accepts. */
@@ -33,6 +35,10 @@ export interface ReferenceServerOptions {
   emptyList?: boolean;
   /** List records created in the last 30 seconds, as by a server that seeds at start-up. */
   recentRecords?: boolean;
+  /** Lifetime of a token from POST /oauth/access_token, in seconds (default 3600, the platform's). */
+  tokenLifetimeSeconds?: number;
+  /** The clock those tokens expire by, in epoch milliseconds (default Date.now): tests move it. */
+  now?: () => number;
 }
 
 export interface RunningServer {
@@ -78,12 +84,18 @@ function requestUrl(target: string, host: string): RequestUrl {
   return { href: url.href, pathname: url.pathname, search: url.search };
 }
 
-function tokenMatches(header: string | undefined, want: Buffer): 'ok' | 'missing' | 'wrong' {
+/**
+ * What the Authorization header allows: the server's own token everything; a token from
+ * POST /oauth/access_token what its grant allows (server/oauth.ts).
+ */
+function accessOf(header: string | undefined, want: Buffer, store: Store, now: () => number): Access | 'missing' | 'wrong' {
   if (!header) return 'missing';
   const m = /^Bearer\s+(.+)$/i.exec(header);
   if (!m) return 'wrong';
-  const given = Buffer.from(m[1]!.trim());
-  return given.length === want.length && timingSafeEqual(given, want) ? 'ok' : 'wrong';
+  const text = m[1]!.trim();
+  const given = Buffer.from(text);
+  if (given.length === want.length && timingSafeEqual(given, want)) return 'full';
+  return issuedAccess(store, text, now()) ?? 'wrong';
 }
 
 export function resolveBehaviour(options: Pick<ReferenceServerOptions, 'faults' | 'variants' | 'behaviour'>): Behaviour {
@@ -105,6 +117,10 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
   const store = given ?? new Store({ seed: options.seed, records: options.records, emptyList: options.emptyList, recentRecords: options.recentRecords, shape: dataShapeOf(b) });
 
   const token = Buffer.from(options.token);
+  const lifetimeSeconds = options.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS;
+  if (!Number.isInteger(lifetimeSeconds) || lifetimeSeconds < 1) throw new TypeError(`tokenLifetimeSeconds must be a whole number of seconds, at least 1 (got ${lifetimeSeconds})`);
+  const now = options.now ?? Date.now;
+  const routes = [...ROUTES, tokenRoute({ lifetimeSeconds, now })];
 
   /** Throws a refusal, or hands the request to its route (which may answer later: its promise). */
   function handle(req: IncomingMessage, res: ServerResponse): void | Promise<void> {
@@ -116,15 +132,18 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
       throw new HttpError(400, 'The request URL is malformed.');
     }
     const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
-    const candidates = ROUTES.filter((r) => r.pattern.test(path));
+    const candidates = routes.filter((r) => r.pattern.test(path));
     const list = candidates.length ? undefined : store.lists.templates.find((t) => t.pattern.test(path) && !b.absentPaths.includes(t.template));
     if (list) candidates.push(listRoute(list));
     const route = candidates.find((r) => r.method === req.method);
-    const auth = tokenMatches(req.headers.authorization, token);
-    const authenticated = auth === 'ok' || (b.acceptAnyToken && auth === 'wrong');
-    if (!authenticated && !route?.open?.(b)) {
+    const access = accessOf(req.headers.authorization, token, store, now);
+    const full = access === 'full' || (b.acceptAnyToken && access !== 'missing');
+    const authenticated = full || access === 'read';
+    // A path whose every route is open (the token endpoint) answers a wrong method with 405.
+    const open = route ? route.open?.(b) === true : candidates.length > 0 && candidates.every((r) => r.open?.(b));
+    if (!authenticated && !open) {
       req.resume();
-      throw new HttpError(auth === 'missing' ? b.missingTokenStatus : b.wrongTokenStatus, auth === 'missing' ? 'An Authorization header with a bearer token is required.' : 'The bearer token is not valid.', { 'www-authenticate': 'Bearer' });
+      throw new HttpError(access === 'missing' ? b.missingTokenStatus : b.wrongTokenStatus, access === 'missing' ? 'An Authorization header with a bearer token is required.' : 'The bearer token is not valid.', { 'www-authenticate': 'Bearer' });
     }
     if (!route) {
       req.resume();
@@ -133,6 +152,10 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
         throw new HttpError(405, `${req.method} is not allowed here; allowed: ${allow}.`, { allow });
       }
       throw new HttpError(404, 'Not found');
+    }
+    if (!full && !open && route.method !== 'GET') {
+      req.resume();
+      throw new HttpError(403, 'A token from an implicit grant can only read (GET); log in with grant_type client_credentials to change anything.');
     }
     let params: string[];
     try {

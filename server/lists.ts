@@ -1,6 +1,7 @@
 // The list operations of the reference server: every path of spec/list-operations.yaml, the
 // parent lists their placeholders come from, and the two lists of things the suite creates.
 // Data is generated from the seed, per concrete path, on first use.
+import type { ServerResponse } from 'node:http';
 import type { Faker } from '@faker-js/faker';
 // The English entry loads English alone (the main entry loads about 70 locales at start-up); its
 // class and merged definitions make the same fakers as `new Faker({ locale: [en, base] })`.
@@ -8,9 +9,8 @@ import { faker as english } from '@faker-js/faker/locale/en';
 import { CONFORMING, LIST_FAULT_KNOBS, type Behaviour } from './behaviour.js';
 import { giveBack } from './bytes.js';
 import { Collection, parseFilter, slugOf, SORT_FIELDS, timeIndex, type FilterTerm, type ListRecord, type OrderField, type Query, type SortField } from './collection.js';
-import { HttpError, sendJsonText } from './http.js';
+import { HttpError, sendJsonText, type RequestUrl } from './http.js';
 import { endpointsOf, loadCatalogSpec, placeholders, type ParentSource } from '../lib/catalog.js';
-import type { RouteContext } from './routes.js';
 import { hash32, seededRandom } from '../lib/random.js';
 
 export const HARD_OFFSET_LIMIT = 10_000;
@@ -228,7 +228,19 @@ export class ListData {
 
 // --- Query parameters ------------------------------------------------------------------
 
-function intParam(ctx: RouteContext, name: string): number | undefined {
+/**
+ * What a list page reads of its request: a route's context (server/routes.ts) is one. Named
+ * here so that the lists depend on no route: routes build on lists, not the other way.
+ */
+export interface PageRequest {
+  res: ServerResponse;
+  /** The request's URL; `query` holds its search parameters. */
+  url: RequestUrl;
+  query: URLSearchParams;
+  b: Behaviour;
+}
+
+function intParam(ctx: PageRequest, name: string): number | undefined {
   const raw = ctx.query.get(name);
   if (raw === null) return undefined;
   if (!/^\d+$/.test(raw.trim())) {
@@ -243,7 +255,7 @@ function defaultOrder(b: Behaviour): Query['sort'] {
   return { field: b.defaultOrder, descending: false };
 }
 
-export function parseQuery(ctx: RouteContext, hardOffsetLimit: boolean): Query {
+export function parseQuery(ctx: PageRequest, hardOffsetLimit: boolean): Query {
   const b = ctx.b;
   let limit = intParam(ctx, 'page[limit]') ?? b.defaultLimit ?? b.pageLength;
   if (limit < 1) {
@@ -412,7 +424,7 @@ function recordShape(b: Behaviour): string {
  * by recordText), or, given `render`, are rendered now: the store's own lists, whose records
  * carry the request's host in their links and are created and deleted through the API.
  */
-export function sendPage(ctx: RouteContext, collection: Collection, source: PageSource, render?: (r: ListRecord) => unknown): void {
+export function sendPage(ctx: PageRequest, collection: Collection, source: PageSource, render?: (r: ListRecord) => unknown): void {
   const b = scopedBehaviour(ctx.b, source.template, ctx.query);
   const q = parseQuery({ ...ctx, b }, source.hardOffsetLimit);
   const full = b.totalIgnoresFilter && q.filters.length ? collection.query({ ...q, filters: [], limit: 0 }).total : undefined;
@@ -465,7 +477,7 @@ const OFFSET_PARAM = 'page%5Boffset%5D=';
  * and written once, with offset 0; the links differ only in that value, so each is the text
  * around it with its own offset put in (a URLSearchParams of its own: ctx.query stays as it is).
  */
-function links(ctx: RouteContext, limit: number, offset: number, total: number, catalogStyle: boolean, extra: boolean): string {
+function links(ctx: PageRequest, limit: number, offset: number, total: number, catalogStyle: boolean, extra: boolean): string {
   const href = ctx.url.href;
   const hashAt = href.indexOf('#');
   const path = href.slice(0, hashAt < 0 ? href.length : hashAt);

@@ -2,31 +2,23 @@
 // Application Key), what the suite needs around them (create a Custom API, delete a key,
 // the store settings), and small lists of both.
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Behaviour } from './behaviour.js';
 import { HttpError, readJson, sendEmpty, sendJson } from './http.js';
 import type { ApplicationKey, CustomApi, Store } from './store.js';
 import { Collection, type ListRecord } from './collection.js';
-import { renderTimestamp, sendPage, type ListTemplate } from './lists.js';
+import { renderTimestamp, sendPage, type ListTemplate, type PageRequest } from './lists.js';
 
-/** What the routes read of a request's URL: as new URL(target, baseUrl) has it. */
-export interface RequestUrl {
-  href: string;
-  pathname: string;
-  search: string;
-}
-
-export interface RouteContext {
+/** A request as a route sees it: what a list page reads (its URL against `baseUrl`), and more. */
+export interface RouteContext extends PageRequest {
   req: IncomingMessage;
-  res: ServerResponse;
   params: string[];
-  /** The request's URL against `baseUrl`; `query` holds its search parameters. */
-  url: RequestUrl;
-  query: URLSearchParams;
   store: Store;
-  b: Behaviour;
   baseUrl: string;
-  /** Whether the request carried the right token (routes that need none still know). */
+  /**
+   * Whether the request carried a token that lets it in: the server's own, or one from
+   * POST /oauth/access_token (routes that need none still know).
+   */
   authenticated: boolean;
 }
 

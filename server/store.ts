@@ -1,7 +1,8 @@
+// The reference server's in-memory records: what the API creates, the generated lists, and
+// the tokens POST /oauth/access_token handed out (server/oauth.ts).
 import { ListData, PLAIN_DATA, type DataShape } from './lists.js';
 import { seededRandom } from '../lib/random.js';
 
-// The reference server's in-memory records.
 export interface Timestamps {
   created_at: string;
   updated_at: string;
@@ -28,6 +29,18 @@ export interface ApplicationKey {
   last_used_at: string | null;
   /** Picks the offset of the mixed-offsets timestamp style. */
   serial: number;
+}
+
+/** The grants POST /oauth/access_token takes (the official SDK sends one or the other). */
+export type Grant = 'client_credentials' | 'implicit';
+
+/** A token handed out for an Application Key: good until `expiresAt` while the key exists. */
+export interface IssuedToken {
+  keyId: string;
+  clientId: string;
+  grant: Grant;
+  /** Epoch milliseconds, by the server's clock. */
+  expiresAt: number;
 }
 
 export interface StoreOptions {
@@ -63,6 +76,8 @@ export class Store {
 
   readonly customApis = new Map<string, CustomApi>();
   readonly applicationKeys = new Map<string, ApplicationKey>();
+  /** Tokens handed out, by the SHA-256 of the token (hex): the store keeps no token itself. */
+  readonly issuedTokens = new Map<string, IssuedToken>();
   /** Counter behind numeric ids (a fault's id format). */
   serial = 0;
 }

@@ -59,7 +59,7 @@ describe('bad input', () => {
     const created = await send('POST', '/v2/application-keys', { body: JSON.stringify({ data: { type: 'application_key', name: 'survivor' } }), type: 'application/json' });
     expect(created.status).toBe(201);
     const id = (created.json as { data: { id: string } }).data.id;
-    const paths = fc.constantFrom('/v2/application-keys', `/v2/application-keys/${id}x`, '/v2/settings/extensions/custom-apis', '/v2/settings/extensions/custom-apis/abc', '/v2/settings', '/v2', '/');
+    const paths = fc.constantFrom('/v2/application-keys', `/v2/application-keys/${id}x`, '/v2/settings/extensions/custom-apis', '/v2/settings/extensions/custom-apis/abc', '/v2/settings', '/v2', '/', '/oauth/access_token');
     const bodies = fc.oneof(fc.string(), fc.json(), fc.jsonValue().map((v) => JSON.stringify({ data: v })), fc.record({ data: fc.record({ type: fc.constantFrom('application_key', 'x', 1), name: fc.oneof(fc.string({ maxLength: 300 }), fc.integer(), fc.constant(null)), reserved_rate_limit: fc.oneof(fc.integer(), fc.double(), fc.string()) }, { requiredKeys: [] }) }).map((v) => JSON.stringify(v)));
     await fc.assert(
       fc.asyncProperty(fc.constantFrom('GET', 'POST', 'DELETE', 'PATCH'), paths, bodies, fc.constantFrom('application/json', 'text/plain', undefined), async (method, path, body, type) => {
