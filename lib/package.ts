@@ -20,6 +20,11 @@ function findRoot(start: string): string {
 
 export const packageRoot: string = findRoot(dirname(fileURLToPath(import.meta.url)));
 
-export const packageVersion: string = (
-  JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }
-).version;
+/** The `version` of the package.json at `root` (a copy of the package, in tests). */
+export function readPackageVersion(root: string): string {
+  const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: unknown };
+  if (typeof version !== 'string' || !version) throw new Error(`conformance: ${join(root, 'package.json')} has no version`);
+  return version;
+}
+
+export const packageVersion: string = readPackageVersion(packageRoot);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { parse as parseYamlType } from 'yaml';
-import { packageRoot } from './package.js';
+import { packageRoot, readPackageVersion } from './package.js';
 
 const require = createRequire(import.meta.url);
 
@@ -87,17 +87,32 @@ export function describeViolations(v: SchemaViolation[]): string {
   return v.map((x) => `${x.path} ${x.message}`).join('; ');
 }
 
+/** The files under `dir`, as '/'-separated paths relative to it, in code-unit order. */
+function filesUnder(dir: string, prefix = ''): string[] {
+  return readdirSync(join(dir, prefix), { withFileTypes: true })
+    .flatMap((entry) => {
+      const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) return filesUnder(dir, rel);
+      return entry.isFile() ? [rel] : [];
+    })
+    .sort();
+}
+
 /**
- * The contract digest: sha256 over every file of spec/ (name and content, in name order), so
- * a report says exactly which schemas and catalog the suite judged by.
+ * The contract digest: sha256 over the suite's version (package.json) and every file under
+ * spec/ (the contract documents of spec/contract/, the schemas, the list operations): each
+ * file's relative path, length and content, in path order. A certificate that carries it pins
+ * what judged the product; the same files and version give the same digest wherever the
+ * package is installed.
  */
-export function contractDigest(): string {
-  const dir = join(packageRoot, 'spec');
+export function contractDigest(root: string = packageRoot): string {
   const h = createHash('sha256');
-  for (const file of readdirSync(dir).sort()) {
-    h.update(`${file}\0`);
-    h.update(readFileSync(join(dir, file)));
-    h.update('\0');
+  h.update(`version\0${readPackageVersion(root)}\0`);
+  const spec = join(root, 'spec');
+  for (const file of filesUnder(spec)) {
+    const body = readFileSync(join(spec, file));
+    h.update(`${file}\0${body.length}\0`);
+    h.update(body);
   }
   return `sha256:${h.digest('hex')}`;
 }

@@ -8,6 +8,9 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDefinitions, expandChecks } from '../suites/index.js';
 import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
+import { CONTRACT_DOCUMENT, clauseLink } from '../lib/clauses.js';
+import { contractDigest } from '../lib/schema.js';
+import { STATEMENTS_FILE } from '../lib/traceability.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -21,12 +24,15 @@ function sh(cmd: string, args: string[], cwd: string): Promise<{ code: number; s
 
 describe('installed from the packed tarball', () => {
   let project: string;
+  let packDir: string;
+  let shipped: string[] = [];
 
   beforeAll(async () => {
-    const packDir = mkdtempSync(join(tmpdir(), 'conformance-pack-'));
+    packDir = mkdtempSync(join(tmpdir(), 'conformance-pack-'));
     const packed = await sh('npm', ['pack', '--ignore-scripts', '--pack-destination', packDir, '--json'], ROOT);
     expect(packed.code, packed.stderr).toBe(0);
-    const [{ filename }] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
+    const [{ filename, files }] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    shipped = files.map((f) => f.path);
     project = mkdtempSync(join(tmpdir(), 'conformance-user-'));
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'some-user-project', version: '1.0.0', private: true, type: 'module' }));
     // A user's own vitest config, which must not be picked up by the suite.
@@ -36,7 +42,23 @@ describe('installed from the packed tarball', () => {
   }, 240_000);
 
   afterAll(() => {
-    if (project) rmSync(project, { recursive: true, force: true });
+    for (const dir of [project, packDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('ships the contract documents, every place a clause links to, and the licence', () => {
+    expect(shipped).toEqual(expect.arrayContaining(['LICENSE', CONTRACT_DOCUMENT, STATEMENTS_FILE]));
+    const links = new Set(checkDefinitions.map((c) => clauseLink(c.clause).split('#')[0]!));
+    for (const file of links) expect(shipped, file).toContain(file);
+    // Installed, the contract sits where the links say, under the package's own folder.
+    const installed = join(project, 'node_modules', 'conformance');
+    expect(readFileSync(join(installed, CONTRACT_DOCUMENT), 'utf8')).toBe(readFileSync(join(ROOT, CONTRACT_DOCUMENT), 'utf8'));
+    expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 The conformance authors\n/);
+  });
+
+  it('an installed copy gives the same contract digest (the certificate pins the same contract)', async () => {
+    const r = await sh(process.execPath, ['--input-type=module', '-e', "import { contractDigest } from 'conformance'; console.log(contractDigest());"], project);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(contractDigest());
   });
 
   it('imports as a library: the harness and the reference server', async () => {

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect, it } from 'vitest';
+import { CONTRACT_DOCUMENT } from '../lib/clauses.js';
 import { loadStatements, renderTraceability, traceabilityProblems } from '../lib/traceability.js';
 import { checkDefinitions } from '../suites/index.js';
 
@@ -14,9 +15,20 @@ it('docs/traceability.md is what the generator writes (run npm run traceability 
   expect(committed).toBe(renderTraceability(loadStatements(), checkDefinitions));
 });
 
+it('every link of docs/traceability.md into the contract document lands on an anchor it has', () => {
+  const doc = readFileSync(resolve(import.meta.dirname, '..', CONTRACT_DOCUMENT), 'utf8');
+  const anchors = new Set([...doc.matchAll(/<a id="([^"]+)"><\/a>/g)].map((m) => m[1]!));
+  const links = [...renderTraceability(loadStatements(), checkDefinitions).matchAll(/\]\(\.\.\/([^)#]+)#([^)]+)\)/g)];
+  expect(links.length).toBeGreaterThan(checkDefinitions.length);
+  for (const [link, file, anchor] of links) {
+    expect(file, link).toBe(CONTRACT_DOCUMENT);
+    expect(anchors.has(anchor!), link).toBe(true);
+  }
+});
+
 it('finds what is missing', () => {
   const statements = [{ id: 's.must', source: 'x', level: 'MUST' as const, text: 't' }, { id: 's.named', source: 'x', level: 'SHOULD' as const, text: 't', checks: ['no.such'] }];
-  expect(traceabilityProblems(statements, [{ id: 'lonely.check', level: 'MUST', title: 't' }])).toEqual([
+  expect(traceabilityProblems(statements, [{ id: 'lonely.check', level: 'MUST', title: 't', clause: 'Limits' }])).toEqual([
     'check lonely.check enforces no statement',
     'MUST statement s.must has no check',
     'statement s.must has neither checks nor a reason it is unchecked',

@@ -16,10 +16,10 @@ export interface ListCheck {
 export const AREA = 'pagination';
 
 export const CLAUSE = {
-  lists: 'List endpoints (shared conventions)',
+  lists: 'Endpoints / List endpoints (shared conventions)',
   info: 'Resources / Pagination information in list responses',
   limits: 'Limits',
-  keyset: 'Keyset-style traversal',
+  keyset: 'Endpoints / Keyset-style traversal',
 } as const;
 
 export function expandListChecks(checks: readonly ListCheck[], endpoints: readonly Endpoint[]): Check[] {
