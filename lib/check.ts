@@ -10,7 +10,8 @@ import { Secrets } from './secrets.js';
 import { hash32 } from './random.js';
 import type { Endpoint, ParentSource } from './catalog.js';
 
-export interface Check {
+/** What names a check, declared once: its definition, its listing and its result all carry it. */
+export interface CheckHeader {
   /** Stable forever: reports, baselines and --check refer to it. `area.subject.rule`. */
   id: string;
   /** Folder under suites/ that holds it. */
@@ -19,6 +20,9 @@ export interface Check {
   clause: string;
   level: Level;
   title: string;
+}
+
+export interface Check extends CheckHeader {
   /** For a check run once per list operation: the operation (`orders`, `hierarchies@by-release`). */
   operation?: string;
   run(ctx: CheckContext): Promise<void>;
@@ -35,12 +39,7 @@ export interface FailureEvidence {
   exchanges: string[];
 }
 
-export interface CheckResult {
-  id: string;
-  area: string;
-  clause: string;
-  level: Level;
-  title: string;
+export interface CheckResult extends CheckHeader {
   operation?: string;
   outcome: Outcome;
   /** Why it failed, errored or was skipped. */

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { CatalogSpec } from './catalog.js';
+import type { CheckHeader } from './check.js';
 import { endpointsOf } from './catalog.js';
 import { clauseLink, resolveClause, statementLink } from './clauses.js';
 import { packageRoot } from './package.js';
@@ -23,12 +24,8 @@ export interface Statement {
   unchecked?: string;
 }
 
-export interface CheckRef {
-  id: string;
-  level: string;
-  title: string;
-  clause: string;
-}
+/** A check as the matrix names it. */
+export type CheckRef = Pick<CheckHeader, 'id' | 'level' | 'title' | 'clause'>;
 
 export function loadStatements(root: string = packageRoot): Statement[] {
   return (parseYaml(readFileSync(join(root, STATEMENTS_FILE), 'utf8')) as { statements: Statement[] }).statements;

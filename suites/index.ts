@@ -1,7 +1,6 @@
 // The catalogue of every check, by area. Importing it has no side effects and does not load
 // vitest, so the CLI can list and select checks without starting a run.
-import type { Check, PaginationSettings } from '../lib/check.js';
-import type { Level } from '../lib/outcome.js';
+import type { Check, CheckHeader, PaginationSettings } from '../lib/check.js';
 import { createChecks } from './create-application-key/checks.js';
 import { deleteChecks } from './delete-custom-api/checks.js';
 import { errorChecks } from './errors/checks.js';
@@ -17,12 +16,7 @@ export const staticChecks: readonly Check[] = [...deleteChecks, ...createChecks,
 
 export { listChecks };
 
-export interface CheckDefinition {
-  id: string;
-  area: string;
-  clause: string;
-  level: Level;
-  title: string;
+export interface CheckDefinition extends CheckHeader {
   /** Run once per list operation. */
   perOperation: boolean;
 }

@@ -1,14 +1,10 @@
 // A pagination check is written once and run once per list operation (one result per check
 // and operation). `appliesTo` narrows it (the hard offset limit is for orders and files).
-import type { Check, CheckContext } from '../../lib/check.js';
+import type { Check, CheckContext, CheckHeader } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
-import type { Level } from '../../lib/outcome.js';
 
-export interface ListCheck {
-  id: string;
-  clause: string;
-  level: Level;
-  title: string;
+/** A check of the pagination area: its area is AREA, so the header names it no more. */
+export interface ListCheck extends Omit<CheckHeader, 'area'> {
   appliesTo?: (e: Endpoint) => boolean;
   run(ctx: CheckContext, e: Endpoint): Promise<void>;
 }
