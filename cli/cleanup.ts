@@ -3,10 +3,9 @@
 // (never the token: that comes from --token, CONFORMANCE_TOKEN or the config file, as for a run).
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Ledger, ledgerPath, ledgersRoot } from '../lib/ledger.js';
 import { Secrets } from '../lib/secrets.js';
-import { UsageError, type Io } from './io.js';
+import { parseFlags, UsageError, type Io } from './io.js';
 
 const HELP = `Usage: conformance cleanup [--run ID]... [--token TOKEN] [--base-url URL] [--config FILE]
   Deletes what interrupted or crashed runs created and did not delete, from their ledgers
@@ -16,7 +15,7 @@ const HELP = `Usage: conformance cleanup [--run ID]... [--token TOKEN] [--base-u
   Exit 0 when nothing is left, 1 when something could not be deleted (it is listed).`;
 
 export async function cleanup(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, strict: true, options: { run: { type: 'string', multiple: true }, token: { type: 'string' }, 'base-url': { type: 'string' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseFlags({ args, options: { run: { type: 'string', multiple: true }, token: { type: 'string' }, 'base-url': { type: 'string' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, 'cleanup');
   if (values.help) {
     io.out(HELP);
     return 0;
@@ -24,9 +23,9 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   // Loaded here, not above: --help needs none of it (the HTTP layer loads undici).
   const [{ cleanUp }, { resolveConfig }, { leftoverLine }] = await Promise.all([import('../lib/cleanup.js'), import('../lib/config.js'), import('../reporters/console.js')]);
   const config = resolveConfig({ flags: { ...(values.token ? { token: values.token } : {}), ...(values['base-url'] ? { 'base-url': values['base-url'] } : {}) }, env: io.env, cwd: io.cwd, configFile: values.config, checks: [], operations: [], randomSeed: 0 });
-  if (!config.token) throw new UsageError('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN');
+  if (!config.token) throw new UsageError('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN', 'cleanup');
   const runs = values.run ?? (existsSync(ledgersRoot()) ? readdirSync(ledgersRoot()) : []);
-  for (const id of values.run ?? []) if (!existsSync(ledgerPath(id))) throw new UsageError(`no ledger for run '${id}' (looked in ${dirname(ledgerPath(id))})`);
+  for (const id of values.run ?? []) if (!existsSync(ledgerPath(id))) throw new UsageError(`no ledger for run '${id}' (looked in ${dirname(ledgerPath(id))})`, 'cleanup');
   const secrets = new Secrets();
   secrets.add(config.token);
   let left = 0;

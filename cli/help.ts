@@ -38,9 +38,13 @@ Run:
                         the run starts at 8, doubles while no 429 comes, halves on a 429; for a
                         target that drops connections beyond a limit, set it at or below that
   --timeout MS          per-request timeout (default 10000; env CONFORMANCE_TIMEOUT_MS)
+  --max-body-bytes N    largest response body read; a larger one is an error of the suite
+                        (default 16777216, 16 MiB; env CONFORMANCE_MAX_BODY_BYTES)
   --report-dir DIR      write results.json, junit.xml and report.html there (env CONFORMANCE_REPORT_DIR)
   --strict              SHOULD failures fail the run too
-  --no-color            no colours (also NO_COLOR=1; colours only on a terminal)
+  --no-color            no colours (also NO_COLOR=1; colours only on a terminal, and not
+                        under CI=true, where progress is plain lines: one per area as it
+                        finishes, and one at least every 10 s)
   --shard i/n           run the i-th of n parts (by area and list operation); merge them after
 
 Certification and baselines:
@@ -48,6 +52,10 @@ Certification and baselines:
                         SHA256SUMS); certifiable only when every MUST check ran and passed
   --product NAME, --product-version V   the product under certification
   --absent OP[,OP]      operations the vendor declares absent (their skips are allowed)
+  --empty OP[,OP]       list operations the vendor declares legitimately empty (env
+                        CONFORMANCE_EMPTY, key empty): the checks an empty list cannot
+                        exercise do not block certification, and the certificate lists them;
+                        a declared-empty list that holds records is not certifiable
   --baseline FILE       known failures (YAML: known: [{ id, operation? }]) do not fail the run;
                         entries that pass now are reported as stale
   --write-baseline FILE record the current failures as a baseline
@@ -58,10 +66,10 @@ Certification and baselines:
 Serve: the reference server's own options are in 'conformance serve --help'.
 
 Precedence: flags > environment > config file > defaults. File keys: base-url, token, seed,
-  timeout, concurrency, report-dir, strict, request-budget, time-buffer, default-page-length,
-  require-all-endpoints (each also a flag); max-body-bytes (file or env
-  CONFORMANCE_MAX_BODY_BYTES); and operations: and parents: to override or extend the list
-  catalog (see README).
+  timeout, concurrency, max-body-bytes, report-dir, strict, request-budget, time-buffer,
+  default-page-length, require-all-endpoints, empty (each also a flag, --KEY); and operations:
+  and parents: to override or extend the list catalog (see README). The file is checked
+  against spec/config.schema.yaml; an error names the flag, the variable, or the file and key.
 
 Under GitHub Actions (GITHUB_ACTIONS=true): an error annotation per failed MUST check, and a
 Markdown summary appended to GITHUB_STEP_SUMMARY.

@@ -1,3 +1,6 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { closest } from '../lib/config.js';
+
 /** What the CLI touches of the outside world, so tests can drive it in-process. */
 export interface Io {
   out(line: string): void;
@@ -7,13 +10,66 @@ export interface Io {
   isTTY: boolean;
   /** A status line rewritten in place (terminals only); undefined clears it. */
   progress?(text: string | undefined): void;
+  /**
+   * Without a live status line (no terminal, or CI): a line at least this often while checks
+   * run (default 10 s). Tests shorten it.
+   */
+  heartbeatMs?: number;
 }
 
 /** A mistake in the command line: one line and the help hint, exit 2. */
 export class UsageError extends Error {
-  constructor(message: string) {
+  /** The subcommand whose --help to point at (`serve`), none for the main command. */
+  readonly command: string | undefined;
+  constructor(message: string, command?: string) {
     super(message);
     this.name = 'UsageError';
+    this.command = command;
+  }
+}
+
+/**
+ * CI=true (or 1, or any value but false/0) means nobody watches a terminal, even when one is
+ * attached (a CI runner with a pseudo-terminal): no status line rewritten in place, no colours.
+ */
+export function isCi(env: Io['env']): boolean {
+  const ci = env.CI?.trim().toLowerCase();
+  return ci !== undefined && ci !== '' && ci !== 'false' && ci !== '0';
+}
+
+/** Someone watches a terminal: a live status line and colours are welcome. */
+export function interactive(io: Io): boolean {
+  return io.isTTY && !isCi(io.env);
+}
+
+/** The live status line, only where someone watches it (see interactive). */
+export function liveProgress(io: Io): Io['progress'] {
+  return interactive(io) ? io.progress : undefined;
+}
+
+/**
+ * parseArgs, strict, with an unknown option turned into a usage error that suggests the
+ * nearest known one: `unknown option '--reprot-dir' (did you mean --report-dir?)`.
+ * `command` names the subcommand for the help hint.
+ */
+export function parseFlags<T extends ParseArgsConfig>(config: T, command?: string): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs<T>({ strict: true, ...config });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      const flag = /'([^']+)'/.exec((e as Error).message)?.[1] ?? '';
+      const known = Object.entries(config.options ?? {}).flatMap(([name, o]) => [`--${name}`, ...(o.short ? [`-${o.short}`] : [])]);
+      const near = flag.startsWith('--') ? closest(flag, known.filter((k) => k.startsWith('--'))) : undefined;
+      throw new UsageError(`unknown option '${flag}'${near ? ` (did you mean ${near}?)` : ''}`, command);
+    }
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+      // Node's wording, in ours: "--seed needs a value", "unexpected argument 'x'".
+      const message = (e as Error).message.split('\n')[0]!;
+      const missing = /^Option '(?:-\w, )?(--?[-\w]+)(?: <value>)?' argument missing/.exec(message);
+      throw new UsageError(missing ? `${missing[1]} needs a value` : message.split('. ')[0]!.replace(/^\w/, (c) => c.toLowerCase()), command);
+    }
+    throw e;
   }
 }
 
@@ -46,6 +102,7 @@ export function processIo(): Io {
     env: process.env,
     cwd: process.cwd(),
     isTTY: Boolean(process.stdout.isTTY),
-    progress: process.stderr.isTTY ? (t) => err(t === undefined ? '\r\u001b[K' : `\r\u001b[K${t.slice(0, (process.stderr.columns || 80) - 1)}`) : undefined,
+    // Only on a terminal, and not under CI: the cursor tricks of a line rewritten in place.
+    progress: process.stderr.isTTY && !isCi(process.env) ? (t) => err(t === undefined ? '\r\u001b[K' : `\r\u001b[K${t.slice(0, (process.stderr.columns || 80) - 1)}`) : undefined,
   };
 }

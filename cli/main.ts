@@ -2,16 +2,17 @@
 // there is no target, run the checks through vitest, clean up, report, and exit by level.
 // This module loads only what parsing the command line needs: each command, and a run
 // (cli/run.ts), is imported when it is chosen, so that --help, --version and --list never load
-// vitest, ajv, faker, undici or the reference server (test/startup.test.ts).
+// vitest, ajv, faker, undici or the reference server (test/startup.test.ts). lib/config.ts is
+// light on import (it loads yaml and ajv only to read a settings file).
 import { randomInt } from 'node:crypto';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import type { RawSettings } from '../lib/config.js';
+import { clauseLink } from '../lib/clauses.js';
+import { closest, ConfigError, resolveConfig, type RawSettings } from '../lib/config.js';
 import { packageVersion } from '../lib/package.js';
 import { Secrets } from '../lib/secrets.js';
 import type { CheckDefinition } from '../suites/index.js';
 import { HELP } from './help.js';
-import { UsageError, type Io } from './io.js';
+import { parseFlags, UsageError, type Io } from './io.js';
 import type { RunOptions } from './run.js';
 
 const OPTIONS = {
@@ -31,12 +32,14 @@ const OPTIONS = {
   'report-dir': { type: 'string' },
   concurrency: { type: 'string' },
   timeout: { type: 'string' },
+  'max-body-bytes': { type: 'string' },
   strict: { type: 'boolean' },
   'no-color': { type: 'boolean' },
   certify: { type: 'string' },
   product: { type: 'string' },
   'product-version': { type: 'string' },
   absent: { type: 'string', multiple: true },
+  empty: { type: 'string', multiple: true },
   baseline: { type: 'string' },
   'write-baseline': { type: 'string' },
   shard: { type: 'string' },
@@ -60,15 +63,24 @@ function renderList(checks: readonly CheckDefinition[]): string[] {
   const w = Math.max(...checks.map((c) => c.id.length));
   return [
     `${'id'.padEnd(w)}  level   clause / title`,
-    ...checks.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.clause}\n${' '.repeat(w + 10)}${c.title}${c.perOperation ? ' [per list operation]' : ''}`),
+    ...checks.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.clause}  (${clauseLink(c.clause)})\n${' '.repeat(w + 10)}${c.title}${c.perOperation ? ' [per list operation]' : ''}`),
     '',
     `${checks.length} checks (${checks.filter((c) => c.perOperation).length} of them run once per list operation; see --list-operations)`,
   ];
 }
 
+/** The subcommands, for a did-you-mean on a mistyped one (`conformance serv`). */
+const COMMANDS = ['serve', 'merge', 'selftest', 'cleanup', 'traceability'];
+
+/** A list flag given several times or with commas: its names, once each. */
+const listOf = (given: readonly string[] | undefined): string[] => [...new Set((given ?? []).flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean))];
+
 function parseMain(args: string[]) {
-  const { values, positionals } = parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: true });
-  if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const { values, positionals } = parseFlags({ args, options: OPTIONS, allowPositionals: true });
+  if (positionals.length) {
+    const near = closest(positionals[0]!, COMMANDS);
+    throw new UsageError(`unexpected argument '${positionals[0]}'${near ? ` (did you mean 'conformance ${near}'?)` : ''}`);
+  }
   const flags: RawSettings = {};
   if (values['base-url'] !== undefined) flags['base-url'] = values['base-url'];
   if (values.token !== undefined) flags.token = values.token;
@@ -81,7 +93,9 @@ function parseMain(args: string[]) {
   if (values['time-buffer'] !== undefined) flags['time-buffer'] = values['time-buffer'];
   if (values['default-page-length'] !== undefined) flags['default-page-length'] = values['default-page-length'];
   if (values['require-all-endpoints']) flags['require-all-endpoints'] = true;
-  const checks = (values.check ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+  if (values['max-body-bytes'] !== undefined) flags['max-body-bytes'] = values['max-body-bytes'];
+  if (values.empty !== undefined) flags.empty = listOf(values.empty).join(',');
+  const checks = listOf(values.check);
   return { values, flags, checks };
 }
 
@@ -119,7 +133,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       for (const e of endpointsOf(loadCatalogSpec())) io.out(`${e.key.padEnd(34)}${e.path}${e.hardOffsetLimit ? '  (hard offset limit)' : ''}${e.extra ? '  (not among the contract\'s 26)' : ''}`);
       return 0;
     }
-    const { resolveConfig } = await import('../lib/config.js');
+    const { loadCatalogSpec } = await import('../lib/catalog.js');
     const config = resolveConfig({
       flags,
       env: values['no-color'] ? { ...io.env, CONFORMANCE_NO_COLOR: '1' } : io.env,
@@ -127,25 +141,29 @@ export async function main(argv: string[], io: Io): Promise<number> {
       configFile: values.config,
       checks,
       grep: values.grep,
-      operations: (values.operation ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean),
+      operations: listOf(values.operation),
       randomSeed: randomInt(0, 2 ** 31 - 1),
+      knownOperations: loadCatalogSpec().operations.map((o) => o.id),
     });
     const { readBaseline } = await import('../reporters/verdict.js');
     const options: RunOptions = {
       ...(values.certify !== undefined ? { certifyDir: resolve(io.cwd, values.certify) } : {}),
       ...(values.product !== undefined || values['product-version'] !== undefined ? { product: { ...(values.product ? { name: values.product } : {}), ...(values['product-version'] ? { version: values['product-version'] } : {}) } } : {}),
-      declaredAbsent: (values.absent ?? []).flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean),
+      declaredAbsent: listOf(values.absent),
       ...(values.baseline !== undefined ? { baseline: { file: values.baseline, entries: readBaseline(resolve(io.cwd, values.baseline)) } } : {}),
       ...(values['write-baseline'] !== undefined ? { writeBaseline: resolve(io.cwd, values['write-baseline']) } : {}),
       ...(values.shard !== undefined ? { shard: parseShard(values.shard) } : {}),
     };
+    // --empty is not refused without --certify, as the key `empty` of a shared config file is
+    // not: a run says it counts only in a certification (cli/run.ts).
     if ((options.product || options.declaredAbsent.length) && !options.certifyDir) throw new UsageError('--product, --product-version and --absent go with --certify DIR');
     const { run } = await import('./run.js');
     return await run(config, selected, options, { ...io, env: values['no-color'] ? { ...io.env, NO_COLOR: '1' } : io.env });
   } catch (e) {
-    if (e instanceof UsageError || (await isConfigError(e)) || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (e instanceof UsageError || e instanceof ConfigError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      const command = e instanceof UsageError && e.command ? `${e.command} ` : '';
       io.err(`conformance: ${(e as Error).message.split('\n')[0]}`);
-      io.err(`Run 'conformance --help' for usage.`);
+      io.err(`Run 'conformance ${command}--help' for usage.`);
       return 2;
     }
     const secrets = new Secrets();
@@ -153,11 +171,4 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.err(`conformance: the suite itself failed: ${secrets.mask((e as Error)?.stack ?? String(e))}`);
     return 2;
   }
-}
-
-/** A mistake in the settings (lib/config.ts), without loading that module (and yaml) to ask. */
-async function isConfigError(e: unknown): Promise<boolean> {
-  if (!(e instanceof Error) || e.name !== 'ConfigError') return false;
-  const { ConfigError } = await import('../lib/config.js');
-  return e instanceof ConfigError;
 }

@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
-import { endpointsOf, loadCatalogSpec, mergeCatalog } from '../lib/catalog.js';
+import { endpointsOf, loadCatalogSpec, mergeCatalog, type CatalogSpec, type Endpoint } from '../lib/catalog.js';
 import { cleanUp, postponeCleanUp } from '../lib/cleanup.js';
-import { describeConfig, maskedConfig, type Config } from '../lib/config.js';
+import { describeConfig, didYouMean, maskedConfig, settingLabel, type Config } from '../lib/config.js';
 import { HttpClient } from '../lib/http.js';
 import { packageVersion } from '../lib/package.js';
 import { preflight, type PreflightResult } from '../lib/preflight.js';
@@ -21,18 +21,32 @@ import { applyBaseline, certify, exitFor, type BaselineEntry } from '../reporter
 import { contractDigest } from '../lib/schema.js';
 import { startReferenceServer, type RunningServer } from '../server/index.js';
 import { expandChecks, type CheckDefinition } from '../suites/index.js';
-import { UsageError, type Io } from './io.js';
+import { interactive, liveProgress, UsageError, type Io } from './io.js';
 import { publish } from './publish.js';
 import { Ledger, ledgerPath } from '../lib/ledger.js';
 
+/**
+ * Operation names as results name them (`orders`, `hierarchies@by-release`); an operation id
+ * stands for all its paths (`integration-logs`: both). An unknown name is a usage error that
+ * says where it came from and suggests the nearest.
+ */
+export function operationKeys(given: readonly string[], endpoints: readonly Endpoint[], label: string): string[] {
+  const known = [...new Set(endpoints.flatMap((e) => [e.key, e.operation]))];
+  const out = new Set<string>();
+  for (const name of given) {
+    const matching = endpoints.filter((e) => e.key === name || e.operation === name);
+    if (!matching.length) throw new UsageError(`${label}: unknown operation '${name}'${didYouMean(name, known, (c) => `'${c}'`)} (see 'conformance --list-operations')`);
+    for (const e of matching) out.add(e.key);
+  }
+  return [...out];
+}
+
 /** The list operations as the run will read them (catalog, with the config's overrides). */
-function paginationFor(config: Config): PaginationSettings {
-  const catalog = mergeCatalog(loadCatalogSpec(), config.catalog);
-  let endpoints = endpointsOf(catalog);
+function paginationFor(config: Config, catalog: CatalogSpec, all: Endpoint[]): PaginationSettings {
+  let endpoints = all;
   if (config.operations.length) {
-    const unknown = config.operations.filter((o) => !endpoints.some((e) => e.key === o || e.operation === o));
-    if (unknown.length) throw new UsageError(`unknown operation '${unknown[0]}' (see 'conformance --list-operations')`);
-    endpoints = endpoints.filter((e) => config.operations.includes(e.key) || config.operations.includes(e.operation));
+    const keys = operationKeys(config.operations, endpoints, '--operation');
+    endpoints = endpoints.filter((e) => keys.includes(e.key));
   }
   return {
     endpoints,
@@ -78,16 +92,24 @@ async function checkTarget(settings: RunSettings, base: string, secrets: Secrets
 }
 
 export async function run(config: Config, definitions: CheckDefinition[], options: RunOptions, io: Io): Promise<number> {
-  const color = io.isTTY && !io.env.NO_COLOR && !io.env.CONFORMANCE_NO_COLOR;
+  // Colours and a status line rewritten in place only where someone watches a terminal: not in
+  // a pipe, a file or under CI (cli/io.ts). There, plain lines tell the progress instead.
+  const color = interactive(io) && !io.env.NO_COLOR && !io.env.CONFORMANCE_NO_COLOR;
+  const progress = liveProgress(io);
   const runId = randomBytes(4).toString('hex');
   const startedAt = new Date();
-  const pagination = paginationFor(config);
+  const catalog = mergeCatalog(loadCatalogSpec(), config.catalog);
+  const endpoints = endpointsOf(catalog);
+  const pagination = paginationFor(config, catalog, endpoints);
+  const declaredAbsent = operationKeys(options.declaredAbsent, endpoints, '--absent');
+  const declaredEmpty = operationKeys(config.empty, endpoints, settingLabel(config, 'empty'));
   const ids = new Set(definitions.map((d) => d.id));
   const all: Check[] = expandChecks(pagination).filter((c) => ids.has(c.id));
   const checks = options.shard ? shardChecks(all, options.shard) : all;
   if (checks.length === 0) throw new UsageError(`shard ${options.shard!.index}/${options.shard!.count} has no checks (there are fewer units than shards)`);
   io.out(`conformance ${packageVersion}: ${checks.length} check(s), run ${runId}, seed ${config.seed}${options.shard ? `, shard ${options.shard.index}/${options.shard.count}` : ''}`);
   for (const line of describeConfig(config)) io.out(line);
+  if (declaredEmpty.length && !options.certifyDir) io.out(`  (declared empty: ${declaredEmpty.join(', ')}; this counts only in a certification, with --certify DIR)`);
 
   let server: RunningServer | undefined;
   let token = config.token;
@@ -144,10 +166,24 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     let shownAt = 0;
     let stopped = false;
     let inFlight = settings.concurrency;
-    const areaDone = (area: string): void => {
-      io.progress?.(undefined);
-      io.out(renderAreaLine(area, counts.get(area)!, { color }));
+    // Without a status line, a plain line at least every heartbeat (10 s) while checks run:
+    // the areas' own lines when they finish, else how far the run has got.
+    let saidAt = Date.now();
+    const say = (line: string): void => {
+      progress?.(undefined);
+      saidAt = Date.now();
+      io.out(line);
     };
+    const every = io.heartbeatMs ?? 10_000;
+    const heartbeat = progress
+      ? undefined
+      : setInterval(() => {
+          if (Date.now() - saidAt < every || done === checks.length) return;
+          const running = [...left].filter(([, n]) => n > 0).map(([area]) => area);
+          say(`  … ${done}/${checks.length} checks done; still running: ${running.join(', ') || 'the last checks'}`);
+        }, Math.max(10, Math.floor(every / 5)));
+    heartbeat?.unref();
+    const areaDone = (area: string): void => say(renderAreaLine(area, counts.get(area)!, { color }));
     const suite = await runSuite({
       settings,
       checks,
@@ -161,27 +197,25 @@ export async function run(config: Config, definitions: CheckDefinition[], option
         const lowered = r.transport?.concurrencyLoweredTo;
         if (lowered !== undefined && lowered < inFlight) {
           inFlight = lowered;
-          io.progress?.(undefined);
-          io.out(`  ~ rate limited (429): requests in flight lowered to ${lowered}; the run goes on, slower`);
+          say(`  ~ rate limited (429): requests in flight lowered to ${lowered}; the run goes on, slower`);
         }
         // Once the breaker has opened, the checks it stops are one line, not one each.
         if (notRun(r)) {
-          if (!stopped) io.out(`  ! the target stopped answering: the suite sends nothing more (${printable(r.reason ?? '')}); the remaining checks are not run`);
+          if (!stopped) say(`  ! the target stopped answering: the suite sends nothing more (${printable(r.reason ?? '')}); the remaining checks are not run`);
           stopped = true;
         } else if (r.outcome !== 'pass' && r.outcome !== 'skip' && !stoppedByUser(r)) {
-          io.progress?.(undefined);
-          io.out(renderProgress(r, { color }));
+          say(renderProgress(r, { color }));
         }
         const rest = left.get(r.area)! - 1;
         left.set(r.area, rest);
         if (rest === 0) areaDone(r.area);
-        if (io.progress && (Date.now() - shownAt > 100 || done === checks.length)) {
+        if (progress && (Date.now() - shownAt > 100 || done === checks.length)) {
           shownAt = Date.now();
-          io.progress(`  ${done}/${checks.length} checks done`);
+          progress(`  ${done}/${checks.length} checks done`);
         }
       },
-    });
-    io.progress?.(undefined);
+    }).finally(() => clearInterval(heartbeat));
+    progress?.(undefined);
     for (const s of suite.secrets) secrets.add(s);
     const down = suite.results.find(notRun);
     const cleanup = down ? postponeCleanUp(settings.ledgerPath, `the target stopped answering during the run (${down.reason ?? ''})`) : await cleanUp(settings, secrets);
@@ -192,7 +226,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     let exit = exitFor(results, suiteErrors, config.strict);
     const narrowed = [config.checks.length ? '--check' : '', config.grep !== undefined ? '--grep' : '', config.operations.length ? '--operation' : '', options.shard ? '--shard' : ''].filter(Boolean).join(', ');
     const certification = options.certifyDir
-      ? certify(results, suiteErrors, { declaredAbsent: options.declaredAbsent, extraOperations: pagination.endpoints.filter((e) => e.extra).map((e) => e.key), ...(narrowed ? { narrowedBy: narrowed } : {}) })
+      ? certify(results, suiteErrors, { declaredAbsent, declaredEmpty, extraOperations: pagination.endpoints.filter((e) => e.extra).map((e) => e.key), ...(narrowed ? { narrowedBy: narrowed } : {}) })
       : undefined;
     if (certification && !certification.certifiable && exit.code === 0) exit = { code: 1, reason: `exit 1: not certifiable: ${certification.why}` };
     if (interrupted) exit = { code: exit.code, reason: `exit 130: interrupted (Ctrl-C or SIGTERM); ${exit.reason.replace(/^exit \d: /, '')}` };

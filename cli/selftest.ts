@@ -2,8 +2,8 @@
 // `conformance traceability` (docs/traceability.md).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { UsageError, type Io } from './io.js';
+import { didYouMean } from '../lib/config.js';
+import { liveProgress, parseFlags, UsageError, type Io } from './io.js';
 
 const SELFTEST_HELP = `Usage: conformance selftest [--fault NAME]... [--variant NAME]... [--quick] [--parallel N] [--seed N]
   Runs the suite, through the CLI, against every mutant (a reference server that breaks one rule)
@@ -20,31 +20,41 @@ const SELFTEST_HELP = `Usage: conformance selftest [--fault NAME]... [--variant 
  * warnings it declares).
  */
 export async function selftest(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, strict: true, options: { fault: { type: 'string', multiple: true }, variant: { type: 'string', multiple: true }, parallel: { type: 'string' }, seed: { type: 'string' }, quick: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseFlags({ args, options: { fault: { type: 'string', multiple: true }, variant: { type: 'string', multiple: true }, parallel: { type: 'string' }, seed: { type: 'string' }, quick: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }, 'selftest');
   if (values.help) {
     io.out(SELFTEST_HELP);
     return 0;
   }
-  if (values.parallel !== undefined && !/^[1-9]\d*$/.test(values.parallel)) throw new UsageError(`--parallel must be a whole number from 1 (got '${values.parallel}')`);
-  if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed must be a whole number (got '${values.seed}')`);
+  if (values.parallel !== undefined && !/^[1-9]\d*$/.test(values.parallel)) throw new UsageError(`--parallel must be a whole number from 1 (got '${values.parallel}')`, 'selftest');
+  if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed must be a whole number (got '${values.seed}')`, 'selftest');
   // Loaded here: the selftest drives main(), which imports this file.
   const { renderSelftest, runSelftest } = await import('../selftest/index.js');
   const { FAULTS, VARIANTS } = await import('../server/index.js');
-  for (const f of values.fault ?? []) if (!FAULTS.some((x) => x.name === f)) throw new UsageError(`unknown fault '${f}' (see 'conformance serve --list-faults')`);
-  for (const v of values.variant ?? []) if (!VARIANTS.some((x) => x.name === v)) throw new UsageError(`unknown variant '${v}' (see 'conformance serve --list-faults')`);
+  for (const f of values.fault ?? []) if (!FAULTS.some((x) => x.name === f)) throw new UsageError(`unknown fault '${f}'${didYouMean(f, FAULTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'selftest');
+  for (const v of values.variant ?? []) if (!VARIANTS.some((x) => x.name === v)) throw new UsageError(`unknown variant '${v}'${didYouMean(v, VARIANTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'selftest');
   // Only what was named: --fault alone runs no variant, and the other way round.
   const named = values.fault || values.variant;
   let done = 0;
+  // A status line where someone watches a terminal; elsewhere (a pipe, CI) a plain line when
+  // a row ends, at most one every 10 s, so a long selftest is not silent.
+  const live = liveProgress(io);
+  let saidAt = Date.now();
+  const progress = (text: string): void => {
+    if (live) return live(text);
+    if (Date.now() - saidAt < (io.heartbeatMs ?? 10_000)) return;
+    saidAt = Date.now();
+    io.out(`  ${text}`);
+  };
   const result = await runSelftest({
     faults: named ? (values.fault ?? []) : undefined,
     variants: named ? (values.variant ?? []) : undefined,
     ...(values.parallel ? { parallel: Number(values.parallel) } : {}),
     ...(values.seed ? { seed: Number(values.seed) } : {}),
     quick: values.quick ?? false,
-    onMutant: (m) => io.progress?.(`${++done} done; mutant ${m.fault.name}: ${m.outcome} (exit ${m.exitCode})`),
-    onVariant: (v) => io.progress?.(`${++done} done; variant ${v.name}: exit ${v.exitCode}`),
+    onMutant: (m) => progress(`${++done} done; mutant ${m.fault.name}: ${m.outcome} (exit ${m.exitCode})`),
+    onVariant: (v) => progress(`${++done} done; variant ${v.name}: exit ${v.exitCode}`),
   });
-  io.progress?.(undefined);
+  live?.(undefined);
   io.out(renderSelftest(result).trimEnd());
   if (values.quick) io.out('(--quick: the checks ran in-process, not through the CLI)');
   const clean = result.mutants.every((m) => m.outcome === 'caught') && result.variants.every((v) => v.exitCode === 0 && v.mustFailures.length === 0 && v.errors.length === 0 && v.warnings.every((w) => v.declaredWarnings.includes(w)));
@@ -53,12 +63,12 @@ export async function selftest(args: string[], io: Io): Promise<number> {
 
 /** `conformance traceability [FILE]`: writes the matrix; exit 1 when it has gaps. */
 export async function traceability(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+  const { values, positionals } = parseFlags({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } }, 'traceability');
   if (values.help) {
     io.out('Usage: conformance traceability [FILE]   write the statements-to-checks matrix (default docs/traceability.md); exit 1 when it has gaps');
     return 0;
   }
-  if (positionals.length > 1) throw new UsageError(`traceability takes one FILE (got ${positionals.length})`);
+  if (positionals.length > 1) throw new UsageError(`traceability takes one FILE (got ${positionals.length})`, 'traceability');
   const [{ loadStatements, renderTraceability, traceabilityProblems }, { checkDefinitions }] = await Promise.all([import('../lib/traceability.js'), import('../suites/index.js')]);
   const statements = loadStatements();
   const problems = traceabilityProblems(statements, checkDefinitions);

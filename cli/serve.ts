@@ -1,7 +1,7 @@
 // `conformance serve`: the reference server alone, until interrupted.
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
-import { UsageError, type Io } from './io.js';
+import { didYouMean } from '../lib/config.js';
+import { parseFlags, UsageError, type Io } from './io.js';
 
 const SERVE_HELP = `Usage: conformance serve [--port N] [--host H] [--token TOKEN] [--seed N] [--records N]
                          [--no-empty-list] [--fault NAME]... [--variant NAME]... [--list-faults]
@@ -17,9 +17,8 @@ const SERVE_HELP = `Usage: conformance serve [--port N] [--host H] [--token TOKE
   --list-faults     list the faults and variants and exit`;
 
 export async function serve(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args,
-    strict: true,
     allowPositionals: false,
     options: {
       port: { type: 'string' },
@@ -33,7 +32,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
       'list-faults': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
-  });
+  }, 'serve');
   if (values.help) {
     io.out(SERVE_HELP);
     return 0;
@@ -48,13 +47,13 @@ export async function serve(args: string[], io: Io): Promise<number> {
     return 0;
   }
   const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535 (got '${values.port}')`);
-  if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed must be a whole number (got '${values.seed}')`);
-  if (values.records !== undefined && (!/^\d+$/.test(values.records) || Number(values.records) > 5_000_000)) throw new UsageError(`--records must be a whole number up to 5000000 (got '${values.records}')`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535 (got '${values.port}')`, 'serve');
+  if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed must be a whole number (got '${values.seed}')`, 'serve');
+  if (values.records !== undefined && (!/^\d+$/.test(values.records) || Number(values.records) > 5_000_000)) throw new UsageError(`--records must be a whole number up to 5000000 (got '${values.records}')`, 'serve');
   const faults = values.fault ?? [];
   const variants = values.variant ?? [];
-  for (const f of faults) if (!FAULTS.some((x) => x.name === f)) throw new UsageError(`unknown fault '${f}' (see 'conformance serve --list-faults')`);
-  for (const v of variants) if (!VARIANTS.some((x) => x.name === v)) throw new UsageError(`unknown variant '${v}' (see 'conformance serve --list-faults')`);
+  for (const f of faults) if (!FAULTS.some((x) => x.name === f)) throw new UsageError(`unknown fault '${f}'${didYouMean(f, FAULTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'serve');
+  for (const v of variants) if (!VARIANTS.some((x) => x.name === v)) throw new UsageError(`unknown variant '${v}'${didYouMean(v, VARIANTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'serve');
   const given = values.token ?? io.env.CONFORMANCE_TOKEN;
   const token = given ?? randomBytes(18).toString('base64url');
   const server = await (async () => {
@@ -71,6 +70,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
   io.out(`conformance reference server listening on ${server.url}`);
   // A token the user chose is theirs and is not echoed; one generated here must be shown to be usable.
   io.out(given ? `  token: (the one given)` : `  token: ${token}  (generated for this server; pass --token to choose one)`);
+  io.out(`  oauth: POST ${server.url}/oauth/access_token (client_credentials, or implicit, with a key from POST /v2/application-keys)`);
   if (faults.length) io.out(`  faults: ${faults.join(', ')}`);
   if (variants.length) io.out(`  variants: ${variants.join(', ')}`);
   io.out('  Ctrl-C to stop');

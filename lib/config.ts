@@ -1,10 +1,23 @@
 // The run's configuration, resolved once: defaults, then conformance.config.yaml, then
 // environment, then flags. It is validated and frozen here; nothing else reads process.env.
+// Every error names where the value came from: the flag (--timeout), the environment variable
+// (CONFORMANCE_TIMEOUT_MS), or the file and the key path in it (conformance.config.yaml:
+// operations.orders.paths). The file is first checked against spec/config.schema.yaml.
+//
+// cli/io.ts imports this module for `closest` (did-you-mean) on every start, so it loads
+// nothing heavy on import: yaml when a file is read, ajv when a file is validated (the way
+// lib/schema.ts loads them), and no catalog (a run hands in the operation ids it knows).
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ErrorObject } from 'ajv';
+import type { parse as parseYamlType } from 'yaml';
+import { packageRoot } from './package.js';
 import { MASK } from './secrets.js';
 import type { CatalogOverrides } from './catalog.js';
+
+const require = createRequire(import.meta.url);
 
 export interface Config {
   /** The target; absent: the bundled reference server is started on a free loopback port. */
@@ -35,6 +48,11 @@ export interface Config {
   requireAllEndpoints: boolean;
   /** Run the list checks only on these operations (keys as in results: `orders`, `hierarchies@by-release`). */
   operations: readonly string[];
+  /**
+   * List operations the vendor declares legitimately empty (--empty, key `empty`): in a
+   * certification, the checks an empty list cannot exercise do not block it (reporters/verdict.ts).
+   */
+  empty: readonly string[];
   /** Catalog overrides and additions (file only). */
   catalog: CatalogOverrides;
   /** Where each value came from, for the start-up print. */
@@ -59,7 +77,7 @@ export const CONFIG_FILE = 'conformance.config.yaml';
  */
 export const DEFAULT_CONCURRENCY = 64;
 
-/** The settings a file, the environment or flags may give, by their flag name. */
+/** The settings a file, the environment or flags may give, by their key (the flag is --KEY). */
 const KEYS = {
   'base-url': { env: 'CONFORMANCE_BASE_URL', field: 'baseUrl' },
   token: { env: 'CONFORMANCE_TOKEN', field: 'token' },
@@ -73,40 +91,106 @@ const KEYS = {
   'time-buffer': { env: 'CONFORMANCE_TIME_BUFFER', field: 'timeBufferSeconds' },
   'default-page-length': { env: 'CONFORMANCE_DEFAULT_PAGE_LENGTH', field: 'defaultPageLength' },
   'require-all-endpoints': { env: 'CONFORMANCE_REQUIRE_ALL_ENDPOINTS', field: 'requireAllEndpoints' },
+  empty: { env: 'CONFORMANCE_EMPTY', field: 'empty' },
 } as const;
 
 /** Keys of the file that hold mappings rather than single values. */
 const FILE_ONLY = ['operations', 'parents'] as const;
 type Key = keyof typeof KEYS;
+export type Source = 'default' | 'file' | 'env' | 'flag';
 
 export type RawSettings = Partial<Record<Key, string | number | boolean>>;
 
-function integer(key: string, value: unknown, min: number, max: number): number {
+/** Every key with its environment variable, for help texts and tests. */
+export const SETTING_KEYS: ReadonlyArray<{ key: string; env: string }> = Object.entries(KEYS).map(([key, { env }]) => ({ key, env }));
+
+/**
+ * Edit distance with adjacent transpositions counted as one edit (optimal string alignment):
+ * `--reprot-dir` is one edit from `--report-dir`.
+ */
+function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The candidate a mistyped `word` most likely meant, or undefined when none is close: at most
+ * one edit in a short word, two from 6 characters, three from 12; or the start of exactly one
+ * candidate (`--max-body` for `--max-body-bytes`). Case is ignored.
+ */
+export function closest(word: string, candidates: Iterable<string>): string | undefined {
+  const w = word.toLowerCase().replace(/^-+/, '');
+  if (!w) return undefined;
+  const all = [...new Set(candidates)];
+  const bare = (c: string): string => c.toLowerCase().replace(/^-+/, '');
+  const allowed = w.length >= 12 ? 3 : w.length >= 6 ? 2 : 1;
+  let best: { c: string; d: number } | undefined;
+  for (const c of all) {
+    const d = distance(w, bare(c));
+    if (d <= allowed && d < (best?.d ?? Infinity)) best = { c, d };
+  }
+  if (best) return best.c;
+  if (w.length < 3) return undefined;
+  const starts = all.filter((c) => bare(c).startsWith(w));
+  return starts.length === 1 ? starts[0] : undefined;
+}
+
+/** ` (did you mean X?)`, or nothing when no candidate is close. */
+export function didYouMean(word: string, candidates: Iterable<string>, quote = (s: string): string => s): string {
+  const c = closest(word, candidates);
+  return c === undefined ? '' : ` (did you mean ${quote(c)}?)`;
+}
+
+/** How an error names a setting: its flag, its variable, or the file and key. */
+function labelFor(key: Key, source: Source, file: string): string {
+  if (source === 'flag') return `--${key}`;
+  if (source === 'env') return KEYS[key].env;
+  return `${file}: ${key}`;
+}
+
+function integer(label: string, value: unknown, min: number, max: number): number {
   const n = typeof value === 'number' ? value : /^\s*-?\d+\s*$/.test(String(value)) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${key} must be a whole number from ${min} to ${max} (got '${String(value)}')`);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${label}: must be a whole number from ${min} to ${max} (got '${String(value)}')`);
   return n;
 }
 
-function bool(key: string, value: unknown): boolean {
+function bool(label: string, value: unknown): boolean {
   if (typeof value === 'boolean') return value;
   const s = String(value).toLowerCase();
   if (['1', 'true', 'yes'].includes(s)) return true;
   if (['0', 'false', 'no', ''].includes(s)) return false;
-  throw new ConfigError(`${key} must be true or false (got '${String(value)}')`);
+  throw new ConfigError(`${label}: must be true or false (got '${String(value)}')`);
 }
 
-function baseUrl(value: unknown): string {
+function baseUrl(label: string, value: unknown): string {
   const s = String(value).trim();
   let u: URL;
   try {
     u = new URL(s);
   } catch {
-    throw new ConfigError(`base-url must be an absolute http(s) URL (got '${s}')`);
+    throw new ConfigError(`${label}: must be an absolute http(s) URL (got '${s}')`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`base-url must use http or https (got '${u.protocol}')`);
-  if (u.username || u.password) throw new ConfigError('base-url must not carry credentials; give the token with --token or CONFORMANCE_TOKEN');
-  if (u.search || u.hash) throw new ConfigError('base-url must not have a query or fragment');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${label}: must use http or https (got '${u.protocol}')`);
+  if (u.username || u.password) throw new ConfigError(`${label}: must not carry credentials; give the token with --token or CONFORMANCE_TOKEN`);
+  if (u.search || u.hash) throw new ConfigError(`${label}: must not have a query or fragment`);
   return s.replace(/\/+$/, '');
+}
+
+/** A comma-separated list (flags may repeat; the file may give a YAML list, joined on read). */
+function names(value: unknown): string[] {
+  return String(value)
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 }
 
 export interface FileSettings {
@@ -114,40 +198,96 @@ export interface FileSettings {
   catalog: CatalogOverrides;
 }
 
-function checkCatalog(path: string, key: string, value: unknown): void {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${path}: '${key}' must be a mapping`);
-  for (const [name, entry] of Object.entries(value as Record<string, unknown>)) {
-    if (!entry || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(`${path}: '${key}.${name}' must be a mapping`);
-    const e = entry as Record<string, unknown>;
-    if (key === 'parents' && !(typeof e.value === 'string' || (typeof e.from === 'string' && typeof e.field === 'string'))) {
-      throw new ConfigError(`${path}: 'parents.${name}' needs either value, or from and field`);
-    }
-    if (key === 'operations' && e.paths !== undefined && (typeof e.paths !== 'object' || Object.values(e.paths as object).some((p) => typeof p !== 'string' || !p.startsWith('/')))) {
-      throw new ConfigError(`${path}: 'operations.${name}.paths' must map variant names to paths starting with /`);
-    }
+const CONFIG_SCHEMA_ID = 'https://conformance.local/spec/config.schema.json';
+let configAjv: Ajv2020 | undefined;
+
+/** spec/config.schema.yaml, compiled on the first file read (ajv strict, as lib/schema.ts). */
+function configSchema(): Ajv2020 {
+  if (!configAjv) {
+    const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 };
+    const { parse: parseYaml } = require('yaml') as { parse: typeof parseYamlType };
+    // verbose: an error carries the schema it broke, whose description and properties the
+    // message uses ("must be a whole number", did-you-mean among the keys allowed there).
+    configAjv = new Ajv({ strict: true, allErrors: true, verbose: true });
+    configAjv.addSchema(parseYaml(readFileSync(join(packageRoot, 'spec', 'config.schema.yaml'), 'utf8')) as object);
   }
+  return configAjv;
 }
 
-export function readConfigFile(path: string): FileSettings {
+/** A JSON pointer as a key path: `/operations/orders/paths` → `operations.orders.paths`. */
+function keyPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .join('.');
+}
+
+/**
+ * ajv's errors as one line: each names its key path, an unknown key gets a did-you-mean among
+ * the keys allowed there, and a value of the wrong kind says what it must be (the schema's
+ * description). Errors inside the branches of an anyOf are left out: the anyOf's own error
+ * says what the value must be.
+ */
+function describeErrors(errors: readonly ErrorObject[], prefix: string): string {
+  const lines: string[] = [];
+  for (const e of errors) {
+    if (/\/anyOf\/\d+\//.test(e.schemaPath)) continue;
+    const at = [prefix, keyPath(e.instancePath)].filter(Boolean).join('.');
+    const where = at ? `${at}: ` : '';
+    const schema = e.parentSchema as { description?: string; properties?: Record<string, unknown> } | undefined;
+    let line: string;
+    if (e.keyword === 'additionalProperties') {
+      const key = String((e.params as { additionalProperty: string }).additionalProperty);
+      line = `${where}unknown key '${key}'${didYouMean(key, Object.keys(schema?.properties ?? {}), (c) => `'${c}'`)}`;
+    } else if (e.keyword === 'required' || !schema?.description) {
+      line = `${where}${e.message ?? 'is invalid'}`;
+    } else {
+      // The value is shown, except the token's: a secret is never printed.
+      const scalar = (e.data === null || ['string', 'number', 'boolean'].includes(typeof e.data)) && e.instancePath !== '/token';
+      line = `${where}must be ${schema.description}${scalar ? ` (got ${JSON.stringify(e.data)})` : ''}`;
+    }
+    if (lines.includes(line)) continue;
+    // An unknown key first: it is most often the cause of the errors beside it.
+    if (e.keyword === 'additionalProperties') lines.unshift(line);
+    else lines.push(line);
+  }
+  return lines.slice(0, 4).join('; ') + (lines.length > 4 ? `; and ${lines.length - 4} more` : '');
+}
+
+/**
+ * Reads and validates a settings file. `label` names it in errors (the path as the user gave
+ * it); `knownOperations` are the catalog's operation ids: an operation of the file that is not
+ * one of them is an addition, and must have its paths.
+ */
+export function readConfigFile(path: string, label: string = path, knownOperations?: readonly string[]): FileSettings {
   let parsed: unknown;
   try {
+    const { parse: parseYaml } = require('yaml') as { parse: typeof parseYamlType };
     parsed = parseYaml(readFileSync(path, 'utf8'));
   } catch (e) {
-    throw new ConfigError(`cannot read ${path}: ${(e as Error).message.split('\n')[0]}`);
+    throw new ConfigError(`cannot read ${label}: ${(e as Error).message.split('\n')[0]}`);
   }
   if (parsed === null || parsed === undefined) return { raw: {}, catalog: {} };
-  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${path} must hold a mapping of settings`);
+  const ajv = configSchema();
+  const whole = ajv.getSchema(CONFIG_SCHEMA_ID)!;
+  if (!whole(parsed)) throw new ConfigError(`${label}: ${describeErrors(whole.errors ?? [], '')}`);
+  const doc = parsed as Record<string, unknown>;
+  const operations = (doc.operations ?? {}) as Record<string, unknown>;
+  if (knownOperations) {
+    const added = ajv.getSchema(`${CONFIG_SCHEMA_ID}#/$defs/addedOperation`)!;
+    for (const [id, entry] of Object.entries(operations)) {
+      if (knownOperations.includes(id) || added(entry)) continue;
+      const near = closest(id, knownOperations);
+      const hint = near ? `did you mean '${near}', which the catalog has?` : `see 'conformance --list-operations'`;
+      throw new ConfigError(`${label}: ${describeErrors(added.errors ?? [], `operations.${id}`)} (an operation the catalog does not have is added to it, and needs its paths; ${hint})`);
+    }
+  }
   const out: RawSettings = {};
   const catalog: CatalogOverrides = {};
-  for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
-    if ((FILE_ONLY as readonly string[]).includes(k)) {
-      checkCatalog(path, k, v);
-      catalog[k as (typeof FILE_ONLY)[number]] = v as never;
-      continue;
-    }
-    if (!(k in KEYS)) throw new ConfigError(`${path}: unknown setting '${k}' (known: ${[...Object.keys(KEYS), ...FILE_ONLY].join(', ')})`);
-    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new ConfigError(`${path}: '${k}' must be a single value`);
-    out[k as Key] = v;
+  for (const [k, v] of Object.entries(doc)) {
+    if ((FILE_ONLY as readonly string[]).includes(k)) catalog[k as (typeof FILE_ONLY)[number]] = v as never;
+    else out[k as Key] = Array.isArray(v) ? v.join(',') : (v as string | number | boolean);
   }
   return { raw: out, catalog };
 }
@@ -163,19 +303,22 @@ export interface ConfigInput {
   /** Seed to use when none is given (the caller draws a random one). */
   randomSeed: number;
   operations?: readonly string[];
+  /** The catalog's operation ids (spec/list-operations.yaml): the file's others are additions. */
+  knownOperations?: readonly string[];
 }
 
 export function resolveConfig(input: ConfigInput): Config {
   const file = input.configFile ? resolve(input.cwd, input.configFile) : resolve(input.cwd, CONFIG_FILE);
+  const fileLabel = input.configFile ?? CONFIG_FILE;
   if (input.configFile && !existsSync(file)) throw new ConfigError(`config file not found: ${file}`);
-  const fileSettings = existsSync(file) ? readConfigFile(file) : { raw: {}, catalog: {} };
+  const fileSettings = existsSync(file) ? readConfigFile(file, fileLabel, input.knownOperations) : { raw: {}, catalog: {} };
   const fromFile = fileSettings.raw;
   const fromEnv: RawSettings = {};
   for (const [k, spec] of Object.entries(KEYS)) {
     const v = input.env[spec.env];
     if (v !== undefined && v !== '') fromEnv[k as Key] = v;
   }
-  const sources: Record<string, 'default' | 'file' | 'env' | 'flag'> = {};
+  const sources: Record<string, Source> = {};
   const pick = (k: Key): string | number | boolean | undefined => {
     for (const [src, layer] of [['flag', input.flags], ['env', fromEnv], ['file', fromFile]] as const) {
       if (layer[k] !== undefined) {
@@ -187,22 +330,25 @@ export function resolveConfig(input: ConfigInput): Config {
     return undefined;
   };
   const raw = Object.fromEntries((Object.keys(KEYS) as Key[]).map((k) => [k, pick(k)])) as RawSettings;
+  const at = (k: Key): string => labelFor(k, sources[k] as Source, fileLabel);
+  const whole = (k: Key, min: number, max: number, fallback: number): number => (raw[k] !== undefined ? integer(at(k), raw[k], min, max) : fallback);
   const config: Config = {
-    ...(raw['base-url'] !== undefined ? { baseUrl: baseUrl(raw['base-url']) } : {}),
+    ...(raw['base-url'] !== undefined ? { baseUrl: baseUrl(at('base-url'), raw['base-url']) } : {}),
     ...(raw.token !== undefined ? { token: String(raw.token) } : {}),
-    seed: raw.seed !== undefined ? integer('seed', raw.seed, 0, 2 ** 31 - 1) : input.randomSeed,
-    timeoutMs: raw.timeout !== undefined ? integer('timeout', raw.timeout, 100, 600_000) : 10_000,
-    concurrency: raw.concurrency !== undefined ? integer('concurrency', raw.concurrency, 1, 256) : DEFAULT_CONCURRENCY,
-    maxBodyBytes: raw['max-body-bytes'] !== undefined ? integer('max-body-bytes', raw['max-body-bytes'], 1024, 512 * 1024 * 1024) : 16 * 1024 * 1024,
+    seed: whole('seed', 0, 2 ** 31 - 1, input.randomSeed),
+    timeoutMs: whole('timeout', 100, 600_000, 10_000),
+    concurrency: whole('concurrency', 1, 256, DEFAULT_CONCURRENCY),
+    maxBodyBytes: whole('max-body-bytes', 1024, 512 * 1024 * 1024, 16 * 1024 * 1024),
     ...(raw['report-dir'] !== undefined ? { reportDir: resolve(input.cwd, String(raw['report-dir'])) } : {}),
     checks: input.checks ?? [],
     ...(input.grep !== undefined ? { grep: input.grep } : {}),
-    strict: raw.strict !== undefined ? bool('strict', raw.strict) : false,
-    requestBudget: raw['request-budget'] !== undefined ? integer('request-budget', raw['request-budget'], 20, 1_000_000) : 1000,
-    timeBufferSeconds: raw['time-buffer'] !== undefined ? integer('time-buffer', raw['time-buffer'], 0, 7 * 24 * 3600) : 60,
-    ...(raw['default-page-length'] !== undefined ? { defaultPageLength: integer('default-page-length', raw['default-page-length'], 1, 100) } : {}),
-    requireAllEndpoints: raw['require-all-endpoints'] !== undefined ? bool('require-all-endpoints', raw['require-all-endpoints']) : false,
+    strict: raw.strict !== undefined ? bool(at('strict'), raw.strict) : false,
+    requestBudget: whole('request-budget', 20, 1_000_000, 1000),
+    timeBufferSeconds: whole('time-buffer', 0, 7 * 24 * 3600, 60),
+    ...(raw['default-page-length'] !== undefined ? { defaultPageLength: integer(at('default-page-length'), raw['default-page-length'], 1, 100) } : {}),
+    requireAllEndpoints: raw['require-all-endpoints'] !== undefined ? bool(at('require-all-endpoints'), raw['require-all-endpoints']) : false,
     operations: input.operations ?? [],
+    empty: raw.empty !== undefined ? [...new Set(names(raw.empty))] : [],
     catalog: fileSettings.catalog,
     sources,
     ...(existsSync(file) ? { configFile: file } : {}),
@@ -210,8 +356,13 @@ export function resolveConfig(input: ConfigInput): Config {
   if (config.baseUrl && !config.token) {
     throw new ConfigError('a target needs a token: give --token or set CONFORMANCE_TOKEN (or token in the config file)');
   }
-  if (config.token !== undefined && config.token.trim() === '') throw new ConfigError('token must not be empty');
+  if (config.token !== undefined && config.token.trim() === '') throw new ConfigError(`${at('token')}: must not be empty`);
   return Object.freeze(config);
+}
+
+/** How an error names a resolved setting: `--empty`, `CONFORMANCE_EMPTY` or `<file>: empty`. */
+export function settingLabel(c: Config, key: Key): string {
+  return labelFor(key, (c.sources[key] as Source | undefined) ?? 'flag', c.configFile ?? CONFIG_FILE);
 }
 
 /** The resolved configuration as lines for the start-up print; the token is masked. */
@@ -228,7 +379,9 @@ export function describeConfig(c: Config): string[] {
     row('time buffer', `${c.timeBufferSeconds} s (newer records are left out of comparisons)`, 'time-buffer'),
     row('page length', c.defaultPageLength !== undefined ? String(c.defaultPageLength) : 'GET /v2/settings page_length, else 25', 'default-page-length'),
     ...(c.requireAllEndpoints ? [row('require all', 'absent list operations fail', 'require-all-endpoints')] : []),
+    ...(c.sources['max-body-bytes'] !== 'default' ? [row('max body', `${c.maxBodyBytes} bytes`, 'max-body-bytes')] : []),
     ...(c.operations.length ? [row('operations', c.operations.join(', '))] : []),
+    ...(c.empty.length ? [row('empty', `${c.empty.join(', ')} (declared empty)`, 'empty')] : []),
     ...(c.catalog.operations || c.catalog.parents ? [row('catalog', `overrides: ${Object.keys(c.catalog.operations ?? {}).length} operation(s), ${Object.keys(c.catalog.parents ?? {}).length} parent(s)`)] : []),
     ...(c.reportDir ? [row('report dir', c.reportDir, 'report-dir')] : []),
     ...(c.configFile ? [row('config file', c.configFile)] : []),

@@ -1,10 +1,11 @@
 // The console: a line per check as it finishes, then failures with their evidence, skips
 // grouped by reason, the cleanup, counts by level, and the exit code in one line.
 import type { CheckResult } from '../lib/check.js';
+import { clauseLink } from '../lib/clauses.js';
 import type { Leftover } from '../lib/cleanup.js';
 import { sumTransport } from '../lib/http.js';
 import { gist, isHtml, printable } from '../lib/text.js';
-import { LEVELS, type RunReport } from './model.js';
+import { LEVELS, settingsOf, type RunReport } from './model.js';
 
 export interface ConsoleOptions {
   color: boolean;
@@ -66,10 +67,39 @@ export function evidenceLines(r: CheckResult): string[] {
   return out;
 }
 
-/** The command that re-runs one check with the same seed against the same target. */
-export function replayCommand(report: RunReport, id: string, operation?: string): string {
-  const target = report.target.embedded ? '' : ` --base-url ${report.target.baseUrl}`;
-  return `npx conformance --check ${id}${operation ? ` --operation ${operation}` : ''} --seed ${report.seed}${target}`;
+/** A word for a POSIX shell: as it is when it holds nothing the shell reads, else single-quoted. */
+export function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The command that re-runs one check as it ran: the same seed (a shard's own), the same target,
+ * and every setting that changes its outcome, written as a flag whatever set it (file,
+ * environment or flag), so that neither a changed environment nor a default changes the
+ * replay. The settings of list traversals go only with a list check. The token is never
+ * written: the command reads it from CONFORMANCE_TOKEN, or from the config file.
+ * A result that already carries its command (a merged report's) keeps it.
+ */
+export function replayCommand(report: RunReport, r: { id: string; operation?: string; replay?: string }): string {
+  if (r.replay) return r.replay;
+  const s = settingsOf(report);
+  const list = r.operation !== undefined;
+  const words = [
+    'npx', 'conformance',
+    ...(s.configFile ? ['--config', s.configFile] : []),
+    '--check', r.id,
+    ...(r.operation ? ['--operation', r.operation] : []),
+    '--seed', String(report.seed),
+    ...(report.target.embedded ? [] : ['--base-url', report.target.baseUrl]),
+    ...(s.timeoutMs !== undefined ? ['--timeout', String(s.timeoutMs)] : []),
+    ...(s.maxBodyBytes !== undefined ? ['--max-body-bytes', String(s.maxBodyBytes)] : []),
+    ...(list && s.requestBudget !== undefined ? ['--request-budget', String(s.requestBudget)] : []),
+    ...(list && s.timeBufferSeconds !== undefined ? ['--time-buffer', String(s.timeBufferSeconds)] : []),
+    ...(list && s.defaultPageLength !== undefined ? ['--default-page-length', String(s.defaultPageLength)] : []),
+    ...(list && s.requireAllEndpoints ? ['--require-all-endpoints'] : []),
+    ...(s.strict ? ['--strict'] : []),
+  ];
+  return words.map(shellWord).join(' ');
 }
 
 /** One thing a cleanup could not delete, inert on a terminal (its name came from the target's store). */
@@ -114,9 +144,9 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     for (const r of [...failures].sort((a, b) => order(a) - order(b))) {
       const kind = r.outcome === 'error' ? 'ERROR (of the suite, not the target)' : r.baselined ? `known ${r.level} failure (baselined)` : r.level === 'MUST' ? 'FAIL' : `${r.level} warning`;
       lines.push(`  ${p(outcomeStyle(r), `${MARK[r.outcome]} ${kind}`)} ${p('bold', label(r))}: ${r.title}`);
-      lines.push(`      clause:   ${r.clause}`);
+      lines.push(`      clause:   ${r.clause} (${clauseLink(r.clause)})`);
       for (const l of evidenceLines(r)) lines.push(`      ${l}`);
-      lines.push(`      replay:   ${replayCommand(report, r.id, r.operation)}`);
+      lines.push(`      replay:   ${replayCommand(report, r)}`);
       lines.push('');
     }
   }
@@ -166,7 +196,8 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     lines.push('');
   }
   const ids = new Set(report.results.map((r) => r.id)).size;
-  lines.push(p('bold', `Summary: ${report.summary.total} results of ${ids} checks (list checks once per operation) in ${(report.durationMs / 1000).toFixed(1)} s (run ${report.runId}, seed ${report.seed})`));
+  const seeds = report.shards ? `shards ${report.shards.map((x) => `${x.shard} run ${x.runId} seed ${x.seed}`).join(', ')}` : `run ${report.runId}, seed ${report.seed}`;
+  lines.push(p('bold', `Summary: ${report.summary.total} results of ${ids} checks (list checks once per operation) in ${(report.durationMs / 1000).toFixed(1)} s (${seeds})`));
   const areas = [...new Set(report.results.map((r) => r.area))];
   const w = Math.max(...areas.map((a) => a.length), 7);
   for (const area of areas) {

@@ -17,7 +17,7 @@ export function githubAnnotations(report: RunReport): string[] {
     .filter((r) => r.outcome === 'fail' && r.level === 'MUST' && !r.baselined)
     .map((r) => {
       const e = r.evidence;
-      const body = [r.reason ?? '', e ? `expected: ${e.expected}` : '', e ? `actual: ${e.actual}` : '', e?.request ? `request: ${e.request}` : '', `replay: ${replayCommand(report, r.id, r.operation)}`].filter(Boolean).join('\n');
+      const body = [r.reason ?? '', e ? `expected: ${e.expected}` : '', e ? `actual: ${e.actual}` : '', e?.request ? `request: ${e.request}` : '', `replay: ${replayCommand(report, r)}`].filter(Boolean).join('\n');
       return `::error title=${property(`conformance ${label(r)}`)}::${data(body)}`;
     });
 }
@@ -31,7 +31,7 @@ export function renderMarkdown(report: RunReport): string {
   const lines = [
     `## Conformance: ${report.exit.code === 0 ? '✅' : '❌'} ${cell(report.exit.reason)}`,
     '',
-    `Target \`${report.target.baseUrl}\` · suite ${report.tool.version} · contract \`${report.contractDigest.slice(0, 19)}…\` · run ${report.runId}, seed ${report.seed}`,
+    `Target \`${report.target.baseUrl}\` · suite ${report.tool.version} · contract \`${report.contractDigest.slice(0, 19)}…\` · ${report.shards ? `shards ${report.shards.map((x) => `${x.shard} (run ${x.runId}, seed ${x.seed})`).join(', ')}` : `run ${report.runId}, seed ${report.seed}`}`,
     ...(report.certification ? ['', `**Certifiable: ${report.certification.certifiable ? 'yes' : 'no'}** (${cell(report.certification.why)})`] : []),
     '',
     '| level | pass | fail | error | skip |',

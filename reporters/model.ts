@@ -2,6 +2,7 @@
 import type { CheckResult } from '../lib/check.js';
 import type { CleanupReport } from '../lib/cleanup.js';
 import type { Level, Outcome } from '../lib/outcome.js';
+import type { DeclaredEmpty } from './verdict.js';
 
 export interface RunReport {
   tool: { name: 'conformance'; version: string };
@@ -14,23 +15,94 @@ export interface RunReport {
   product?: { name?: string; version?: string };
   /** This run's part of a sharded run (`i/n`). */
   shard?: string;
+  /** A merged report (`conformance merge`): the shards it joins, each with its own run and seed. */
+  shards?: ShardOfReport[];
   startedAt: string;
   finishedAt: string;
   durationMs: number;
-  /** The resolved configuration, token masked. */
+  /** The resolved configuration, token masked (lib/config.ts maskedConfig; read it through settingsOf). */
   config: Record<string, unknown>;
-  results: CheckResult[];
+  results: ReportedResult[];
   /** Failures of the suite itself outside any check. */
   suiteErrors: string[];
   cleanup: CleanupReport;
   /** Known failures that did not fail the run (--baseline). */
   baseline?: BaselineReport;
   /** Certification mode (--certify). */
-  certification?: { certifiable: boolean; why: string };
+  certification?: { certifiable: boolean; why: string; declaredAbsent?: string[]; declaredEmpty?: DeclaredEmpty[] };
   /** How list traversals were bounded and compared (absent when no list check ran). */
   lists?: ListsReport;
   summary: Summary;
   exit: { code: 0 | 1 | 2; reason: string };
+}
+
+/**
+ * A result as results.json holds it: a failure or an error carries the command that re-runs it
+ * (reporters/json.ts). A merged report keeps each shard's own, made with that shard's seed.
+ */
+export type ReportedResult = CheckResult & { replay?: string };
+
+export interface ShardOfReport {
+  shard: string;
+  runId: string;
+  seed: number;
+}
+
+/**
+ * The settings of RunReport.config that decide outcomes, typed. The config comes from a file
+ * when a report is merged, so a value of the wrong type reads as absent rather than trusted.
+ */
+export interface OutcomeSettings {
+  configFile?: string;
+  timeoutMs?: number;
+  maxBodyBytes?: number;
+  strict?: boolean;
+  requestBudget?: number;
+  timeBufferSeconds?: number;
+  defaultPageLength?: number;
+  requireAllEndpoints?: boolean;
+  /** The run's selection: --check, --grep, --operation. */
+  checks?: string[];
+  grep?: string;
+  operations?: string[];
+  /** List operations declared legitimately empty (--empty): they change what certifies. */
+  empty?: string[];
+  /** Catalog overrides from the config file (operations, parents). */
+  catalog?: unknown;
+}
+
+export function settingsOf(report: Pick<RunReport, 'config'>): OutcomeSettings {
+  const c = report.config ?? {};
+  const num = (k: string): number | undefined => (typeof c[k] === 'number' ? c[k] : undefined);
+  const bool = (k: string): boolean | undefined => (typeof c[k] === 'boolean' ? c[k] : undefined);
+  const str = (k: string): string | undefined => (typeof c[k] === 'string' ? c[k] : undefined);
+  const strs = (k: string): string[] | undefined => (Array.isArray(c[k]) && (c[k] as unknown[]).every((x) => typeof x === 'string') ? [...(c[k] as string[])] : undefined);
+  const out: OutcomeSettings = {
+    configFile: str('configFile'),
+    timeoutMs: num('timeoutMs'),
+    maxBodyBytes: num('maxBodyBytes'),
+    strict: bool('strict'),
+    requestBudget: num('requestBudget'),
+    timeBufferSeconds: num('timeBufferSeconds'),
+    defaultPageLength: num('defaultPageLength'),
+    requireAllEndpoints: bool('requireAllEndpoints'),
+    checks: strs('checks'),
+    grep: str('grep'),
+    operations: strs('operations'),
+    empty: strs('empty'),
+    catalog: c.catalog,
+  };
+  for (const k of Object.keys(out) as Array<keyof OutcomeSettings>) if (out[k] === undefined) delete out[k];
+  return out;
+}
+
+/**
+ * Whether a result fails the run: a MUST failure, or a SHOULD failure under --strict, that no
+ * baseline lists. The same rule as exitFor (reporters/verdict.ts), result by result: junit.xml
+ * writes a <failure> for exactly these, so that CI reads the same verdict as the exit code.
+ */
+export function failsRun(r: CheckResult, strict: boolean): boolean {
+  return r.outcome === 'fail' && !r.baselined && (r.level === 'MUST' || (strict && r.level === 'SHOULD'));
 }
 
 export interface BaselineReport {

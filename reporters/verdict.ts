@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import type { CheckResult } from '../lib/check.js';
 import { ConfigError } from '../lib/config.js';
-import type { BaselineReport } from './model.js';
+import type { Level } from '../lib/outcome.js';
+import { failsRun, type BaselineReport } from './model.js';
 
 export interface BaselineEntry {
   id: string;
@@ -68,12 +69,14 @@ export function exitFor(results: readonly CheckResult[], suiteErrors: readonly s
   const counted = results.filter((r) => !r.baselined);
   const errors = counted.filter((r) => r.outcome === 'error').length + suiteErrors.length;
   const incomplete = errors > 0 ? `; the suite could not complete ${errors} check(s) or step(s), so the results are incomplete` : '';
-  const must = counted.filter((r) => r.outcome === 'fail' && r.level === 'MUST').length;
+  // The same rule junit.xml writes a <failure> by (failsRun), so the two cannot disagree.
+  const failing = results.filter((r) => failsRun(r, strict));
+  const must = failing.filter((r) => r.level === 'MUST').length;
   const should = counted.filter((r) => r.outcome === 'fail' && r.level === 'SHOULD').length;
   const known = results.length - counted.length;
   const baselined = known ? ` (${known} known failure(s) baselined)` : '';
   if (must > 0) return { code: 1, reason: `exit 1: ${must} MUST check(s) failed${baselined}${incomplete}` };
-  if (strict && should > 0) return { code: 1, reason: `exit 1: ${should} SHOULD check(s) failed and --strict is on${baselined}${incomplete}` };
+  if (failing.length > 0) return { code: 1, reason: `exit 1: ${should} SHOULD check(s) failed and --strict is on${baselined}${incomplete}` };
   if (errors > 0) return { code: 2, reason: `exit 2: the suite could not complete ${errors} check(s) or step(s); the results are incomplete` };
   const warn = should > 0 ? ` (${should} SHOULD warning(s); --strict would fail them)` : '';
   return { code: 0, reason: `exit 0: every MUST check passed${warn}${baselined}` };
@@ -81,31 +84,119 @@ export function exitFor(results: readonly CheckResult[], suiteErrors: readonly s
 
 /**
  * Certification: every MUST check passed (a baseline does not excuse one), the suite did all
- * its work, and no MUST check was skipped except on an operation the vendor declares absent.
+ * its work, and no MUST check was skipped except on an operation the vendor declares absent,
+ * or, for want of records, on one the vendor declares legitimately empty and the run saw empty.
  */
 export interface CertificationScope {
   declaredAbsent: readonly string[];
+  /** Operations the vendor declares legitimately empty (--empty, key `empty`). */
+  declaredEmpty?: readonly string[];
   /** Lists beyond the contract's 26: reported, but they do not gate certification. */
   extraOperations: readonly string[];
   /** The run was narrowed (--check, --grep, --operation, --shard): it cannot certify. */
   narrowedBy?: string;
 }
 
-export function certify(results: readonly CheckResult[], suiteErrors: readonly string[], scope: CertificationScope): { certifiable: boolean; why: string } {
+/** A check that could not be exercised on a declared-empty operation. */
+export interface NotExercised {
+  id: string;
+  level: Level;
+  reason: string;
+}
+
+/** What a certification says of one operation the vendor declared empty. */
+export interface DeclaredEmpty {
+  operation: string;
+  /**
+   * What the run saw: `empty` (a check found no record and none found any), `records` (the
+   * declaration is wrong: it does not certify), `unknown` (nothing to tell by: the operation
+   * was absent, not reached, or not run). Only `empty` excuses skips.
+   */
+  observed: 'empty' | 'records' | 'unknown';
+  /** The result `observed` rests on, in words. */
+  evidence: string;
+  /** The checks skipped for want of records, every level (only MUST ones gate certification). */
+  notExercised: NotExercised[];
+}
+
+export interface Certification {
+  certifiable: boolean;
+  why: string;
+  /** The operations declared absent (--absent), as given. */
+  declaredAbsent: string[];
+  /** The operations declared empty, each with what the run saw and what it could not exercise. */
+  declaredEmpty: DeclaredEmpty[];
+}
+
+/**
+ * A skip for want of records: the list checks say "needs 10 records, found 0", "needs 2
+ * records, found 1", "needs records created before the run, found none (...)". These, and only
+ * these, are what an empty list cannot exercise.
+ */
+const WANTS_RECORDS = /^needs\b[^,]*\brecords?\b/;
+/** A result that saw records on the list: "found 5", "(13 records)". */
+const SAW_RECORDS = /\bfound ([1-9]\d*)\b|\(([1-9]\d*) records?\)/;
+/** A result that saw the list empty: "found 0", "found none (... (0 records))". */
+const SAW_NONE = /\bfound 0\b|\(0 records?\)/;
+
+/** What the run saw of an operation declared empty (see DeclaredEmpty). */
+export function observeEmpty(results: readonly CheckResult[], operation: string, narrowed: boolean): DeclaredEmpty {
+  const mine = results.filter((r) => r.operation === operation);
+  const texts = (r: CheckResult): string[] => [r.reason ?? '', ...(r.notes ?? [])];
+  const notExercised = mine.filter((r) => r.outcome === 'skip' && WANTS_RECORDS.test(r.reason ?? '')).map((r) => ({ id: r.id, level: r.level, reason: r.reason ?? '' }));
+  const said = (re: RegExp): { r: CheckResult; text: string } | undefined => {
+    for (const r of mine) for (const text of texts(r)) if (re.test(text)) return { r, text };
+    return undefined;
+  };
+  const some = said(SAW_RECORDS);
+  if (some) return { operation, observed: 'records', evidence: `${some.r.id}: ${some.text}`, notExercised };
+  const none = said(SAW_NONE);
+  if (none && notExercised.length) return { operation, observed: 'empty', evidence: `${none.r.id}: ${none.text}`, notExercised };
+  const served = mine.find((r) => r.id === 'list.endpoint.present' && r.outcome === 'pass');
+  // A whole run on a served list where no check lacked records: each found what it needed.
+  if (served && !notExercised.length && !narrowed) return { operation, observed: 'records', evidence: `all ${mine.length} of its checks ran, none short of records`, notExercised };
+  const why = !mine.length ? 'no check ran on it' : mine.some((r) => r.reason?.startsWith('absent:')) ? 'its collection answered 404 (absent)' : 'no result says whether it holds records';
+  return { operation, observed: 'unknown', evidence: why, notExercised };
+}
+
+export function certify(results: readonly CheckResult[], suiteErrors: readonly string[], scope: CertificationScope): Certification {
   const { declaredAbsent } = scope;
+  const declaredEmpty = (scope.declaredEmpty ?? []).map((op) => observeEmpty(results, op, scope.narrowedBy !== undefined));
+  const seenEmpty = new Set(declaredEmpty.filter((d) => d.observed === 'empty').map((d) => d.operation));
   const why: string[] = [];
   if (scope.narrowedBy) why.push(`the run was narrowed by ${scope.narrowedBy}: a certification runs every check`);
   const must = results.filter((r) => r.level === 'MUST' && !(r.operation && scope.extraOperations.includes(r.operation)));
   const failed = must.filter((r) => r.outcome === 'fail');
   const errors = results.filter((r) => r.outcome === 'error').length + suiteErrors.length;
-  const skipped = must.filter((r) => r.outcome === 'skip' && !(r.operation && declaredAbsent.includes(r.operation) && r.reason?.startsWith('absent:')));
+  const excused = (r: CheckResult): boolean =>
+    r.operation !== undefined && ((declaredAbsent.includes(r.operation) && r.reason?.startsWith('absent:') === true) || (seenEmpty.has(r.operation) && WANTS_RECORDS.test(r.reason ?? '')));
+  const skipped = must.filter((r) => r.outcome === 'skip' && !excused(r));
   const claimed = declaredAbsent.filter((op) => results.some((r) => r.operation === op && r.id === 'list.endpoint.present' && r.outcome === 'pass'));
+  const filled = declaredEmpty.filter((d) => d.observed === 'records');
   if (failed.length) why.push(`${failed.length} MUST check(s) failed${failed.some((r) => r.baselined) ? ' (baselines do not count in certification)' : ''}`);
   if (errors) why.push(`${errors} error(s) of the suite: the run is incomplete`);
   if (skipped.length) {
     const sample = skipped.slice(0, 3).map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}: ${r.reason}`);
-    why.push(`${skipped.length} MUST check(s) skipped for a reason other than a declared-absent operation (${sample.join('; ')}${skipped.length > 3 ? '; ...' : ''})`);
+    const declared = scope.declaredEmpty?.length ? 'a declared-absent operation or a declared-empty list' : 'a declared-absent operation';
+    why.push(`${skipped.length} MUST check(s) skipped for a reason other than ${declared} (${sample.join('; ')}${skipped.length > 3 ? '; ...' : ''})`);
   }
   if (claimed.length) why.push(`declared absent but served: ${claimed.join(', ')}`);
-  return why.length ? { certifiable: false, why: why.join('; ') } : { certifiable: true, why: `every MUST check passed${declaredAbsent.length ? `; declared absent: ${declaredAbsent.join(', ')}` : ''}` };
+  // A declaration the run contradicts does not certify: the certificate would say a list is
+  // empty, and its checks not exercised, when the product holds records there.
+  if (filled.length) why.push(`declared empty but holding records: ${filled.map((d) => `${d.operation} (${d.evidence})`).join('; ')}; drop --empty for ${filled.length > 1 ? 'them' : 'it'}`);
+  const report = { declaredAbsent: [...declaredAbsent], declaredEmpty };
+  if (why.length) return { certifiable: false, why: why.join('; '), ...report };
+  const notes = [
+    ...(declaredAbsent.length ? [`declared absent: ${declaredAbsent.join(', ')}`] : []),
+    ...declaredEmpty.map((d) => {
+      const gated = d.notExercised.filter((n) => n.level === 'MUST' && !scope.extraOperations.includes(d.operation));
+      return d.observed === 'empty'
+        ? `declared empty: ${d.operation}, seen empty; ${gated.length} MUST check(s) could not be exercised on it (${gated.map((n) => n.id).join(', ') || 'none'})`
+        : `declared empty: ${d.operation}, but ${d.evidence}`;
+    }),
+  ];
+  const spared = must.filter((r) => r.outcome === 'skip' && excused(r));
+  const kinds = [spared.some((r) => r.reason?.startsWith('absent:')) ? 'declared-absent' : '', spared.some((r) => !r.reason?.startsWith('absent:')) ? 'declared-empty' : ''].filter(Boolean).join(' or ');
+  const lead = spared.length ? `every MUST check passed, but for ${spared.length} that a ${kinds} operation could not exercise` : 'every MUST check passed';
+  return { certifiable: true, why: [lead, ...notes].join('; '), ...report };
 }

@@ -35,6 +35,7 @@ export function reportFiles(report: RunReport, mask: (s: string) => string): Out
  * naming product, suite and contract, and SHA256SUMS over all of it (`sha256sum -c SHA256SUMS`).
  */
 export function bundleFiles(report: RunReport, mask: (s: string) => string): OutputFile[] {
+  const certification = report.certification;
   const certificate = {
     product: report.product?.name ?? null,
     productVersion: report.product?.version ?? null,
@@ -47,6 +48,10 @@ export function bundleFiles(report: RunReport, mask: (s: string) => string): Out
     finishedAt: report.finishedAt,
     certifiable: report.certification?.certifiable ?? false,
     why: report.certification?.why ?? '',
+    // What the vendor declared, and for each declared-empty list what the run saw and which
+    // checks it could not exercise: an empty list neither blocks certification nor hides.
+    declaredAbsent: certification?.declaredAbsent ?? [],
+    declaredEmpty: certification?.declaredEmpty ?? [],
     exit: report.exit,
   };
   const files = [

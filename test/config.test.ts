@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_CONCURRENCY, describeConfig, maskedConfig, resolveConfig } from '../lib/config.js';
+import { closest, ConfigError, DEFAULT_CONCURRENCY, describeConfig, maskedConfig, resolveConfig } from '../lib/config.js';
 
 function dirWith(yaml?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'conformance-config-'));
@@ -39,15 +39,16 @@ describe('resolveConfig', () => {
     [{ 'base-url': 'not a url' }, /absolute http/],
     [{ 'base-url': 'https://user:pw@x.example', token: 't' }, /credentials/],
     [{ 'base-url': 'https://x.example' }, /needs a token/],
-    [{ concurrency: '0' }, /concurrency must be a whole number from 1/],
-    [{ seed: 'abc' }, /seed must be a whole number/],
-    [{ timeout: '1.5' }, /timeout/],
+    [{ concurrency: '0' }, /^--concurrency: must be a whole number from 1/],
+    [{ seed: 'abc' }, /^--seed: must be a whole number/],
+    [{ timeout: '1.5' }, /^--timeout: /],
+    [{ 'max-body-bytes': '10' }, /^--max-body-bytes: must be a whole number from 1024/],
   ])('refuses %j', (flags, message) => {
     expect(() => resolveConfig({ ...base, cwd: dirWith(), flags })).toThrow(message);
   });
 
-  it('refuses unknown keys in the file, naming them', () => {
-    expect(() => resolveConfig({ ...base, cwd: dirWith('baseurl: https://x\n') })).toThrow(/unknown setting 'baseurl'/);
+  it('refuses unknown keys in the file, naming them and the key meant', () => {
+    expect(() => resolveConfig({ ...base, cwd: dirWith('baseurl: https://x\n') })).toThrow("conformance.config.yaml: unknown key 'baseurl' (did you mean 'base-url'?)");
   });
 
   it('refuses a --config file that does not exist', () => {
@@ -58,5 +59,107 @@ describe('resolveConfig', () => {
     const c = resolveConfig({ ...base, cwd: dirWith(), flags: { 'base-url': 'https://x.example', token: 'very-secret-token' } });
     expect(describeConfig(c).join('\n')).not.toContain('very-secret-token');
     expect(JSON.stringify(maskedConfig(c))).not.toContain('very-secret-token');
+  });
+
+  it('takes --max-body-bytes, the one key that had no flag, over the environment', () => {
+    const c = resolveConfig({ ...base, cwd: dirWith('max-body-bytes: 4096\n'), env: { CONFORMANCE_MAX_BODY_BYTES: '8192' }, flags: { 'max-body-bytes': '65536' } });
+    expect(c.maxBodyBytes).toBe(65536);
+    expect(c.sources['max-body-bytes']).toBe('flag');
+    expect(describeConfig(c).join('\n')).toMatch(/max body +65536 bytes {2}\(flag\)/);
+    expect(resolveConfig({ ...base, cwd: dirWith('max-body-bytes: 4096\n') }).maxBodyBytes).toBe(4096);
+  });
+
+  it('reads the declared-empty operations from a flag, the environment or the file (a list or commas)', () => {
+    expect(resolveConfig({ ...base, cwd: dirWith('empty: [catalog-rules, orders]\n') }).empty).toEqual(['catalog-rules', 'orders']);
+    expect(resolveConfig({ ...base, cwd: dirWith('empty: catalog-rules\n'), env: { CONFORMANCE_EMPTY: 'files, jobs' } }).empty).toEqual(['files', 'jobs']);
+    const c = resolveConfig({ ...base, cwd: dirWith('empty: [orders]\n'), flags: { empty: 'catalog-rules' } });
+    expect(c.empty).toEqual(['catalog-rules']);
+    expect(c.sources.empty).toBe('flag');
+    expect(resolveConfig({ ...base, cwd: dirWith() }).empty).toEqual([]);
+  });
+});
+
+describe('an error names where the value came from', () => {
+  it.each([
+    ['a flag', { flags: { timeout: 'abc' } }, "--timeout: must be a whole number from 100 to 600000 (got 'abc')"],
+    ['a variable', { env: { CONFORMANCE_TIMEOUT_MS: 'abc' } }, "CONFORMANCE_TIMEOUT_MS: must be a whole number from 100 to 600000 (got 'abc')"],
+    ['a variable', { env: { CONFORMANCE_STRICT: 'maybe' } }, "CONFORMANCE_STRICT: must be true or false (got 'maybe')"],
+    ['a variable', { env: { CONFORMANCE_BASE_URL: 'ftp://x.example', CONFORMANCE_TOKEN: 't' } }, "CONFORMANCE_BASE_URL: must use http or https (got 'ftp:')"],
+    ['the file', { yaml: 'timeout: "5"\n' }, "conformance.config.yaml: timeout: must be a whole number from 100 to 600000 (got '5')"],
+  ])('%s', (_, given, message) => {
+    const { yaml, ...rest } = given as { yaml?: string };
+    expect(() => resolveConfig({ ...base, cwd: dirWith(yaml), ...rest })).toThrow(message);
+  });
+
+  it('names a file given with --config as given', () => {
+    const cwd = dirWith();
+    writeFileSync(join(cwd, 'ci.yaml'), 'concurrency: 0\n');
+    expect(() => resolveConfig({ ...base, cwd, configFile: 'ci.yaml' })).toThrow("ci.yaml: concurrency: must be a whole number from 1 to 256 (got '0')");
+  });
+});
+
+describe('the file is checked against spec/config.schema.yaml', () => {
+  const KNOWN = ['orders', 'accounts', 'catalog-rules'];
+  const read = (yaml: string) => () => resolveConfig({ ...base, cwd: dirWith(yaml), knownOperations: KNOWN });
+
+  it.each([
+    ['an added operation without paths', 'operations:\n  widgets:\n    name: Widgets\n', "conformance.config.yaml: operations.widgets: must have required property 'paths'"],
+    ['a misspelt operation, which reads as an added one', 'operations:\n  ordres:\n    record: { id: uuid }\n', /operations\.ordres: must have required property 'paths' .*did you mean 'orders'/],
+    ['an unknown key in an operation', 'operations:\n  orders:\n    pathz: { default: /v2/orders }\n', "conformance.config.yaml: operations.orders: unknown key 'pathz' (did you mean 'paths'?)"],
+    ['a path without its slash', 'operations:\n  orders:\n    paths: { default: v2/orders }\n', 'conformance.config.yaml: operations.orders.paths.default: must be a path starting with / (got "v2/orders")'],
+    ['an unknown key in a record', 'operations:\n  orders:\n    record: { created: a.b }\n', "operations.orders.record: unknown key 'created' (did you mean 'created_at'?)"],
+    ['a parent with neither value nor from and field', 'parents:\n  flowSlug: { from: /v2/flows }\n', 'conformance.config.yaml: parents.flowSlug: must be a mapping with either value, or from and field'],
+    ['a number that is not whole', 'timeout: 1.5\n', 'conformance.config.yaml: timeout: must be a whole number (got 1.5)'],
+    ['a list where a mapping goes', 'operations: [orders]\n', 'conformance.config.yaml: operations: must be a mapping'],
+    ['a file that is not a mapping', '- base-url\n', 'conformance.config.yaml: must be a mapping of settings'],
+  ])('%s: a one-line error with the key path', (_, yaml, message) => {
+    let error: unknown;
+    try {
+      read(yaml)();
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).not.toContain('\n');
+    if (typeof message === 'string') expect((error as Error).message).toContain(message);
+    else expect((error as Error).message).toMatch(message);
+  });
+
+  it('takes what the README shows: an override without paths, an added operation with them, parents', () => {
+    const c = read(
+      [
+        'parents:',
+        '  flowSlug: { value: my-flow }',
+        '  pricebook_id: { from: /pcm/pricebooks, field: id }',
+        'operations:',
+        '  orders:',
+        '    record: { created_at: attributes.created_at }',
+        '  my-list:',
+        '    name: Get all Widgets',
+        '    paths: { default: /v2/widgets }',
+        'empty: [catalog-rules]',
+        '',
+      ].join('\n'),
+    )();
+    expect(Object.keys(c.catalog.operations ?? {})).toEqual(['orders', 'my-list']);
+    expect(c.catalog.parents?.flowSlug).toEqual({ value: 'my-flow' });
+    expect(c.empty).toEqual(['catalog-rules']);
+  });
+
+  it('never shows a token of the wrong type', () => {
+    expect(read('token: 12345678987654321\n')).toThrow(/^conformance\.config\.yaml: token: must be a string \(quote it[^)]*\)$/);
+  });
+});
+
+describe('closest (did you mean)', () => {
+  it.each([
+    ['--reprot-dir', '--report-dir'],
+    ['--timout', '--timeout'],
+    ['--Strict', '--strict'],
+    ['--max-body', '--max-body-bytes'],
+    ['--bogus', undefined],
+    ['--x', undefined],
+  ])('%s → %s', (word, meant) => {
+    expect(closest(word, ['--report-dir', '--timeout', '--strict', '--max-body-bytes', '--base-url', '--seed'])).toBe(meant);
   });
 });

@@ -2,7 +2,7 @@
 // modules a process loads is recorded by test/fixtures/loaded-modules.mjs (a resolve hook for
 // ES modules, the require cache for CommonJS); how long it takes is for benches, not tests.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -54,6 +54,26 @@ describe('commands that run no check load nothing heavy', () => {
     const r = await heavyLoadedBy([BIN, '--list']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.heavy).toEqual([]);
+  });
+});
+
+describe('usage errors load nothing heavy either', () => {
+  it('a mistyped flag, with its did-you-mean', async () => {
+    const r = await heavyLoadedBy([BIN, '--reprot-dir', 'out']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/did you mean --report-dir\?/);
+    expect(r.heavy).toEqual([]);
+  });
+
+  it('a settings file is checked with ajv, loaded then and not before; nothing else heavy', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conformance-modules-'));
+    const file = join(dir, 'settings.yaml');
+    writeFileSync(file, 'concurency: 4\n');
+    const r = await heavyLoadedBy([BIN, '--config', file]);
+    rmSync(dir, { recursive: true, force: true });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown key 'concurency' \(did you mean 'concurrency'\?\)/);
+    expect(r.heavy).toEqual(['ajv']);
   });
 });
 

@@ -1,0 +1,157 @@
+// Certification of a legitimately empty list (issue 10, item 6). The vendor declares it with
+// --empty OP (or the key `empty`); the checks an empty list cannot exercise then do not block
+// certification, and the certificate says which they were. The declaration hides nothing: it
+// excuses only skips for want of records, only on a list the run saw empty, and a declared
+// list that holds records does not certify. Undeclared empty lists block as before (the CLI
+// case is in test/cli.test.ts, "refuses to certify when a MUST check was skipped").
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
+import type { CheckResult } from '../lib/check.js';
+import { certify, observeEmpty, type Certification } from '../reporters/verdict.js';
+import type { RunReport } from '../reporters/model.js';
+import { main } from '../cli/main.js';
+import { cli } from './support.js';
+
+/** The list the bundled reference server keeps empty by default (conformance serve --help, --no-empty-list). */
+const EMPTY_LIST = 'catalog-rules';
+
+describe('--empty against the bundled reference server', () => {
+  it('certifies with the empty list declared, and the certificate lists what could not be exercised', async () => {
+    const bundle = mkdtempSync(join(tmpdir(), 'conformance-empty-'));
+    const r = await cli(['--certify', bundle, '--empty', EMPTY_LIST, '--seed', '8']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`certifiable: yes \\(.*declared empty: ${EMPTY_LIST}, seen empty; \\d+ MUST check\\(s\\) could not be exercised on it \\(list\\.offset\\.records, `));
+
+    const report = JSON.parse(readFileSync(join(bundle, 'results.json'), 'utf8')) as RunReport;
+    const certificate = JSON.parse(readFileSync(join(bundle, 'certificate.json'), 'utf8')) as { certifiable: boolean; declaredEmpty: Certification['declaredEmpty'] };
+    // The skips are still in the results: excused in the verdict, not hidden.
+    const skipped = report.results.filter((x) => x.operation === EMPTY_LIST && x.outcome === 'skip');
+    expect(skipped.filter((x) => x.level === 'MUST').length).toBeGreaterThan(0);
+    expect(certificate.certifiable).toBe(true);
+    expect(certificate.declaredEmpty).toEqual([
+      {
+        operation: EMPTY_LIST,
+        observed: 'empty',
+        evidence: expect.stringMatching(/found 0|\(0 records\)/),
+        notExercised: skipped.map((x) => ({ id: x.id, level: x.level, reason: x.reason })),
+      },
+    ]);
+    expect((report.certification as Certification).declaredEmpty).toEqual(certificate.declaredEmpty);
+
+    // The same results, judged without the declaration: not certifiable, as before.
+    const scope = { declaredAbsent: [], extraOperations: endpointsOf(loadCatalogSpec()).filter((e) => e.extra).map((e) => e.key) };
+    const undeclared = certify(report.results, [], scope);
+    expect(undeclared.certifiable).toBe(false);
+    expect(undeclared.why).toMatch(new RegExp(`MUST check\\(s\\) skipped for a reason other than a declared-absent operation \\(.*\\[${EMPTY_LIST}\\]`));
+    // A list with records declared empty as well: the declaration is wrong, so no certificate.
+    const wrong = certify(report.results, [], { ...scope, declaredEmpty: [EMPTY_LIST, 'accounts'] });
+    expect(wrong.certifiable).toBe(false);
+    expect(wrong.why).toMatch(/^declared empty but holding records: accounts \(all \d+ of its checks ran, none short of records\); drop --empty for it$/);
+  });
+});
+
+describe('--empty without --certify', () => {
+  it('runs, and says the declaration counts only in a certification', async () => {
+    const lines: string[] = [];
+    const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l), env: {}, cwd: mkdtempSync(join(tmpdir(), 'conformance-empty-')), isTTY: false };
+    const code = await main(['--empty', EMPTY_LIST, '--check', 'delete.existing.204', '--seed', '8'], io);
+    expect(code, lines.join('\n')).toBe(0);
+    expect(lines).toContain(`  (declared empty: ${EMPTY_LIST}; this counts only in a certification, with --certify DIR)`);
+    expect(lines).toContain(`  empty          ${EMPTY_LIST} (declared empty)  (flag)`);
+  });
+});
+
+// Results of one list operation, as the pagination checks report them.
+const result = (id: string, outcome: CheckResult['outcome'], reason?: string, level: CheckResult['level'] = 'MUST', operation = 'promotions'): CheckResult => ({
+  id,
+  area: 'pagination',
+  clause: 'List endpoints (shared conventions)',
+  level,
+  title: id,
+  operation,
+  outcome,
+  ...(reason ? { reason } : {}),
+  durationMs: 1,
+});
+
+const scope = { declaredAbsent: [] as string[], extraOperations: [] as string[] };
+
+describe('what a declaration of an empty list excuses', () => {
+  const empty = [
+    result('list.endpoint.present', 'pass'),
+    result('list.offset.records', 'skip', 'needs 10 records, found 0'),
+    result('list.sort.id', 'skip', 'needs 2 records, found 0'),
+    result('list.keyset.id', 'skip', 'needs records created before the run, found none (offset traversal reached the end after 1 pages (0 records))'),
+    result('list.sort.descending', 'skip', 'needs 2 records, found 0', 'SHOULD'),
+  ];
+
+  it('the skips for want of records on a list seen empty, every level listed', () => {
+    const c = certify(empty, [], { ...scope, declaredEmpty: ['promotions'] });
+    expect(c.certifiable).toBe(true);
+    expect(c.declaredEmpty[0]).toMatchObject({ operation: 'promotions', observed: 'empty' });
+    expect(c.declaredEmpty[0]!.notExercised.map((n) => `${n.level} ${n.id}`)).toEqual(['MUST list.offset.records', 'MUST list.sort.id', 'MUST list.keyset.id', 'SHOULD list.sort.descending']);
+    expect(c.why).toBe('every MUST check passed, but for 3 that a declared-empty operation could not exercise; declared empty: promotions, seen empty; 3 MUST check(s) could not be exercised on it (list.offset.records, list.sort.id, list.keyset.id)');
+  });
+
+  it('nothing without the declaration: an undeclared empty list blocks', () => {
+    const c = certify(empty, [], scope);
+    expect(c.certifiable).toBe(false);
+    expect(c.why).toMatch(/^3 MUST check\(s\) skipped for a reason other than a declared-absent operation/);
+    expect(c.declaredEmpty).toEqual([]);
+  });
+
+  it('not a skip for another reason on the declared list', () => {
+    const c = certify([...empty, result('list.filter.gt', 'skip', 'unsupported: filter=gt(created_at,x) answered 400')], [], { ...scope, declaredEmpty: ['promotions'] });
+    expect(c.certifiable).toBe(false);
+    expect(c.why).toMatch(/^1 MUST check\(s\) skipped for a reason other than a declared-absent operation or a declared-empty list \(list\.filter\.gt \[promotions\]: unsupported/);
+  });
+
+  it('not the skips of another, undeclared list', () => {
+    const c = certify([...empty, result('list.sort.id', 'skip', 'needs 2 records, found 0', 'MUST', 'orders')], [], { ...scope, declaredEmpty: ['promotions'] });
+    expect(c.certifiable).toBe(false);
+    expect(c.why).toMatch(/list\.sort\.id \[orders\]: needs 2 records, found 0/);
+  });
+
+  it('a failure on the declared list still fails', () => {
+    const c = certify([...empty, result('list.meta.fields', 'fail', 'meta.results.total is a string')], [], { ...scope, declaredEmpty: ['promotions'] });
+    expect(c.certifiable).toBe(false);
+    expect(c.why).toMatch(/^1 MUST check\(s\) failed/);
+  });
+});
+
+describe('a declared-empty list that holds records does not certify', () => {
+  it.each([
+    ['a few records (a check found some)', [result('list.endpoint.present', 'pass'), result('list.offset.records', 'skip', 'needs 10 records, found 4'), result('list.sort.id', 'pass')], 'list.offset.records: needs 10 records, found 4'],
+    ['records created by the run only', [result('list.endpoint.present', 'pass'), result('list.keyset.id', 'skip', 'needs records created before the run, found none (offset traversal reached the end after 2 pages (13 records))')], /list\.keyset\.id: .*\(13 records\)/],
+    ['enough records for every check', [result('list.endpoint.present', 'pass'), result('list.offset.records', 'pass'), result('list.sort.id', 'pass')], 'all 3 of its checks ran, none short of records'],
+  ])('%s', (_, results, evidence) => {
+    const c = certify(results, [], { ...scope, declaredEmpty: ['promotions'] });
+    expect(c.certifiable).toBe(false);
+    expect(c.declaredEmpty[0]!.observed).toBe('records');
+    if (typeof evidence === 'string') expect(c.declaredEmpty[0]!.evidence).toBe(evidence);
+    else expect(c.declaredEmpty[0]!.evidence).toMatch(evidence);
+    expect(c.why).toMatch(/declared empty but holding records: promotions \(.*\); drop --empty for it$/);
+  });
+});
+
+describe('what the run saw of a declared-empty list', () => {
+  it('absent (404): nothing to tell by, and its skips are excused only by --absent', () => {
+    const absent = [result('list.endpoint.present', 'skip', 'absent: GET /v2/promotions answered 404'), result('list.sort.id', 'skip', 'absent: GET /v2/promotions answered 404')];
+    expect(observeEmpty(absent, 'promotions', false)).toMatchObject({ observed: 'unknown', evidence: 'its collection answered 404 (absent)', notExercised: [] });
+    expect(certify(absent, [], { ...scope, declaredEmpty: ['promotions'] }).certifiable).toBe(false);
+    expect(certify(absent, [], { ...scope, declaredAbsent: ['promotions'], declaredEmpty: ['promotions'] }).certifiable).toBe(true);
+  });
+
+  it('a narrowed run is no evidence of records', () => {
+    const ran = [result('list.endpoint.present', 'pass')];
+    expect(observeEmpty(ran, 'promotions', true).observed).toBe('unknown');
+    expect(observeEmpty(ran, 'promotions', false).observed).toBe('records');
+  });
+
+  it('an operation no check ran on', () => {
+    expect(observeEmpty([], 'promotions', false)).toMatchObject({ observed: 'unknown', evidence: 'no check ran on it' });
+  });
+});
