@@ -431,7 +431,8 @@ export class HttpClient {
             reject(new SuiteError('RESPONSE_TOO_LARGE', `${what}: response body over the ${maxBodyBytes}-byte cap`));
           } else chunks.push(chunk);
         });
-        res.body.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        // One chunk (most pages) is decoded where it lies, not copied first.
+        res.body.on('end', () => resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes)).toString('utf8')));
         res.body.on('error', reject);
       });
     } catch (err) {

@@ -24,6 +24,8 @@ export interface Rec {
  * millisecond and a double cannot hold nanoseconds since 1970, so the fraction is kept apart.
  */
 export function instantKey(raw: string): string | undefined {
+  const quick = utcKey(raw);
+  if (quick !== undefined) return quick;
   // The same record is read by several walks: its timestamps are parsed once. The memo is
   // bounded, so a run's memory stays set by its budget.
   let key = keys.get(raw);
@@ -36,12 +38,47 @@ export function instantKey(raw: string): string | undefined {
 
 const keys = new Map<string, string | undefined>();
 
-function parseInstant(raw: string): string | undefined {
+export function parseInstant(raw: string): string | undefined {
   const m = /^(.*?\d{2}:\d{2}:\d{2})[.,](\d+)(.*)$/.exec(raw);
   const ms = Date.parse(m ? `${m[1]}.${m[2]!.slice(0, 3).padEnd(3, '0')}${m[3]}` : raw);
   if (Number.isNaN(ms)) return undefined;
   // Offset so that instants before 1970 still sort as fixed-width digits.
   return `${(BigInt(ms) + 10n ** 16n).toString().padStart(17, '0')}.${(m?.[2] ?? '').slice(3).padEnd(9, '0')}`;
+}
+
+/**
+ * The key parseInstant gives, without a regular expression, Date.parse or a BigInt, for the
+ * form nearly every target sends: YYYY-MM-DDTHH:MM:SS, an optional fraction, Z, from 1970 on.
+ * Anything else (an offset, a fraction spelled with a comma, a field out of range) is
+ * undefined here and goes the long way. A list of 10,000 records has 20,000 of these.
+ */
+export function utcKey(raw: string): string | undefined {
+  const n = raw.length;
+  if (n < 20 || raw.charCodeAt(n - 1) !== 90 /* Z */) return undefined;
+  const num = (at: number, len: number): number => {
+    let v = 0;
+    for (let i = at; i < at + len; i++) {
+      const d = raw.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) return -1;
+      v = v * 10 + d;
+    }
+    return v;
+  };
+  if (raw[4] !== '-' || raw[7] !== '-' || raw[10] !== 'T' || raw[13] !== ':' || raw[16] !== ':') return undefined;
+  const year = num(0, 4);
+  const month = num(5, 2);
+  const day = num(8, 2);
+  const hour = num(11, 2);
+  const minute = num(14, 2);
+  const second = num(17, 2);
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return undefined;
+  let fraction = '';
+  if (n > 20) {
+    if (raw[19] !== '.' || n === 21 || num(20, n - 21) < 0) return undefined;
+    fraction = raw.slice(20, n - 1);
+  }
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second, fraction === '' ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0')));
+  return `1${String(ms).padStart(16, '0')}.${fraction.slice(3).padEnd(9, '0')}`;
 }
 
 export interface PageMeta {
@@ -98,13 +135,13 @@ function toRec(raw: unknown, e: Endpoint): Rec {
   const id = read.id(raw);
   const c = read.created(raw);
   const u = read.updated(raw);
-  const time = (x: unknown): string | undefined => (typeof x === 'string' ? instantKey(x) : undefined);
+  // One shape for every record (absent fields undefined), so the engine keeps one layout.
   return {
     id: typeof id === 'string' || typeof id === 'number' ? String(id) : JSON.stringify(id),
-    ...(typeof c === 'string' ? { createdRaw: c } : {}),
-    ...(typeof u === 'string' ? { updatedRaw: u } : {}),
-    created: time(c),
-    updated: time(u),
+    createdRaw: typeof c === 'string' ? c : undefined,
+    updatedRaw: typeof u === 'string' ? u : undefined,
+    created: typeof c === 'string' ? instantKey(c) : undefined,
+    updated: typeof u === 'string' ? instantKey(u) : undefined,
   };
 }
 
