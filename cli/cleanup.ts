@@ -1,18 +1,47 @@
 // `conformance cleanup [--run ID]`: deletes what an interrupted or crashed run left on its
-// target, from that run's ledger (lib/ledger.ts) and nothing else. The ledger says which target
-// (never the token: that comes from --token, CONFORMANCE_TOKEN or the config file, as for a run).
+// target, from that run's ledger (lib/ledger.ts) and nothing else. Each run is cleaned on the
+// target its ledger records, and only there: a base URL given by flag, environment or settings
+// file picks runs, it never sends a run's deletes elsewhere (nothing on a user's server is
+// touched that the suite did not create there). The token is never in a ledger: it comes from
+// --token, CONFORMANCE_TOKEN or the config file, as for a run.
 import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { Ledger, ledgerPath, ledgersRoot } from '../lib/ledger.js';
+import { Ledger, ledgerPath, ledgersRoot, runInProgress } from '../lib/ledger.js';
 import { Secrets } from '../lib/secrets.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 
-const HELP = `Usage: conformance cleanup [--run ID]... [--token TOKEN] [--base-url URL] [--config FILE]
+const HELP = `Usage: conformance cleanup [--run ID]... [--base-url URL] [--token TOKEN] [--config FILE]
   Deletes what interrupted or crashed runs created and did not delete, from their ledgers
-  (${ledgersRoot()}/<run>/ledger.jsonl), and nothing else. Without --run: every run whose
-  ledger still holds something. The token is read as for a run (--token, CONFORMANCE_TOKEN,
-  the config file); the target is the one the ledger names, unless --base-url says otherwise.
-  Exit 0 when nothing is left, 1 when something could not be deleted (it is listed).`;
+  (${ledgersRoot()}/<run>/ledger.jsonl), and nothing else. Each run is cleaned on the
+  target its ledger records, and nowhere else.
+  --run ID         only this run (repeatable); without it, every run whose ledger still holds
+                   something
+  --base-url URL   only the runs whose ledger records this target (also CONFORMANCE_BASE_URL,
+                   or base-url in the config file). It picks runs and never redirects them: a
+                   --run recorded against another target is refused (exit 2). A ledger of an
+                   older version records no target: it is left alone, unless --run names it
+                   and --base-url says where it ran (that URL is then used)
+  --token TOKEN    the token, read as for a run (--token, CONFORMANCE_TOKEN, the config file);
+                   every run cleaned is sent it, so when runs left things on several targets
+                   and neither --base-url nor --run names one, nothing is sent (exit 2)
+  --config FILE    settings file (default: ./conformance.config.yaml when present)
+  A run still in progress (its process alive on this host) is never touched.
+  Exit 0 when nothing is left, 1 when something could not be deleted or was left alone (it is
+  listed), 2 for a usage error.`;
+
+/** A base URL as compared: scheme and host as the URL parser writes them, no trailing slash. */
+export function sameTarget(a: string, b: string): boolean {
+  const norm = (u: string): string => {
+    try {
+      const url = new URL(u.trim());
+      return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+    } catch {
+      return u.trim().replace(/\/+$/, '');
+    }
+  };
+  return norm(a) === norm(b);
+}
 
 export async function cleanup(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags({ args, options: { run: { type: 'string', multiple: true }, token: { type: 'string' }, 'base-url': { type: 'string' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, 'cleanup');
@@ -21,29 +50,81 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
     return 0;
   }
   // Loaded here, not above: --help needs none of it (the HTTP layer loads undici).
-  const [{ cleanUp }, { resolveConfig }, { leftoverLine }] = await Promise.all([import('../lib/cleanup.js'), import('../lib/config.js'), import('../reporters/console.js')]);
+  const [{ cleanUp }, { resolveConfig, settingLabel }, { leftoverLine }] = await Promise.all([import('../lib/cleanup.js'), import('../lib/config.js'), import('../reporters/console.js')]);
   const config = resolveConfig({ flags: { ...(values.token ? { token: values.token } : {}), ...(values['base-url'] ? { 'base-url': values['base-url'] } : {}) }, env: io.env, cwd: io.cwd, configFile: values.config, checks: [], operations: [], randomSeed: 0 });
   if (!config.token) throw new UsageError('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN', 'cleanup');
+  // The target the user named, and where they named it: it selects runs, never redirects them.
+  const wanted = config.baseUrl;
+  const from = wanted ? settingLabel(config, 'base-url') : '';
+  const named = values.run ?? [];
+  for (const id of named) if (!existsSync(ledgerPath(id))) throw new UsageError(`no ledger for run '${id}' (looked in ${dirname(ledgerPath(id))})`, 'cleanup');
+  // Refused before anything is sent: a named run that ran elsewhere than the target given.
+  for (const id of named) {
+    const recorded = new Ledger(ledgerPath(id)).run()?.baseUrl;
+    if (wanted && recorded && !sameTarget(recorded, wanted)) {
+      throw new UsageError(`run ${id} ran against ${recorded}, not ${wanted} (${from}): cleanup deletes only on the target a run recorded (with no base URL given, it cleans run ${id} on ${recorded})`, 'cleanup');
+    }
+  }
   const runs = values.run ?? (existsSync(ledgersRoot()) ? readdirSync(ledgersRoot()) : []);
-  for (const id of values.run ?? []) if (!existsSync(ledgerPath(id))) throw new UsageError(`no ledger for run '${id}' (looked in ${dirname(ledgerPath(id))})`, 'cleanup');
+  const host = hostname();
+  // One token goes to every run cleaned: with no target and no run named, it may only go to one
+  // target, or a token meant for one server would be sent to another that a ledger names.
+  if (!wanted && named.length === 0) {
+    const targets = new Map<string, string[]>();
+    for (const runId of runs) {
+      if (!existsSync(ledgerPath(runId))) continue;
+      const ledger = new Ledger(ledgerPath(runId));
+      const run = ledger.run();
+      const open = ledger.open();
+      if (!run?.baseUrl || runInProgress(run, host) || open.created.length + open.unanswered.length === 0) continue;
+      const key = [...targets.keys()].find((t) => sameTarget(t, run.baseUrl!)) ?? run.baseUrl;
+      targets.set(key, [...(targets.get(key) ?? []), runId]);
+    }
+    if (targets.size > 1) {
+      const list = [...targets].map(([t, ids]) => `${t} (run${ids.length > 1 ? 's' : ''} ${ids.join(', ')})`).join('; ');
+      throw new UsageError(`runs left things on ${targets.size} targets: ${list}; the token would be sent to each, so name one: --base-url URL (or --run ID)`, 'cleanup');
+    }
+  }
   const secrets = new Secrets();
   secrets.add(config.token);
   let left = 0;
   let found = 0;
+  let busy = 0;
+  let elsewhere = 0;
   for (const runId of runs) {
     const path = ledgerPath(runId);
     if (!existsSync(path)) continue;
     const ledger = new Ledger(path);
+    const run = ledger.run();
+    const recorded = run?.baseUrl;
+    // Not picked: it ran against another target than the one given.
+    if (wanted && recorded && !sameTarget(recorded, wanted)) {
+      elsewhere++;
+      continue;
+    }
+    // Its run is still creating and deleting: its own cleanup is to come; not even the
+    // folder is removed, since the run goes on writing its ledger there.
+    if (runInProgress(run, host)) {
+      busy++;
+      io.out(`run ${runId} is still in progress (pid ${run!.pid}): not touched`);
+      continue;
+    }
     const open = ledger.open();
-    if (open.created.length + open.unanswered.length === 0) {
+    const count = open.created.length + open.unanswered.length;
+    if (count === 0) {
       rmSync(dirname(path), { recursive: true, force: true });
       continue;
     }
     found++;
-    const baseUrl = config.baseUrl ?? ledger.run()?.baseUrl;
+    // An older ledger records no target: only the user can say where it ran, for this run.
+    const baseUrl = recorded ?? (named.includes(runId) ? wanted : undefined);
     if (!baseUrl) {
-      io.err(`run ${runId}: its ledger does not say which target it ran against: give --base-url`);
-      left += open.created.length + open.unanswered.length;
+      io.err(
+        named.includes(runId)
+          ? `run ${runId}: its ledger does not record which target it ran against (${count} left): give the target with --base-url URL to clean it there`
+          : `run ${runId}: its ledger does not record which target it ran against: not touched (${count} left); 'conformance cleanup --run ${runId} --base-url URL' cleans it on URL`,
+      );
+      left += count;
       continue;
     }
     const report = await cleanUp({ baseUrl, token: config.token, timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes, concurrency: config.concurrency, ledgerPath: path, runId }, secrets);
@@ -52,6 +133,7 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
     left += report.leftovers.length;
     if (report.leftovers.length === 0) rmSync(dirname(path), { recursive: true, force: true });
   }
-  if (found === 0) io.out(values.run ? 'nothing left to delete' : 'no run left anything to delete');
+  if (elsewhere) io.out(`${elsewhere} run(s) against targets other than ${wanted} (${from}): not touched`);
+  if (found === 0 && busy === 0) io.out(values.run ? 'nothing left to delete' : wanted ? `no run against ${wanted} left anything to delete` : 'no run left anything to delete');
   return left ? 1 : 0;
 }

@@ -6,8 +6,11 @@ export const HELP = `Usage:
   conformance selftest [--fault NAME]... [--variant NAME]... [--quick] [--parallel N] [--seed N]
                                    prove the suite: every mutant and variant of the reference
                                    server through the CLI (exit 0 only when all are right)
-  conformance cleanup [--run ID]   delete what an interrupted or crashed run created, from its
-                                   ledger (the token as for a run; see cleanup --help)
+  conformance cleanup [--run ID] [--base-url URL]
+                                   delete what interrupted or crashed runs created, from their
+                                   ledgers, each on the target its ledger records (--base-url
+                                   picks runs, never redirects them; a run in progress is left
+                                   alone; the token as for a run; see cleanup --help)
   conformance traceability [FILE]  write the statements-to-checks matrix (default
                                    docs/traceability.md)
 
@@ -22,7 +25,8 @@ Selection:
   --check ID            run only this check; repeat or separate with commas
   --grep TEXT           run only checks whose id or title contains TEXT
   --operation KEY       run the list checks only on this operation (repeat, or commas)
-  --list-operations     list the list operations (key, path) and exit
+  --list-operations     list the list operations (key, path) and exit, with those the
+                        settings file adds or changes (operations:) marked
 
 Lists:
   --request-budget N    most requests to one list operation (default 1000)

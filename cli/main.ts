@@ -5,9 +5,10 @@
 // vitest, ajv, faker, undici or the reference server (test/startup.test.ts). lib/config.ts is
 // light on import (it loads yaml and ajv only to read a settings file).
 import { randomInt } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { clauseLink } from '../lib/clauses.js';
-import { closest, ConfigError, resolveConfig, type RawSettings } from '../lib/config.js';
+import { closest, CONFIG_FILE, ConfigError, readConfigFile, resolveConfig, type RawSettings } from '../lib/config.js';
 import { packageVersion } from '../lib/package.js';
 import { Secrets } from '../lib/secrets.js';
 import type { CheckDefinition } from '../suites/index.js';
@@ -67,6 +68,31 @@ function renderList(checks: readonly CheckDefinition[]): string[] {
     '',
     `${checks.length} checks (${checks.filter((c) => c.perOperation).length} of them run once per list operation; see --list-operations)`,
   ];
+}
+
+/**
+ * The list operations as a run reads them: the catalog with the settings file's `operations:`
+ * merged in (lib/catalog.ts mergeCatalog), those it adds or changes marked, so that what
+ * `--operation` accepts and errors point at is all here. Only the file's catalog is read: a
+ * file naming a target without its token still lists.
+ */
+async function listOperations(configFile: string | undefined, cwd: string): Promise<string[]> {
+  const { endpointsOf, loadCatalogSpec, mergeCatalog } = await import('../lib/catalog.js');
+  const spec = loadCatalogSpec();
+  const file = resolve(cwd, configFile ?? CONFIG_FILE);
+  if (configFile !== undefined && !existsSync(file)) throw new ConfigError(`config file not found: ${file}`);
+  const label = configFile ?? CONFIG_FILE;
+  const overrides = existsSync(file) ? readConfigFile(file, label, spec.operations.map((o) => o.id)).catalog : {};
+  const own = new Set(spec.operations.map((o) => o.id));
+  const touched = new Set(Object.keys(overrides.operations ?? {}));
+  return endpointsOf(mergeCatalog(spec, overrides)).map((e) => {
+    const marks = [
+      e.hardOffsetLimit ? 'hard offset limit' : '',
+      !own.has(e.operation) ? `from ${label}` : e.extra ? "not among the contract's 26" : '',
+      own.has(e.operation) && touched.has(e.operation) ? `changed in ${label}` : '',
+    ].filter(Boolean);
+    return `${e.key.padEnd(34)}${e.path}${marks.map((m) => `  (${m})`).join('')}`;
+  });
 }
 
 /** The subcommands, for a did-you-mean on a mistyped one (`conformance serv`). */
@@ -129,8 +155,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       return 0;
     }
     if (values['list-operations']) {
-      const { endpointsOf, loadCatalogSpec } = await import('../lib/catalog.js');
-      for (const e of endpointsOf(loadCatalogSpec())) io.out(`${e.key.padEnd(34)}${e.path}${e.hardOffsetLimit ? '  (hard offset limit)' : ''}${e.extra ? '  (not among the contract\'s 26)' : ''}`);
+      for (const l of await listOperations(values.config, io.cwd)) io.out(l);
       return 0;
     }
     const { loadCatalogSpec } = await import('../lib/catalog.js');

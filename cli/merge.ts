@@ -65,8 +65,18 @@ const SAME_RUN: Array<[string, (r: RunReport, s: OutcomeSettings) => unknown]> =
 function readPart(dir: string, cwd: string, validateReport: (r: RunReport) => void): Part {
   const file = join(resolve(cwd, dir), 'results.json');
   if (!existsSync(file)) throw new UsageError(`no results.json in ${dir}`, 'merge');
-  const report = JSON.parse(readFileSync(file, 'utf8')) as RunReport;
-  validateReport(report);
+  // A file that is not a run's report is the user's to fix, not a bug of the suite.
+  let report: RunReport;
+  try {
+    report = JSON.parse(readFileSync(file, 'utf8')) as RunReport;
+  } catch (e) {
+    throw new UsageError(`${dir}/results.json is not JSON (${(e as Error).message.split('\n')[0]}): give the report directory of a shard (--report-dir)`, 'merge');
+  }
+  try {
+    validateReport(report);
+  } catch (e) {
+    throw new UsageError(`${dir}/results.json is not a report of this suite's version (${(e as Error).message.replace(/^the results model /, 'it ')})`, 'merge');
+  }
   // A report without --shard is a whole run: shard 1 of 1.
   const [index, count] = (report.shard ?? '1/1').split('/').map(Number) as [number, number];
   return { dir, report, index, count };
@@ -83,14 +93,14 @@ function checkShards(parts: readonly Part[]): void {
   for (const [what, of] of SAME_RUN) {
     const a = canonical(of(first.report, settings[0]!));
     const i = parts.findIndex((p, j) => canonical(of(p.report, settings[j]!)) !== a);
-    if (i >= 0) throw new UsageError(`the shards come from different runs: they differ in ${what} (${name(first)}: ${a}; ${name(parts[i]!)}: ${canonical(of(parts[i]!.report, settings[i]!))})`);
+    if (i >= 0) throw new UsageError(`the shards come from different runs: they differ in ${what} (${name(first)}: ${a}; ${name(parts[i]!)}: ${canonical(of(parts[i]!.report, settings[i]!))})`, 'merge');
   }
   const seen = new Map<number, Part>();
   for (const p of parts) {
     const twin = seen.get(p.index);
     if (twin) {
       const same = twin.report.runId === p.report.runId ? 'the same report given twice' : 'two reports claim the same shard';
-      throw new UsageError(`shard ${p.index}/${p.count} is given twice (${same}): ${name(twin)} and ${name(p)}; give each shard's report directory once`);
+      throw new UsageError(`shard ${p.index}/${p.count} is given twice (${same}): ${name(twin)} and ${name(p)}; give each shard's report directory once`, 'merge');
     }
     seen.set(p.index, p);
   }

@@ -4,6 +4,7 @@
 // --version or --list need.
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec, mergeCatalog, type CatalogSpec, type Endpoint } from '../lib/catalog.js';
@@ -16,11 +17,11 @@ import { Secrets } from '../lib/secrets.js';
 import { runSuite } from '../lib/vitest-run.js';
 import { interrupted as stoppedByUser, notRun, renderAreaLine, renderProgress } from '../reporters/console.js';
 import { printable } from '../lib/text.js';
-import { absentOperations, summarise, type RunReport } from '../reporters/model.js';
-import { applyBaseline, certify, exitFor, type BaselineEntry } from '../reporters/verdict.js';
+import { absentOperations, summarise, verdictOf, type RunReport } from '../reporters/model.js';
+import { applyBaseline, certify, exitFor, inBaseline, type BaselineEntry } from '../reporters/verdict.js';
 import { contractDigest } from '../lib/schema.js';
 import { startReferenceServer, type RunningServer } from '../server/index.js';
-import { expandChecks, type CheckDefinition } from '../suites/index.js';
+import { expandChecks, WRITTEN_LISTS, type CheckDefinition } from '../suites/index.js';
 import { interactive, liveProgress, UsageError, type Io } from './io.js';
 import { publish } from './publish.js';
 import { Ledger, ledgerPath } from '../lib/ledger.js';
@@ -71,14 +72,66 @@ export interface RunOptions {
 }
 
 /**
- * A shard's part of the checks. The unit is an area's single checks, or one list operation's
- * checks, so work several checks share (a traversal, a created key) stays in one shard.
+ * The part of a sharded run a check belongs to: an area's single checks, or one list
+ * operation's checks, so work several checks share (a traversal, a created key) stays in one
+ * shard. The list checks of a list the suite writes (WRITTEN_LISTS) go with the area that
+ * writes it, so they see the records the run created, as in a run that is not sharded.
  */
+export function shardUnit(c: Pick<Check, 'area' | 'operation'>): string {
+  if (c.operation === undefined) return `area:${c.area}`;
+  const writer = WRITTEN_LISTS.get(c.operation);
+  return writer ? `area:${writer}` : `operation:${c.operation}`;
+}
+
+/** A shard's part of the checks: every n-th unit (shardUnit). */
 export function shardChecks(checks: readonly Check[], shard: { index: number; count: number }): Check[] {
-  const unit = (c: Check): string => (c.operation ? `operation:${c.operation}` : `area:${c.area}`);
-  const units = [...new Set(checks.map(unit))].sort();
+  const units = [...new Set(checks.map(shardUnit))].sort();
   const mine = new Set(units.filter((_, i) => i % shard.count === shard.index - 1));
-  return checks.filter((c) => mine.has(unit(c)));
+  return checks.filter((c) => mine.has(shardUnit(c)));
+}
+
+export interface Heartbeat {
+  /** A line was just printed: the next beat is due `every` ms from now. */
+  said(): void;
+  stop(): void;
+}
+
+/**
+ * Calls `quiet` whenever `every` ms have gone by since the last line (said()), and no later:
+ * each beat is timed for the moment it is due, not found by polling, so the gap between two
+ * lines is `every` plus the event loop's delay, never up to a polling period more.
+ * `quiet` is expected to print (and so call said()); if it does not, the next beat is `every`
+ * ms after this one all the same. A timer that never keeps the process alive.
+ */
+export function heartbeat(every: number, quiet: () => void): Heartbeat {
+  // A floor, so that a heartbeat of 0 (tests) is a line per 10 ms rather than a busy loop.
+  const period = Math.max(10, every);
+  let saidAt = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const arm = (ms: number): void => {
+    timer = setTimeout(due, Math.max(0, ms));
+    timer.unref();
+  };
+  const due = (): void => {
+    if (stopped) return;
+    const since = Date.now() - saidAt;
+    // Something was said meanwhile: the beat is due `period` after that.
+    if (since < period) return arm(period - since);
+    saidAt = Date.now();
+    quiet();
+    if (!stopped) arm(saidAt + period - Date.now());
+  };
+  arm(period);
+  return {
+    said: () => {
+      saidAt = Date.now();
+    },
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** The preflight (lib/preflight.ts) on a client of its own, closed before the checks start. */
@@ -131,9 +184,10 @@ export async function run(config: Config, definitions: CheckDefinition[], option
   };
   const secrets = new Secrets();
   secrets.add(settings.token);
-  // The ledger names its run and target first, so `conformance cleanup` can finish the job of
-  // a run that crashed or was killed.
-  new Ledger(settings.ledgerPath).started({ runId, baseUrl: settings.baseUrl, startedAt: startedAt.toISOString() });
+  // The ledger names its run, target and process first, so `conformance cleanup` can finish the
+  // job of a run that crashed or was killed, against that target only, and leaves this run
+  // alone while it is under way.
+  new Ledger(settings.ledgerPath).started({ runId, baseUrl: settings.baseUrl, startedAt: startedAt.toISOString(), pid: process.pid, host: hostname() });
 
   // Ctrl-C, or SIGTERM (a cancelled CI job): stop the checks, so that nothing is created after
   // the cleanup has read the ledger, then clean up and report as after any run; exit 130.
@@ -168,30 +222,31 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     let inFlight = settings.concurrency;
     // Without a status line, a plain line at least every heartbeat (10 s) while checks run:
     // the areas' own lines when they finish, else how far the run has got.
-    let saidAt = Date.now();
-    const say = (line: string): void => {
-      progress?.(undefined);
-      saidAt = Date.now();
-      io.out(line);
-    };
-    const every = io.heartbeatMs ?? 10_000;
-    const heartbeat = progress
+    const beat = progress
       ? undefined
-      : setInterval(() => {
-          if (Date.now() - saidAt < every || done === checks.length) return;
+      : heartbeat(io.heartbeatMs ?? 10_000, () => {
+          if (done === checks.length) return;
           const running = [...left].filter(([, n]) => n > 0).map(([area]) => area);
           say(`  … ${done}/${checks.length} checks done; still running: ${running.join(', ') || 'the last checks'}`);
-        }, Math.max(10, Math.floor(every / 5)));
-    heartbeat?.unref();
+        });
+    const say = (line: string): void => {
+      progress?.(undefined);
+      beat?.said();
+      io.out(line);
+    };
     const areaDone = (area: string): void => say(renderAreaLine(area, counts.get(area)!, { color }));
     const suite = await runSuite({
       settings,
       checks,
       signal: stop.signal,
-      onResult: (r) => {
+      onResult: (result) => {
+        // Live lines read a failure that does not fail the run (a SHOULD one without --strict,
+        // a baselined one) as a warning, as the summary will.
+        const r = options.baseline && inBaseline(options.baseline.entries, result) ? { ...result, baselined: true } : result;
         if (!counts.has(r.area)) counts.set(r.area, new Map());
         const c = counts.get(r.area)!;
-        c.set(r.outcome, (c.get(r.outcome) ?? 0) + 1);
+        const verdict = verdictOf(r, config.strict);
+        c.set(verdict, (c.get(verdict) ?? 0) + 1);
         done++;
         // 429s lower the requests in flight: said as it happens, so a slowed run is not silent.
         const lowered = r.transport?.concurrencyLoweredTo;
@@ -204,7 +259,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
           if (!stopped) say(`  ! the target stopped answering: the suite sends nothing more (${printable(r.reason ?? '')}); the remaining checks are not run`);
           stopped = true;
         } else if (r.outcome !== 'pass' && r.outcome !== 'skip' && !stoppedByUser(r)) {
-          say(renderProgress(r, { color }));
+          say(renderProgress(r, { color, strict: config.strict }));
         }
         const rest = left.get(r.area)! - 1;
         left.set(r.area, rest);
@@ -214,7 +269,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
           progress(`  ${done}/${checks.length} checks done`);
         }
       },
-    }).finally(() => clearInterval(heartbeat));
+    }).finally(() => beat?.stop());
     progress?.(undefined);
     for (const s of suite.secrets) secrets.add(s);
     const down = suite.results.find(notRun);

@@ -8,7 +8,8 @@ const SERVE_HELP = `Usage: conformance serve [--port N] [--host H] [--token TOKE
   Runs the bundled reference server alone, until interrupted (Ctrl-C).
   --port N          port (default 0: a free one)
   --host H          address (default 127.0.0.1)
-  --token TOKEN     token to accept (default: env CONFORMANCE_TOKEN, else generated and shown)
+  --token TOKEN     token to accept, not empty (default: env CONFORMANCE_TOKEN, else
+                    generated and shown)
   --seed N          seed for the server's data
   --records N       records in each ordinary list (default 130; orders hold at least 10,050)
   --no-empty-list   fill catalog rules too (by default the one deliberately empty list)
@@ -54,7 +55,10 @@ export async function serve(args: string[], io: Io): Promise<number> {
   const variants = values.variant ?? [];
   for (const f of faults) if (!FAULTS.some((x) => x.name === f)) throw new UsageError(`unknown fault '${f}'${didYouMean(f, FAULTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'serve');
   for (const v of variants) if (!VARIANTS.some((x) => x.name === v)) throw new UsageError(`unknown variant '${v}'${didYouMean(v, VARIANTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'serve');
-  const given = values.token ?? io.env.CONFORMANCE_TOKEN;
+  // `--token "$CONFORMANCE_TOKEN"` with the variable unset gives an empty token: a server that
+  // would refuse every request. An empty variable counts as unset, as for a run (lib/config.ts).
+  if (values.token !== undefined && values.token.trim() === '') throw new UsageError('--token must not be empty (leave --token out to have a token generated and shown)', 'serve');
+  const given = values.token ?? (io.env.CONFORMANCE_TOKEN?.trim() ? io.env.CONFORMANCE_TOKEN : undefined);
   const token = given ?? randomBytes(18).toString('base64url');
   const server = await (async () => {
     try {

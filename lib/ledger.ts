@@ -49,11 +49,33 @@ export interface OpenIntent {
   key: string;
 }
 
-/** The run a ledger belongs to: where its target is (never the token). */
+/** The run a ledger belongs to: where its target is (never the token), and which process ran it. */
 export interface LedgerRun {
   runId: string;
   baseUrl: string;
   startedAt: string;
+  /** The process of the run, so cleanup leaves a run in progress alone (absent in older ledgers). */
+  pid?: number;
+  /** The host that process runs on (os.hostname()): a pid means nothing on another. */
+  host?: string;
+}
+
+/**
+ * Whether the run that wrote `run` is still under way: its process is alive on this host. A
+ * ledger without pid (an older one), from another host, or naming this very process is not.
+ * A pid the system has since given to another process reads as alive too: the error is on the
+ * side of touching nothing.
+ */
+export function runInProgress(run: LedgerRun | undefined, host: string): boolean {
+  if (!run || typeof run.pid !== 'number' || !Number.isInteger(run.pid) || run.pid <= 0) return false;
+  if (run.host !== host || run.pid === process.pid) return false;
+  try {
+    process.kill(run.pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: the process exists, under another user.
+    return (e as { code?: string }).code === 'EPERM';
+  }
 }
 
 type Line =
@@ -112,7 +134,8 @@ export class Ledger {
   /** The run this ledger belongs to, when it says. */
   run(): LedgerRun | undefined {
     const first = this.#lines().find((l) => l.op === 'run');
-    return first?.op === 'run' ? { runId: first.runId, baseUrl: first.baseUrl, startedAt: first.startedAt } : undefined;
+    if (first?.op !== 'run') return undefined;
+    return { runId: first.runId, baseUrl: first.baseUrl, startedAt: first.startedAt, ...(first.pid !== undefined ? { pid: first.pid } : {}), ...(first.host !== undefined ? { host: first.host } : {}) };
   }
 
   /** What was created and not (yet) seen deleted, oldest first; and creates whose answer never came. */

@@ -5,6 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { createVitest } from 'vitest/node';
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
 import { resultHead, resultKey, stopChannel, type Check, type CheckResult, type RunSettings } from './check.js';
@@ -83,6 +84,20 @@ function compiledSuite(): RegExp {
   return new RegExp(`^${dist.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/`);
 }
 
+/**
+ * Where vitest's own logger writes: nowhere. The suite reports through its own reporter (the
+ * Collector) and the CLI's lines, never through vitest's logger; left on the process's streams,
+ * that logger hides and shows the cursor (ESC[?25l, ESC[?25h) on a terminal, even under CI=true.
+ * A plain Writable is no terminal, so vitest writes no such code into it in the first place.
+ */
+export function discardingSink(): Writable {
+  return new Writable({
+    write(_chunk, _encoding, done) {
+      done();
+    },
+  });
+}
+
 export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   const { settings, checks } = options;
   const collector = new Collector(checks, options.onResult, options.signal);
@@ -91,6 +106,7 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   mkdirSync(cacheDir, { recursive: true });
   const savedExitCode = process.exitCode;
   const signals = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
+  const rejections = process.listeners('unhandledRejection');
   const vitest = await createVitest(
     'test',
     {
@@ -129,10 +145,19 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
       server: { deps: { external: [compiledSuite()] } },
     },
     { cacheDir, logLevel: 'silent', server: { watch: null } },
+    { stdout: discardingSink(), stderr: discardingSink() },
   );
   // vitest's logger exits the process 1 ms after SIGINT or SIGTERM; the CLI's own handler stops
   // the run instead, so that its cleanup and report happen (options.signal).
   for (const name of ['SIGINT', 'SIGTERM'] as const) for (const l of process.listeners(name)) if (!signals[name].includes(l)) process.off(name, l);
+  // Its logger also prints an unhandled rejection of this process (into the sink, now) and
+  // exits at once: the run would end without a word, a cleanup or a report. The rejection is a
+  // failure of the suite instead, in the report, and the run goes on to clean up.
+  for (const l of process.listeners('unhandledRejection')) if (!rejections.includes(l)) process.off('unhandledRejection', l);
+  const onRejection = (reason: unknown): void => {
+    collector.suiteErrors.push(`unhandled rejection: ${firstLine(reason instanceof Error ? reason.message : String(reason))}`);
+  };
+  process.on('unhandledRejection', onRejection);
   // vitest skips the checks not yet started; those under way (all of them, as they run side by
   // side) hear it on the run's stop channel and send nothing more (suites/register.ts).
   const cancel = (): void => {
@@ -148,9 +173,13 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
     collector.suiteErrors.push(`vitest could not run the suite: ${firstLine((e as Error).message)}`);
   } finally {
     options.signal?.removeEventListener('abort', cancel);
-    await vitest.close();
-    // vitest sets process.exitCode from its own verdict; ours is computed from the levels.
-    process.exitCode = savedExitCode;
+    try {
+      await vitest.close();
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      // vitest sets process.exitCode from its own verdict; ours is computed from the levels.
+      process.exitCode = savedExitCode;
+    }
   }
   const results = checks.map((c) => collector.results.get(resultKey(c)) ?? {
     ...resultHead(c),

@@ -1,14 +1,18 @@
-// The console: a line per check as it finishes, then failures with their evidence, skips
-// grouped by reason, the cleanup, counts by level, and the exit code in one line.
+// The console: a line per check as it finishes, then failures with their evidence, warnings
+// (failures that do not fail the run) with theirs, skips grouped by reason, the cleanup, counts
+// by level, and the exit code in one line. A failure reads as `fail` only when it fails the run
+// (model.ts failsRun): the console says what the exit code says.
 import type { CheckResult } from '../lib/check.js';
 import { clauseLink } from '../lib/clauses.js';
 import type { Leftover } from '../lib/cleanup.js';
 import { sumTransport } from '../lib/http.js';
 import { gist, isHtml, printable } from '../lib/text.js';
-import { LEVELS, settingsOf, type RunReport } from './model.js';
+import { failsRun, LEVELS, settingsOf, verdictOf, type RunReport, type Verdict } from './model.js';
 
 export interface ConsoleOptions {
   color: boolean;
+  /** --strict: a SHOULD failure fails the run, so it reads as `fail`, not `warn` (renderProgress). */
+  strict?: boolean;
 }
 
 const CODES = { red: 31, green: 32, yellow: 33, blue: 34, dim: 2, bold: 1 } as const;
@@ -18,34 +22,36 @@ function painter(color: boolean): (style: Style, s: string) => string {
   return (style, s) => (color ? `\u001b[${CODES[style]}m${s}\u001b[0m` : s);
 }
 
-const MARK = { pass: '✓', fail: '✗', error: '!', skip: '-' } as const;
-
-function outcomeStyle(r: CheckResult): Style {
-  if (r.outcome === 'pass') return 'green';
-  if (r.outcome === 'skip') return 'dim';
-  if (r.outcome === 'error') return 'red';
-  return r.level === 'MUST' ? 'red' : 'yellow';
-}
+const MARK: Record<Verdict, string> = { pass: '✓', fail: '✗', warn: '⚠', error: '!', skip: '-' };
+const STYLE: Record<Verdict, Style> = { pass: 'green', fail: 'red', warn: 'yellow', error: 'red', skip: 'dim' };
 
 /** The check's id, and the operation it ran on. */
 export function label(r: { id: string; operation?: string }): string {
   return r.operation ? `${r.id} [${r.operation}]` : r.id;
 }
 
-/** One line for a finished check. */
+/**
+ * One line for a finished check. A failure that does not fail the run reads `warn` (with
+ * `strict` from ConsoleOptions; a baselined failure needs `baselined` set on the result).
+ */
 export function renderProgress(r: CheckResult, options: ConsoleOptions): string {
   const p = painter(options.color);
-  const outcome = r.outcome === 'fail' && r.level !== 'MUST' ? 'warn' : r.outcome;
-  return `  ${p(outcomeStyle(r), `${MARK[r.outcome]} ${outcome.padEnd(5)}`)} ${r.level.padEnd(6)} ${label(r)}${p('dim', ` (${r.durationMs} ms)`)}`;
+  const v = verdictOf(r, options.strict === true);
+  return `  ${p(STYLE[v], `${MARK[v]} ${v.padEnd(5)}`)} ${r.level.padEnd(6)} ${label(r)}${r.baselined ? ' (baselined)' : ''}${p('dim', ` (${r.durationMs} ms)`)}`;
 }
 
-/** One line for an area that has finished: its counts by outcome. */
+/**
+ * One line for an area that has finished: its counts by verdict (model.ts verdictOf: `warn`
+ * for a failure that does not fail the run). ✗ when something in it fails the run or ended in
+ * error, ⚠ when it only warns. Counts by plain outcome are read as they are: then every
+ * failure counts as `fail`.
+ */
 export function renderAreaLine(area: string, counts: ReadonlyMap<string, number>, options: ConsoleOptions): string {
   const p = painter(options.color);
-  const n = (o: string): number => counts.get(o) ?? 0;
+  const n = (o: Verdict): number => counts.get(o) ?? 0;
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
-  const bad = n('fail') + n('error');
-  return `${p(bad ? 'red' : 'green', bad ? '✗' : '✓')} ${area}: ${total} result(s): ${n('pass')} pass, ${n('fail')} fail, ${n('error')} error, ${n('skip')} skip`;
+  const v: Verdict = n('fail') + n('error') ? 'fail' : n('warn') ? 'warn' : 'pass';
+  return `${p(STYLE[v], MARK[v])} ${area}: ${total} result(s): ${n('pass')} pass, ${n('fail')} fail, ${n('warn')} warn, ${n('error')} error, ${n('skip')} skip`;
 }
 
 /**
@@ -102,6 +108,17 @@ export function replayCommand(report: RunReport, r: { id: string; operation?: st
   return words.map(shellWord).join(' ');
 }
 
+/**
+ * Said once next to the replay commands of a run against a real target: they never hold the
+ * token (on purpose), so as printed they exit 2 ("a target needs a token") unless the token is
+ * given as for the run. None for the bundled server: a replay starts it with a token of its own.
+ */
+export function replayTokenNote(report: Pick<RunReport, 'target' | 'config'>): string | undefined {
+  if (report.target.embedded) return undefined;
+  const file = settingsOf(report).configFile ? ', or keep token in the config file' : '';
+  return `replay commands need the token as for the run: set CONFORMANCE_TOKEN${file}; they never hold it`;
+}
+
 /** One thing a cleanup could not delete, inert on a terminal (its name came from the target's store). */
 export function leftoverLine(l: Leftover): string {
   return printable(`  left over: ${l.kind} ${l.id || '(no id)'} "${l.name}" (created by ${l.createdBy}): ${l.reason}`);
@@ -131,25 +148,43 @@ export function transportLine(results: readonly CheckResult[]): string | undefin
   return parts.length ? `transport: ${t.requests} request(s); ${parts.join('; ')}` : undefined;
 }
 
+/** What a failure or an error is, in words, at the head of its entry in the summary. */
+function kindOf(r: CheckResult, v: Verdict): string {
+  if (r.outcome === 'error') return 'ERROR (of the suite, not the target)';
+  if (v === 'fail') return r.level === 'MUST' ? 'FAIL' : `FAIL (${r.level}, --strict)`;
+  if (r.baselined) return `known ${r.level} failure (baselined)`;
+  return r.level === 'SHOULD' ? 'SHOULD warning' : `${r.level} note`;
+}
+
 export function renderSummary(report: RunReport, options: ConsoleOptions): string {
   const p = painter(options.color);
   const lines: string[] = [''];
   // Checks that never ran to an end (the breaker opened, or the run was interrupted): counted
   // by cause, one line each, not listed one by one.
   const unrun = report.results.filter((r) => notRun(r) || interrupted(r));
-  const failures = report.results.filter((r) => (r.outcome === 'fail' || r.outcome === 'error') && !unrun.includes(r));
+  const strict = settingsOf(report).strict === true;
+  const shown = report.results.filter((r) => (r.outcome === 'fail' || r.outcome === 'error') && !unrun.includes(r));
   const order = (r: CheckResult): number => (r.outcome === 'error' ? 0 : LEVELS.indexOf(r.level) + 1);
-  if (failures.length) {
-    lines.push(p('bold', `Failures and errors (${failures.length})`));
-    for (const r of [...failures].sort((a, b) => order(a) - order(b))) {
-      const kind = r.outcome === 'error' ? 'ERROR (of the suite, not the target)' : r.baselined ? `known ${r.level} failure (baselined)` : r.level === 'MUST' ? 'FAIL' : `${r.level} warning`;
-      lines.push(`  ${p(outcomeStyle(r), `${MARK[r.outcome]} ${kind}`)} ${p('bold', label(r))}: ${r.title}`);
+  // What fails the run (or leaves it incomplete) first; then the failures that do not.
+  const failures = shown.filter((r) => verdictOf(r, strict) !== 'warn');
+  const warnings = shown.filter((r) => verdictOf(r, strict) === 'warn');
+  let note = replayTokenNote(report);
+  const section = (heading: string, rs: readonly CheckResult[]): void => {
+    if (!rs.length) return;
+    lines.push(p('bold', heading));
+    if (note) lines.push(p('yellow', `  ${note}`));
+    note = undefined;
+    for (const r of [...rs].sort((a, b) => order(a) - order(b))) {
+      const v = verdictOf(r, strict);
+      lines.push(`  ${p(STYLE[v], `${MARK[v]} ${kindOf(r, v)}`)} ${p('bold', label(r))}: ${r.title}`);
       lines.push(`      clause:   ${r.clause} (${clauseLink(r.clause)})`);
       for (const l of evidenceLines(r)) lines.push(`      ${l}`);
       lines.push(`      replay:   ${replayCommand(report, r)}`);
       lines.push('');
     }
-  }
+  };
+  section(`Failures and errors (${failures.length})`, failures);
+  section(`Warnings (${warnings.length}): failures that do not fail the run`, warnings);
   if (unrun.length) {
     lines.push(p('bold', `Not run (${unrun.length}): errors of the suite, not failures of the target`));
     for (const cause of ['TARGET_DOWN', 'INTERRUPTED']) {
@@ -202,16 +237,19 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   const w = Math.max(...areas.map((a) => a.length), 7);
   for (const area of areas) {
     const rs = report.results.filter((r) => r.area === area);
-    const n = (o: string): number => rs.filter((r) => r.outcome === o).length;
-    const mustFail = rs.filter((r) => r.outcome === 'fail' && r.level === 'MUST' && !r.baselined).length;
-    lines.push(`  ${area.padEnd(w)} ${String(rs.length).padStart(4)}: ${n('pass')} pass, ${n('fail')} fail (${mustFail} MUST), ${n('error')} error, ${n('skip')} skip`);
+    const n = (v: Verdict): number => rs.filter((r) => verdictOf(r, strict) === v).length;
+    lines.push(`  ${area.padEnd(w)} ${String(rs.length).padStart(4)}: ${n('pass')} pass, ${n('fail')} fail, ${n('warn')} warn, ${n('error')} error, ${n('skip')} skip`);
   }
   for (const level of LEVELS) {
     const c = report.summary.byLevel[level];
     const n = c.pass + c.fail + c.error + c.skip;
     if (n === 0) continue;
-    const failWord = level === 'MUST' ? 'fail' : level === 'SHOULD' ? 'warn' : 'noted';
-    lines.push(`  ${level.padEnd(w)} ${String(n).padStart(4)}: ${c.pass} pass, ${c.fail} ${failWord}, ${c.error} error, ${c.skip} skip`);
+    // By level, a failure's word is what it does to the run: MUST (and SHOULD under --strict)
+    // fail, unless baselined; SHOULD warns; INFO is noted.
+    const failing = report.results.filter((r) => r.level === level && failsRun(r, strict)).length;
+    const baselined = c.fail - failing;
+    const failWords = level === 'INFO' ? `${c.fail} noted` : level === 'SHOULD' && !strict ? `${c.fail} warn` : `${failing} fail${baselined ? `, ${baselined} warn (baselined)` : ''}`;
+    lines.push(`  ${level.padEnd(w)} ${String(n).padStart(4)}: ${c.pass} pass, ${failWords}, ${c.error} error, ${c.skip} skip`);
   }
   const transport = transportLine(report.results);
   if (transport) lines.push(p('yellow', transport));

@@ -1,11 +1,13 @@
 // report.html: one self-contained file (no network) for a person: the verdict, a summary by
 // level, a table of checks × operations, and every result with its evidence, filterable by
-// outcome and level.
+// outcome and level. A failure reads as `fail` only when it fails the run; any other (a SHOULD
+// failure without --strict, an INFO note, a baselined failure) reads as `warn`, as in the
+// console (model.ts verdictOf).
 import type { CheckResult } from '../lib/check.js';
-import { LEVELS, type RunReport } from './model.js';
-import { replayCommand } from './console.js';
+import { LEVELS, settingsOf, verdictOf, whyNotCounted, type RunReport, type Verdict } from './model.js';
+import { replayCommand, replayTokenNote } from './console.js';
 
-const OUTCOMES = ['fail', 'error', 'skip', 'pass'] as const;
+const VERDICTS: readonly Verdict[] = ['fail', 'warn', 'error', 'skip', 'pass'];
 
 export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
@@ -21,12 +23,12 @@ dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:
 table{border-collapse:collapse;background:#fff}th,td{border:1px solid #dde1e7;padding:4px 7px;text-align:left;vertical-align:top}
 th{background:#eef1f5;font-weight:600}
 .o-pass{background:#dff3e4}.o-fail{background:#fde2e1}.o-error{background:#fbe7c6}.o-skip{background:#eceff3;color:#5b6575}
-.l-SHOULD .o-fail,.o-fail.l-SHOULD,.o-fail.l-INFO{background:#fff1c2}
+.o-warn{background:#fff1c2}
 .matrix{overflow-x:auto}.matrix td.cell{text-align:center;font-weight:600;min-width:22px}.matrix th.op{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:500;font-size:12px}
 .dim{opacity:.12}tr[hidden]{display:none}
 .filters label{margin-right:14px;white-space:nowrap}.filters fieldset{display:inline-block;border:1px solid #dde1e7;margin-right:12px;background:#fff}
 details pre{white-space:pre-wrap;word-break:break-all;background:#f3f4f6;padding:6px;margin:4px 0}
-code{font-size:12px}.count{color:#5b6575;margin-left:8px}
+code{font-size:12px}.count{color:#5b6575;margin-left:8px}.note{color:#5b6575}
 `;
 
 const SCRIPT = `
@@ -52,17 +54,19 @@ const SCRIPT = `
 })();
 `;
 
-const LETTER = { pass: '✓', fail: '✗', error: '!', skip: '–' } as const;
+const LETTER: Record<Verdict, string> = { pass: '✓', fail: '✗', warn: '⚠', error: '!', skip: '–' };
 
 function label(r: CheckResult): string {
   return r.operation ? `${r.id} [${r.operation}]` : r.id;
 }
 
-function evidence(report: RunReport, r: CheckResult): string {
+function evidence(report: RunReport, r: CheckResult, v: Verdict): string {
   if (r.outcome === 'pass') return r.notes?.length ? `<div>${r.notes.map(esc).join('<br>')}</div>` : '';
   const e = r.evidence;
+  const said = { error: 'error of the suite', skip: 'skipped', fail: 'failed', warn: 'warning', pass: '' }[v];
   const parts = [
-    r.reason ? `<div><b>${r.outcome === 'error' ? 'error of the suite' : r.outcome === 'skip' ? 'skipped' : 'failed'}:</b> ${esc(r.reason)}</div>` : '',
+    v === 'warn' ? `<div><b>verdict:</b> ${esc(whyNotCounted(report, r))}</div>` : '',
+    r.reason ? `<div><b>${said}:</b> ${esc(r.reason)}</div>` : '',
     e ? `<div><b>expected:</b> ${esc(e.expected)}</div><div><b>actual:</b> ${esc(e.actual)}</div>` : '',
     e?.request ? `<div><b>request:</b><pre>${esc(e.request)}</pre></div>` : '',
     e?.status !== undefined ? `<div><b>status:</b> ${e.status}</div>` : '',
@@ -70,10 +74,10 @@ function evidence(report: RunReport, r: CheckResult): string {
     e && e.exchanges.length > 1 ? `<div><b>exchanges:</b><pre>${esc(e.exchanges.join('\n'))}</pre></div>` : '',
     r.outcome === 'fail' || r.outcome === 'error' ? `<div><b>replay:</b> <code>${esc(replayCommand(report, r))}</code></div>` : '',
   ].join('');
-  return r.outcome === 'skip' ? parts : `<details${r.level === 'MUST' ? ' open' : ''}><summary>evidence</summary>${parts}</details>`;
+  return r.outcome === 'skip' ? parts : `<details${r.level === 'MUST' && v !== 'warn' ? ' open' : ''}><summary>evidence</summary>${parts}</details>`;
 }
 
-function matrix(report: RunReport): string {
+function matrix(report: RunReport, verdict: (r: CheckResult) => Verdict): string {
   const ops = [...new Set(report.results.map((r) => r.operation ?? 'once'))];
   const ids = [...new Set(report.results.map((r) => r.id))];
   const at = new Map(report.results.map((r) => [`${r.id}\u0000${r.operation ?? 'once'}`, r]));
@@ -83,7 +87,8 @@ function matrix(report: RunReport): string {
     const cells = ops.map((o) => {
       const r = at.get(`${id}\u0000${o}`);
       if (!r) return '<td></td>';
-      return `<td class="cell o-${r.outcome} l-${r.level}" data-outcome="${r.outcome}" data-level="${r.level}" title="${esc(`${label(r)}: ${r.outcome}${r.reason ? ` (${r.reason})` : ''}`)}">${LETTER[r.outcome]}</td>`;
+      const v = verdict(r);
+      return `<td class="cell o-${v} l-${r.level}" data-outcome="${v}" data-level="${r.level}" title="${esc(`${label(r)}: ${v}${r.reason ? ` (${r.reason})` : ''}`)}">${LETTER[v]}</td>`;
     });
     return `<tr class="mrow" data-level="${level}"><td><code>${esc(id)}</code></td><td>${level}</td>${cells.join('')}</tr>`;
   });
@@ -92,7 +97,10 @@ function matrix(report: RunReport): string {
 
 export function renderHtml(report: RunReport): string {
   const s = report.summary;
-  const order = (r: CheckResult): number => OUTCOMES.indexOf(r.outcome) * 10 + LEVELS.indexOf(r.level);
+  const strict = settingsOf(report).strict === true;
+  const verdict = (r: CheckResult): Verdict => verdictOf(r, strict);
+  const count = (v: Verdict, level?: string): number => report.results.filter((r) => verdict(r) === v && (level === undefined || r.level === level)).length;
+  const order = (r: CheckResult): number => VERDICTS.indexOf(verdict(r)) * 10 + LEVELS.indexOf(r.level);
   const sorted = [...report.results].sort((a, b) => order(a) - order(b));
   const facts: Array<[string, string]> = [
     ['target', report.target.embedded ? `bundled reference server (${report.target.baseUrl})` : report.target.baseUrl],
@@ -106,9 +114,14 @@ export function renderHtml(report: RunReport): string {
     ...(report.lists ? ([['lists', `compared records created before ${report.lists.comparedBefore}; absent: ${report.lists.absent.join(', ') || 'none'}`]] as Array<[string, string]>) : []),
     ['cleanup', `deleted ${report.cleanup.deleted}; left over: ${report.cleanup.leftovers.length ? report.cleanup.leftovers.map((l) => `${l.kind} ${l.id || '(no id)'} (${l.reason})`).join('; ') : 'none'}`],
   ];
-  const summary = `<table><tr><th>level</th>${OUTCOMES.map((o) => `<th>${o}</th>`).join('')}</tr>${LEVELS.map((l) => `<tr><td>${l}</td>${OUTCOMES.map((o) => `<td class="${s.byLevel[l][o] ? `o-${o} l-${l}` : ''}">${s.byLevel[l][o]}</td>`).join('')}</tr>`).join('')}</table>`;
-  const filters = `<div class="filters"><fieldset><legend>outcome</legend>${OUTCOMES.map((o) => `<label><input type="checkbox" data-filter="outcome" value="${o}" checked> ${o} (${s.byOutcome[o]})</label>`).join('')}</fieldset><fieldset><legend>level</legend>${LEVELS.map((l) => `<label><input type="checkbox" data-filter="level" value="${l}" checked> ${l}</label>`).join('')}</fieldset><span class="count" id="shown"></span></div>`;
-  const rows = sorted.map((r) => `<tr class="result o-${r.outcome} l-${r.level}" data-outcome="${r.outcome}" data-level="${r.level}"><td><code>${esc(r.id)}</code></td><td>${esc(r.operation ?? '')}</td><td>${r.level}</td><td>${r.outcome}${r.baselined ? ' (baselined)' : ''}</td><td>${esc(r.title)}<br><small>${esc(r.clause)}</small></td><td>${evidence(report, r)}</td></tr>`);
+  const summary = `<table><tr><th>level</th>${VERDICTS.map((v) => `<th>${v}</th>`).join('')}</tr>${LEVELS.map((l) => `<tr><td>${l}</td>${VERDICTS.map((v) => `<td class="${count(v, l) ? `o-${v} l-${l}` : ''}">${count(v, l)}</td>`).join('')}</tr>`).join('')}</table>`;
+  const filters = `<div class="filters"><fieldset><legend>outcome</legend>${VERDICTS.map((v) => `<label><input type="checkbox" data-filter="outcome" value="${v}" checked> ${v} (${count(v)})</label>`).join('')}</fieldset><fieldset><legend>level</legend>${LEVELS.map((l) => `<label><input type="checkbox" data-filter="level" value="${l}" checked> ${l}</label>`).join('')}</fieldset><span class="count" id="shown"></span></div>`;
+  const rows = sorted.map((r) => {
+    const v = verdict(r);
+    return `<tr class="result o-${v} l-${r.level}" data-outcome="${v}" data-level="${r.level}"><td><code>${esc(r.id)}</code></td><td>${esc(r.operation ?? '')}</td><td>${r.level}</td><td>${v}${r.baselined ? ' (baselined)' : ''}</td><td>${esc(r.title)}<br><small>${esc(r.clause)}</small></td><td>${evidence(report, r, v)}</td></tr>`;
+  });
+  const note = replayTokenNote(report);
+  const replayNote = note && report.results.some((r) => r.outcome === 'fail' || r.outcome === 'error') ? `<p class="note" id="replay-note">${esc(note.charAt(0).toUpperCase() + note.slice(1))}.</p>` : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Conformance report: ${esc(report.target.baseUrl)} (run ${esc(report.runId)})</title>
@@ -118,8 +131,8 @@ export function renderHtml(report: RunReport): string {
 <dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl></header>
 <section id="summary"><h2>Summary: ${s.total} results</h2>${summary}${report.suiteErrors.length ? `<h2>Errors of the suite</h2><ul>${report.suiteErrors.map((e) => `<li>${esc(e)}</li>`).join('')}</ul>` : ''}</section>
 <section id="filter"><h2>Filter</h2>${filters}</section>
-<section id="checks-by-operation"><h2>Checks × operations</h2>${matrix(report)}</section>
-<section id="results"><h2>Results</h2><table><tr><th>check</th><th>operation</th><th>level</th><th>outcome</th><th>title / clause</th><th>evidence</th></tr>${rows.join('')}</table></section>
+<section id="checks-by-operation"><h2>Checks × operations</h2>${matrix(report, verdict)}</section>
+<section id="results"><h2>Results</h2>${replayNote}<table><tr><th>check</th><th>operation</th><th>level</th><th>outcome</th><th>title / clause</th><th>evidence</th></tr>${rows.join('')}</table></section>
 <script>${SCRIPT}</script>
 </body></html>
 `;

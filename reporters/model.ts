@@ -105,6 +105,24 @@ export function failsRun(r: CheckResult, strict: boolean): boolean {
   return r.outcome === 'fail' && !r.baselined && (r.level === 'MUST' || (strict && r.level === 'SHOULD'));
 }
 
+/**
+ * What a result reads as in the console and report.html: `fail` only when it fails the run
+ * (failsRun); any other failure (a SHOULD failure without --strict, an INFO note, a baselined
+ * failure) is a `warn`, as the level lines of the console call a SHOULD failure.
+ */
+export type Verdict = Outcome | 'warn';
+
+export function verdictOf(r: CheckResult, strict: boolean): Verdict {
+  return r.outcome === 'fail' && !failsRun(r, strict) ? 'warn' : r.outcome;
+}
+
+/** Why a failure that is reported does not fail the run (junit.xml, report.html). */
+export function whyNotCounted(report: Pick<RunReport, 'baseline'>, r: CheckResult): string {
+  if (r.baselined) return `known ${r.level} failure, listed in the baseline${report.baseline ? ` ${report.baseline.file}` : ''}: reported, not counted`;
+  if (r.level === 'SHOULD') return 'SHOULD warning: it does not fail the run (--strict would)';
+  return 'INFO note: it never fails the run';
+}
+
 export interface BaselineReport {
   file: string;
   /** Failures the baseline lists: reported, not counted. */

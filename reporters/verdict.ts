@@ -40,11 +40,19 @@ export function renderBaseline(results: readonly CheckResult[]): string {
 
 const matches = (e: BaselineEntry, r: CheckResult): boolean => e.id === r.id && (e.operation === undefined || e.operation === r.operation);
 
+/**
+ * Whether a baseline lists this failure (it will not count). applyBaseline marks the results
+ * after the run; the console's live lines need to know as each result comes.
+ */
+export function inBaseline(entries: readonly BaselineEntry[], r: CheckResult): boolean {
+  return r.outcome === 'fail' && entries.some((e) => matches(e, r));
+}
+
 /** Marks baselined failures on the results (returns new results) and finds stale entries. */
 export function applyBaseline(results: CheckResult[], entries: readonly BaselineEntry[], file: string): { results: CheckResult[]; report: BaselineReport } {
   let known = 0;
   const out = results.map((r) => {
-    if (r.outcome === 'fail' && entries.some((e) => matches(e, r))) {
+    if (inBaseline(entries, r)) {
       known++;
       return { ...r, baselined: true };
     }
@@ -179,6 +187,12 @@ export function certify(results: readonly CheckResult[], suiteErrors: readonly s
     const sample = skipped.slice(0, 3).map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}: ${r.reason}`);
     const declared = scope.declaredEmpty?.length ? 'a declared-absent operation or a declared-empty list' : 'a declared-absent operation';
     why.push(`${skipped.length} MUST check(s) skipped for a reason other than ${declared} (${sample.join('; ')}${skipped.length > 3 ? '; ...' : ''})`);
+    // Skipped for want of records on lists the run saw empty and nobody declared: --empty is
+    // the way to say so, if they are empty on purpose. A list seen holding records is not
+    // named: declaring it would only be refused.
+    const undeclared = [...new Set(skipped.flatMap((r) => (r.operation !== undefined && WANTS_RECORDS.test(r.reason ?? '') && !scope.declaredEmpty?.includes(r.operation) ? [r.operation] : [])))];
+    const seenEmptyToo = undeclared.filter((op) => observeEmpty(results, op, scope.narrowedBy !== undefined).observed === 'empty');
+    if (seenEmptyToo.length) why.push(`if ${seenEmptyToo.length > 1 ? 'these lists are' : 'this list is'} legitimately empty, declare ${seenEmptyToo.length > 1 ? 'them' : 'it'}${scope.declaredEmpty?.length ? ' too' : ''}: --empty ${seenEmptyToo.join(',')}`);
   }
   if (claimed.length) why.push(`declared absent but served: ${claimed.join(', ')}`);
   // A declaration the run contradicts does not certify: the certificate would say a list is

@@ -107,16 +107,27 @@ export function resolveBehaviour(options: Pick<ReferenceServerOptions, 'faults' 
   };
 }
 
+/**
+ * A token is what every request but the token endpoint's is checked against: without one,
+ * Buffer.from would throw a TypeError that names nothing of ours, and an empty or blank one
+ * (the header's token is trimmed) would make a server that refuses everything.
+ */
+function requireToken(options: Partial<Pick<ReferenceServerOptions, 'token'>> | undefined, caller: string): string {
+  const token: unknown = options?.token;
+  if (typeof token !== 'string' || token.trim() === '') throw new TypeError(`${caller}: options.token (a non-empty string) is required`);
+  return token;
+}
+
 export function createReferenceHandler(options: ReferenceServerOptions, given?: Store): {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   behaviour: Behaviour;
   store: Store;
 } {
+  const token = Buffer.from(requireToken(options, 'createReferenceHandler'));
   const b = resolveBehaviour(options);
   // The list data follows the behaviour: microsecond times for the micros style, its id format.
   const store = given ?? new Store({ seed: options.seed, records: options.records, emptyList: options.emptyList, recentRecords: options.recentRecords, shape: dataShapeOf(b) });
 
-  const token = Buffer.from(options.token);
   const lifetimeSeconds = options.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS;
   if (!Number.isInteger(lifetimeSeconds) || lifetimeSeconds < 1) throw new TypeError(`tokenLifetimeSeconds must be a whole number of seconds, at least 1 (got ${lifetimeSeconds})`);
   const now = options.now ?? Date.now;
@@ -183,6 +194,7 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
 }
 
 export async function startReferenceServer(options: ReferenceServerOptions & { port?: number; host?: string }): Promise<RunningServer> {
+  requireToken(options, 'startReferenceServer');
   const { handler, behaviour, store } = createReferenceHandler(options);
   const server: Server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, handler);
   server.keepAliveTimeout = 5_000;

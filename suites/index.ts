@@ -11,6 +11,17 @@ import { AREA as PAGINATION, expandListChecks } from './pagination/list-check.js
 export const AREAS = ['delete-custom-api', 'create-application-key', 'errors', 'pagination'] as const;
 export type Area = (typeof AREAS)[number];
 
+/**
+ * The lists the suite itself writes to, each with the area whose checks create and delete their
+ * records. Their list checks wait for the writing checks (suites/register.ts), and a shard keeps
+ * them in the same part as that area (cli/run.ts shardChecks): apart, a shard would list them
+ * without the records the run creates, and skip what an unsharded run checks.
+ */
+export const WRITTEN_LISTS: ReadonlyMap<string, Area> = new Map<string, Area>([
+  ['application-keys', 'create-application-key'],
+  ['custom-apis', 'delete-custom-api'],
+]);
+
 /** Checks run once per run. */
 export const staticChecks: readonly Check[] = [...deleteChecks, ...createChecks, ...errorChecks];
 

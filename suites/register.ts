@@ -5,6 +5,7 @@ import { afterAll, inject, test } from 'vitest';
 import { resultKey, RunContext, runCheck, stopChannel, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
 import { Breaker } from '../lib/http.js';
 import { useSchemaDocuments } from '../lib/schema.js';
+import { WRITTEN_LISTS } from './index.js';
 
 export interface ProvidedRun {
   settings: RunSettings;
@@ -29,15 +30,11 @@ declare module 'vitest' {
 }
 
 /**
- * The lists the suite itself writes to: their list checks wait until the checks that create and
- * delete are done, so that no traversal of them meets records coming and going under it.
- */
-const WRITTEN_LISTS = new Set(['application-keys', 'custom-apis']);
-
-/**
  * Registers every selected check, of every area, as a test of the one suite file: vitest runs
  * them all at once (sequence.concurrent), and the HTTP client bounds what is in flight. Areas
- * do not wait for one another, except the list checks on WRITTEN_LISTS.
+ * do not wait for one another, except the list checks on WRITTEN_LISTS (suites/index.ts): they
+ * wait until the checks that create and delete are done, so that no traversal of those lists
+ * meets records coming and going under it.
  */
 export function registerRun(checksFor: (settings: RunSettings) => readonly Check[]): void {
   const { settings, selected, schemas } = inject('conformance');

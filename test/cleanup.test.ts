@@ -2,11 +2,14 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { cleanUp } from '../lib/cleanup.js';
-import { Ledger, ledgerPath } from '../lib/ledger.js';
+import { Ledger, ledgerPath, type LedgerRun } from '../lib/ledger.js';
 import { bmpTag } from '../lib/run-names.js';
+import type { RunningServer } from '../server/index.js';
 import { BIN, cli, settingsFor, TOKEN, withServer } from './support.js';
 
 it('deletes only ledger entries still outstanding, and reports the ones it could not delete', async () => {
@@ -82,11 +85,123 @@ describe('after a crash', () => {
       await new Promise((r) => child.on('close', r));
       const runId = /run ([0-9a-f]{8})/.exec(out)?.[1];
       expect(runId, out).toBeTruthy();
+      // The ledger says which process ran it, on which host: cleanup leaves a live one alone.
+      expect(new Ledger(ledgerPath(runId!)).run()).toMatchObject({ runId, baseUrl: server.url, pid: child.pid, host: hostname() });
       const r = await cli(['cleanup', '--run', runId!], { env: { CONFORMANCE_TOKEN: TOKEN } });
       expect(r.code, r.stdout + r.stderr).toBe(0);
       expect(r.stdout).toMatch(new RegExp(`run ${runId} \\(${server.url.replace(/[.]/g, '\\.')}\\): deleted \\d+; 0 left over`));
       expect(server.store.applicationKeys.size + server.store.customApis.size).toBe(0);
       expect(existsSync(ledgerPath(runId!))).toBe(false);
     });
+  });
+});
+
+describe('each run on its own target, and never one in progress', () => {
+  /** A folder of the test's own, removed when it ends. */
+  function ownDir(prefix: string): string {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  /** A key on `server`, made as a run would have made it. */
+  async function keyOn(server: RunningServer, name: string): Promise<string> {
+    const res = await fetch(`${server.url}/v2/application-keys`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ data: { type: 'application_key', name } }) });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { data: { id: string } }).data.id;
+  }
+
+  /** A run's ledger under `root` (the TMPDIR the CLI is given), holding one key it did not delete. */
+  function ledgerOf(root: string, runId: string, id: string, run?: Partial<LedgerRun>): string {
+    const path = join(root, 'conformance', runId, 'ledger.jsonl');
+    const ledger = new Ledger(path);
+    if (run) ledger.started({ runId, baseUrl: '', startedAt: new Date().toISOString(), ...run });
+    ledger.created({ kind: 'application-key', id, name: `conformance-${runId}-k`, deletePath: `/v2/application-keys/${id}`, createdBy: 'test' });
+    return path;
+  }
+
+  it('--base-url (flag or environment) picks the runs that ran there and sends nothing elsewhere; a live run and an older ledger are left alone', async () => {
+    await withServer({ seed: 1 }, (a) =>
+      withServer({ seed: 2 }, async (b) => {
+        // Each CLI run gets its own TMPDIR: only these ledgers are there.
+        const root = ownDir('conformance-ledgers-');
+        const env = { CONFORMANCE_TOKEN: TOKEN, TMPDIR: root };
+        const onA = await keyOn(a, 'conformance-aaaa0001-k');
+        const onB = await keyOn(b, 'conformance-bbbb0002-k');
+        const live = await keyOn(a, 'conformance-cccc0003-k');
+        const old = await keyOn(a, 'conformance-dddd0004-k');
+        ledgerOf(root, 'aaaa0001', onA, { baseUrl: a.url, pid: 999_999_999, host: hostname() });
+        const ofB = ledgerOf(root, 'bbbb0002', onB, { baseUrl: b.url });
+        // A run still going: this very test process, on this host.
+        const ofLive = ledgerOf(root, 'cccc0003', live, { baseUrl: a.url, pid: process.pid, host: hostname() });
+        // An older ledger: no run line, so no target.
+        const ofOld = ledgerOf(root, 'dddd0004', old);
+
+        // Neither a target nor a run named, and runs left things on two targets: the one token
+        // would go to both, so nothing is sent and the user is asked to name one.
+        const both = await cli(['cleanup'], { env });
+        expect(both.code, both.stdout + both.stderr).toBe(2);
+        expect(both.stderr).toMatch(/runs left things on 2 targets: .*aaaa0001.*bbbb0002.*name one: --base-url URL \(or --run ID\)/);
+        expect(a.store.applicationKeys.has(onA) && b.store.applicationKeys.has(onB)).toBe(true);
+
+        const onlyA = await cli(['cleanup', '--base-url', `${a.url}/`], { env });
+        expect(onlyA.code, onlyA.stdout + onlyA.stderr).toBe(1);
+        expect(onlyA.stdout).toContain(`run aaaa0001 (${a.url}): deleted 1; 0 left over`);
+        expect(onlyA.stdout).toContain(`run cccc0003 is still in progress (pid ${process.pid}): not touched`);
+        expect(onlyA.stdout).toMatch(/1 run\(s\) against targets other than .* \(--base-url\): not touched/);
+        expect(onlyA.stderr).toMatch(/run dddd0004: its ledger does not record which target it ran against: not touched/);
+        // B was never sent a request for A's selection, nor A one for B's key: B's ledger stays.
+        expect(b.store.applicationKeys.has(onB)).toBe(true);
+        expect(existsSync(ofB)).toBe(true);
+        expect(a.store.applicationKeys.has(onA)).toBe(false);
+        expect([...a.store.applicationKeys.keys()]).toEqual(expect.arrayContaining([live, old]));
+        expect(existsSync(ofLive) && existsSync(ofOld)).toBe(true);
+
+        // The environment's base URL selects as the flag does.
+        const onlyB = await cli(['cleanup'], { env: { ...env, CONFORMANCE_BASE_URL: b.url } });
+        expect(onlyB.stdout).toContain(`run bbbb0002 (${b.url}): deleted 1; 0 left over`);
+        expect(b.store.applicationKeys.has(onB)).toBe(false);
+        expect(existsSync(ofB)).toBe(false);
+        expect(a.store.applicationKeys.has(live) && a.store.applicationKeys.has(old)).toBe(true);
+
+        // The older ledger, on the target the user names for it.
+        const named = await cli(['cleanup', '--run', 'dddd0004', '--base-url', a.url], { env });
+        expect(named.code, named.stdout + named.stderr).toBe(0);
+        expect(a.store.applicationKeys.has(old)).toBe(false);
+        expect(a.store.applicationKeys.has(live)).toBe(true);
+        expect(existsSync(ofLive)).toBe(true);
+      }),
+    );
+  });
+
+  it('--run with a --base-url other than the target its ledger records is refused, naming both, before anything is sent', async () => {
+    await withServer({ seed: 1 }, (a) =>
+      withServer({ seed: 2 }, async (b) => {
+        const root = ownDir('conformance-ledgers-');
+        const onB = await keyOn(b, 'conformance-bbbb0005-k');
+        const path = ledgerOf(root, 'bbbb0005', onB, { baseUrl: b.url });
+        const env = { CONFORMANCE_TOKEN: TOKEN, TMPDIR: root };
+        const withFile = ownDir('conformance-cwd-');
+        writeFileSync(join(withFile, 'conformance.config.yaml'), `base-url: ${a.url}\n`);
+        const ways: Array<[string, string[], Record<string, string>, string | undefined]> = [
+          ['--base-url', ['--base-url', a.url], env, undefined],
+          ['CONFORMANCE_BASE_URL', [], { ...env, CONFORMANCE_BASE_URL: a.url }, undefined],
+          [`${join(withFile, 'conformance.config.yaml')}: base-url`, [], env, withFile],
+        ];
+        for (const [label, flags, e, cwd] of ways) {
+          const r = await cli(['cleanup', '--run', 'bbbb0005', ...flags], { env: e, ...(cwd ? { cwd } : {}) });
+          expect(r.code, r.stdout + r.stderr).toBe(2);
+          const [line, hint] = r.stderr.trim().split('\n');
+          expect(line).toContain(`run bbbb0005 ran against ${b.url}, not ${a.url} (${label})`);
+          expect(hint).toBe("Run 'conformance cleanup --help' for usage.");
+        }
+        expect(b.store.applicationKeys.has(onB)).toBe(true);
+        expect(existsSync(path)).toBe(true);
+        // Without --base-url, the run is cleaned where it ran.
+        const r = await cli(['cleanup', '--run', 'bbbb0005'], { env: { CONFORMANCE_TOKEN: TOKEN, TMPDIR: root } });
+        expect(r.code, r.stdout + r.stderr).toBe(0);
+        expect(b.store.applicationKeys.has(onB)).toBe(false);
+      }),
+    );
   });
 });

@@ -1,12 +1,13 @@
 // The CLI end to end, as a user runs it: the built bin, a real target, real exit codes.
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkDefinitions, expandChecks } from '../suites/index.js';
+import { checkDefinitions, expandChecks, WRITTEN_LISTS } from '../suites/index.js';
+import { shardChecks } from '../cli/run.js';
 import type { RunReport } from '../reporters/model.js';
 import { cli, endpoints, paginationSettings, TOKEN, withServer } from './support.js';
 
@@ -45,6 +46,8 @@ describe('usage', () => {
     [['--base-url', 'https://staging.example'], /needs a token/, ''],
     [['--concurrency', 'lots'], /--concurrency: must be a whole number/, ''],
     [['serve', '--fault', 'nope'], /unknown fault 'nope'/, 'serve '],
+    // `--token "$CONFORMANCE_TOKEN"` with the variable unset: a server that would refuse everything.
+    [['serve', '--token', ''], /--token must not be empty \(leave --token out to have a token generated and shown\)$/, 'serve '],
     [['extra'], /unexpected argument 'extra'/, ''],
   ])('%j is a usage error: one line, the help hint, exit 2', async (args, message, command) => {
     const r = await cli(args);
@@ -140,6 +143,31 @@ describe('list operations', () => {
     expect(r.code).toBe(0);
     for (const e of endpoints()) expect(r.stdout).toContain(e.key);
     expect(r.stdout).toMatch(/orders +\/v2\/orders {2}\(hard offset limit\)/);
+  });
+
+  it('--list-operations shows the catalog as the settings file makes it: its additions and changes marked', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'conformance-cwd-'));
+    try {
+      // A target without its token: listing needs neither.
+      writeFileSync(join(cwd, 'conformance.config.yaml'), ['base-url: https://staging.example', 'operations:', '  my-keys:', '    name: My keys', '    paths: { default: /v2/application-keys }', '  accounts:', '    paths: { default: /v2/accounts-v2 }', ''].join('\n'));
+      writeFileSync(join(cwd, 'other.yaml'), ['operations:', '  my-apis:', '    paths: { default: /v2/settings/extensions/custom-apis, by-slug: "/v2/settings/extensions/custom-apis/{slug}/entries" }', ''].join('\n'));
+      const r = await cli(['--list-operations'], { cwd });
+      expect(r.code, r.stderr).toBe(0);
+      const lines = r.stdout.trim().split('\n');
+      expect(lines).toContain(`${'my-keys'.padEnd(34)}/v2/application-keys  (from conformance.config.yaml)`);
+      expect(lines).toContain(`${'accounts'.padEnd(34)}/v2/accounts-v2  (changed in conformance.config.yaml)`);
+      expect(lines).toHaveLength(endpoints().length + 1);
+      for (const e of endpoints()) expect(r.stdout).toContain(e.key);
+      // --config names another file; the marks name it.
+      const other = await cli(['--list-operations', '--config', 'other.yaml'], { cwd });
+      expect(other.code, other.stderr).toBe(0);
+      expect(other.stdout).toMatch(/^my-apis@default +\/v2\/settings\/extensions\/custom-apis {2}\(from other\.yaml\)$/m);
+      expect(other.stdout).toMatch(/^my-apis@by-slug +\/v2\/settings\/extensions\/custom-apis\/\{slug\}\/entries {2}\(from other\.yaml\)$/m);
+      expect(other.stdout).not.toContain('my-keys');
+      expect(other.stdout).toMatch(/^accounts +\/v2\/accounts$/m);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 
   it('lists absent operations once, and says which records traversals compared', async () => {
@@ -240,8 +268,24 @@ describe('certification, baselines, CI', () => {
       const annotations = r.stdout.split('\n').filter((l) => l.startsWith('::error'));
       expect(annotations).toHaveLength(1);
       expect(annotations[0]).toMatch(/^::error title=conformance delete\.repeat\.404::the second DELETE succeeded.*%0Aexpected: status 404%0Aactual: status 204/);
-      expect(readFileSync(summary, 'utf8')).toMatch(/## Conformance: ❌ exit 1: 1 MUST check\(s\) failed[\s\S]*\| `create\.valid\.201` \| SHOULD \| fail \|/);
+      expect(readFileSync(summary, 'utf8')).toMatch(/## Conformance: ❌ exit 1: 1 MUST check\(s\) failed[\s\S]*\| `create\.valid\.201` \| SHOULD \| warn \|/);
     });
+  });
+
+  it('a shard keeps the list checks of a list the suite writes with the area that writes it', () => {
+    for (const eps of [endpoints(), endpoints(['application-keys', 'custom-apis', 'accounts', 'orders'])]) {
+      const all = expandChecks(paginationSettings(eps));
+      for (let count = 2; count <= 8; count++) {
+        const shards = Array.from({ length: count }, (_, i) => shardChecks(all, { index: i + 1, count }));
+        // Each check in exactly one shard.
+        expect(shards.flat().map((c) => `${c.id} ${c.operation ?? ''}`).sort()).toEqual(all.map((c) => `${c.id} ${c.operation ?? ''}`).sort());
+        for (const [list, area] of WRITTEN_LISTS) {
+          const holding = shards.filter((part) => part.some((c) => c.operation === list));
+          expect(holding, `${list} in ${count} shards`).toHaveLength(1);
+          expect(holding[0]!.some((c) => c.operation === undefined && c.area === area), `${list} with ${area} in ${count} shards`).toBe(true);
+        }
+      }
+    }
   });
 
   it('shards split the run by area and operation, and merge gives the whole report', async () => {

@@ -46,6 +46,8 @@ describe('--empty against the bundled reference server', () => {
     const undeclared = certify(report.results, [], scope);
     expect(undeclared.certifiable).toBe(false);
     expect(undeclared.why).toMatch(new RegExp(`MUST check\\(s\\) skipped for a reason other than a declared-absent operation \\(.*\\[${EMPTY_LIST}\\]`));
+    // And it says how to declare it: only the list the run saw empty, none of the others.
+    expect(undeclared.why).toMatch(new RegExp(`; if this list is legitimately empty, declare it: --empty ${EMPTY_LIST}$`));
     // A list with records declared empty as well: the declaration is wrong, so no certificate.
     const wrong = certify(report.results, [], { ...scope, declaredEmpty: [EMPTY_LIST, 'accounts'] });
     expect(wrong.certifiable).toBe(false);
@@ -101,6 +103,20 @@ describe('what a declaration of an empty list excuses', () => {
     expect(c.certifiable).toBe(false);
     expect(c.why).toMatch(/^3 MUST check\(s\) skipped for a reason other than a declared-absent operation/);
     expect(c.declaredEmpty).toEqual([]);
+  });
+
+  it('an undeclared empty list: the verdict names --empty with the lists seen empty, and only those', () => {
+    const orders = [result('list.endpoint.present', 'pass', undefined, 'MUST', 'orders'), result('list.sort.id', 'skip', 'needs 2 records, found 0', 'MUST', 'orders')];
+    expect(certify([...empty, ...orders], [], scope).why).toMatch(/\); if these lists are legitimately empty, declare them: --empty promotions,orders$/);
+    // A list with some records (short of what a check needs) is not empty: not named.
+    const few = [result('list.endpoint.present', 'pass', undefined, 'MUST', 'orders'), result('list.sort.id', 'skip', 'needs 2 records, found 1', 'MUST', 'orders')];
+    expect(certify([...empty, ...few], [], scope).why).toMatch(/; if this list is legitimately empty, declare it: --empty promotions$/);
+    // Already declared: only the one left to declare, and it says "too".
+    expect(certify([...empty, ...orders], [], { ...scope, declaredEmpty: ['promotions'] }).why).toMatch(/; if this list is legitimately empty, declare it too: --empty orders$/);
+    // A skip for another reason, or a SHOULD skip, names nothing.
+    const other = certify([result('list.endpoint.present', 'pass'), result('list.filter.gt', 'skip', 'unsupported: filter=gt(created_at,x) answered 400'), result('list.sort.descending', 'skip', 'needs 2 records, found 0', 'SHOULD')], [], scope);
+    expect(other.certifiable).toBe(false);
+    expect(other.why).not.toContain('--empty');
   });
 
   it('not a skip for another reason on the declared list', () => {

@@ -7,8 +7,9 @@ import { validateXML } from 'xmllint-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult } from '../lib/check.js';
 import { renderJunit } from '../reporters/junit.js';
-import { summarise, type RunReport } from '../reporters/model.js';
+import type { RunReport } from '../reporters/model.js';
 import { exitFor } from '../reporters/verdict.js';
+import { reportOf } from './fixtures/report.js';
 
 const SCHEMA = readFileSync(resolve(import.meta.dirname, 'fixtures/junit.xsd'), 'utf8');
 
@@ -43,24 +44,16 @@ function report(results: CheckResult[], opts: { strict?: boolean; suiteErrors?: 
   const suiteErrors = opts.suiteErrors ?? [];
   let exit = exitFor(results, suiteErrors, opts.strict ?? false);
   if (opts.certification && !opts.certification.certifiable && exit.code === 0) exit = { code: 1, reason: `exit 1: not certifiable: ${opts.certification.why}` };
-  return {
-    tool: { name: 'conformance', version: '0.0.0-test' },
+  return reportOf(results, {
     runId: 'junit001',
     seed: 9,
     contractDigest: `sha256:${'cd'.repeat(32)}`,
-    target: { baseUrl: 'https://t.example', embedded: false },
-    startedAt: '2026-11-21T10:00:00.000Z',
-    finishedAt: '2026-11-21T10:00:01.000Z',
-    durationMs: 1000,
     config: { baseUrl: 'https://t.example', token: '***', seed: 9, timeoutMs: 10000, strict: opts.strict ?? false },
-    results,
     suiteErrors,
-    cleanup: { deleted: 0, leftovers: [] },
     ...(opts.baseline ? { baseline: { file: 'known.yaml', known: results.filter((r) => r.baselined).length, stale: [] } } : {}),
     ...(opts.certification ? { certification: opts.certification } : {}),
-    summary: summarise(results),
     exit,
-  };
+  });
 }
 
 const pass = result('delete.existing.204', 'MUST', 'pass');
@@ -131,6 +124,18 @@ describe('junit.xml agrees with the exit code, and is valid JUnit XML', () => {
   it('a failure that fails the run carries its evidence and its replay command', () => {
     const xml = renderJunit(report([result('delete.repeat.404', 'MUST', 'fail')]));
     expect(xml).toMatch(/<failure message="delete\.repeat\.404 fail" type="MUST">MUST Endpoints[^<]*expected: status 404[^<]*replay: {3}npx conformance --check delete\.repeat\.404 --seed 9 --base-url https:\/\/t\.example --timeout 10000<\/failure>/);
+  });
+
+  it('times: checks run side by side, so an area takes the longest of its testcases (not their sum), the whole the run\'s duration', async () => {
+    const at = (id: string, ms: number, area = 'pagination'): CheckResult => result(id, 'MUST', 'pass', { area, durationMs: ms, operation: 'orders' });
+    const r = { ...report([at('list.a', 3000), at('list.b', 9500), at('list.c', 7000), at('delete.x', 120, 'delete-custom-api')]), durationMs: 10_300 };
+    const xml = renderJunit(r);
+    expect(await violations([xml])).toEqual([[]]);
+    expect(xml).toMatch(/<testsuites [^>]* time="10\.300">/);
+    expect(xml).toMatch(/<testsuite name="pagination" [^>]* time="9\.500">/);
+    expect(xml).toMatch(/<testsuite name="delete-custom-api" [^>]* time="0\.120">/);
+    // No area lasts longer than the run.
+    for (const [, t] of xml.matchAll(/<testsuite name="[^"]*" [^>]* time="([\d.]+)"/g)) expect(Number(t)).toBeLessThanOrEqual(10.3);
   });
 
   it('an error of the suite outside any check is an <error> of its own', () => {

@@ -146,7 +146,29 @@ describe('merge refuses what is not every shard of one run, once each, and says 
     expect(r.code, r.out).toBe(2);
     expect(r.err.split('\n')[0]).toMatch(/^conformance: /);
     expect(r.err).toMatch(message);
+    // Every refusal of merge points at merge's own usage, not the run's.
+    expect(r.err.split('\n')[1]).toBe("Run 'conformance merge --help' for usage.");
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('no directory, or one without results.json: pointed at merge\'s usage too', async () => {
+    for (const args of [[], [mkdtempSync(join(tmpdir(), 'conformance-empty-dir-'))]]) {
+      const r = await merge(args);
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/^conformance: (merge needs the report directories|no results\.json in )/);
+      expect(r.err.split('\n')[1]).toBe("Run 'conformance merge --help' for usage.");
+    }
+  });
+
+  it('a results.json that is not JSON, or not a report: a usage error that says so, never a crash of the suite', async () => {
+    for (const [content, message] of [['{"broken', /results\.json is not JSON/], ['{"a":1}', /results\.json is not a report of this suite's version \(it breaks spec\/results\.schema\.yaml/]] as const) {
+      const dir = mkdtempSync(join(tmpdir(), 'conformance-not-a-report-'));
+      writeFileSync(join(dir, 'results.json'), content);
+      const r = await merge([dir]);
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).toMatch(message);
+      expect(r.err).not.toMatch(/SUITE_BUG|suite itself failed|    at /);
+    }
   });
 
   it('the same settings in another key order are the same run', async () => {

@@ -7,9 +7,10 @@ import { createServer, request } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../cli/main.js';
 import type { Io } from '../cli/io.js';
+import { heartbeat } from '../cli/run.js';
 import { listening, TOKEN, withServer } from './support.js';
 
 interface Captured {
@@ -35,7 +36,7 @@ async function runMain(args: string[], io: Partial<Io>): Promise<Captured> {
 }
 
 const ANSI = /\u001b/;
-const AREA_LINE = /^[✓✗] ([\w-]+): \d+ result\(s\): /;
+const AREA_LINE = /^[✓✗⚠] ([\w-]+): \d+ result\(s\): /;
 const areasOf = (lines: readonly string[]): string[] => lines.map((l) => AREA_LINE.exec(l)?.[1]).filter((a): a is string => a !== undefined);
 // Two areas: one line each when it finishes.
 const CHECKS = ['--check', 'delete.existing.204,delete.unknown-id.404,errors.content-type.json', '--seed', '5'];
@@ -103,5 +104,45 @@ describe('progress without a live terminal', () => {
     const tty = await runMain(args, { isTTY: true, heartbeatMs: 0 });
     expect(tty.progress).toContain('1 done; mutant delete-not-applied: caught (exit 1)');
     expect(tty.lines).not.toContain(row);
+  });
+});
+
+describe('the heartbeat', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('comes when it is due, not up to a polling period later: never more than 10 s after the last line', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const start = Date.now();
+    const lines: number[] = [];
+    const beat = heartbeat(10_000, () => {
+      lines.push(Date.now() - start);
+      beat.said();
+    });
+    // Quiet from the start: a beat every 10 s exactly.
+    vi.advanceTimersByTime(23_000);
+    expect(lines).toEqual([10_000, 20_000]);
+    // A line of the run at 23 s: the next beat is 10 s after it, at 33 s; not at 30 s, nor at
+    // the next tick of a poll (34 s for a poll every 2 s).
+    beat.said();
+    vi.advanceTimersByTime(9_999);
+    expect(lines).toEqual([10_000, 20_000]);
+    vi.advanceTimersByTime(1);
+    expect(lines).toEqual([10_000, 20_000, 33_000]);
+    vi.advanceTimersByTime(10_000);
+    expect(lines).toEqual([10_000, 20_000, 33_000, 43_000]);
+    beat.stop();
+    vi.advanceTimersByTime(60_000);
+    expect(lines).toHaveLength(4);
+  });
+
+  it('a beat that says nothing (the checks are done) waits a whole period before the next', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    let calls = 0;
+    const beat = heartbeat(1_000, () => calls++);
+    vi.advanceTimersByTime(3_500);
+    expect(calls).toBe(3);
+    beat.stop();
   });
 });

@@ -11,30 +11,21 @@ import { renderSummary, replayCommand, shellWord } from '../reporters/console.js
 import { githubAnnotations } from '../reporters/github.js';
 import { renderHtml, esc } from '../reporters/html.js';
 import { renderJson } from '../reporters/json.js';
-import { summarise, type RunReport } from '../reporters/model.js';
-import { exitFor } from '../reporters/verdict.js';
+import type { RunReport } from '../reporters/model.js';
+import { reportOf } from './fixtures/report.js';
 import { cli, TOKEN, withServer } from './support.js';
 
 const fail = (id: string, more: Partial<CheckResult> = {}): CheckResult => ({ id, area: 'pagination', clause: 'Limits', level: 'MUST', title: `${id} title`, outcome: 'fail', reason: `${id} failed`, durationMs: 3, ...more });
 
 /** A report as cli/run.ts makes it, with the configuration lib/config.ts maskedConfig gives. */
 function report(config: Record<string, unknown>, results: CheckResult[], target: RunReport['target'] = { baseUrl: 'https://staging.example', embedded: false }): RunReport {
-  return {
-    tool: { name: 'conformance', version: '0.0.0-test' },
+  return reportOf(results, {
     runId: 'replay01',
     seed: 1234,
     contractDigest: `sha256:${'ef'.repeat(32)}`,
     target,
-    startedAt: '2026-11-21T10:00:00.000Z',
-    finishedAt: '2026-11-21T10:00:01.000Z',
-    durationMs: 1000,
     config: { baseUrl: target.embedded ? undefined : target.baseUrl, token: '***', seed: 1234, concurrency: 64, maxBodyBytes: 16777216, checks: [], strict: false, requestBudget: 1000, timeBufferSeconds: 60, requireAllEndpoints: false, operations: [], catalog: {}, timeoutMs: 10000, ...config },
-    results,
-    suiteErrors: [],
-    cleanup: { deleted: 0, leftovers: [] },
-    summary: summarise(results),
-    exit: exitFor(results, [], config.strict === true),
-  };
+  });
 }
 
 /** The words a POSIX shell makes of a command line. */

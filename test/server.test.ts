@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validate, SCHEMA } from '../lib/schema.js';
-import { FAULTS, startReferenceServer, VARIANTS, type Behaviour, type RunningServer } from '../server/index.js';
+import { createReferenceHandler, FAULTS, startReferenceServer, VARIANTS, type Behaviour, type RunningServer } from '../server/index.js';
 import { generateRecords } from '../server/lists.js';
 import { parseInstant } from '../server/collection.js';
 import { TOKEN } from './support.js';
@@ -71,6 +71,16 @@ describe('bad input', () => {
     );
     const still = await send('GET', `/v2/application-keys/${id}`);
     expect(still.status).toBe(200);
+  });
+});
+
+describe('options', () => {
+  it('without a token, from JavaScript: a TypeError that says what is required, not a crash inside Buffer.from', async () => {
+    for (const options of [{}, { token: '' }, { token: '   ' }, { token: 42 }]) {
+      await expect(startReferenceServer(options as never)).rejects.toThrow(new TypeError('startReferenceServer: options.token (a non-empty string) is required'));
+      expect(() => createReferenceHandler(options as never)).toThrow(new TypeError('createReferenceHandler: options.token (a non-empty string) is required'));
+    }
+    await expect(startReferenceServer(undefined as never)).rejects.toThrow(/^startReferenceServer: options.token \(a non-empty string\) is required$/);
   });
 });
 
