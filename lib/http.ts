@@ -102,6 +102,14 @@ const CLIMB_AFTER = 20;
  * at the ceiling, and one that rate-limits is not met with the whole ceiling at once.
  */
 const START_IN_FLIGHT = 8;
+/**
+ * A GET whose connection was reset while the target answered another request this recently
+ * (ms) is sent again without counting toward the breaker: a burst of resets on kept-alive
+ * connections while the target answers others (a server closing idle connections just as they
+ * are reused, its event loop held up) is no outage. If the target has stopped, the GET's later
+ * attempts come after this window and count.
+ */
+const ALIVE_WITHIN_MS = 2_000;
 
 /**
  * Retry-After (RFC 9110 section 10.2.3) in ms from `now`: delay-seconds or an HTTP date.
@@ -298,6 +306,8 @@ export class HttpClient {
   #pausedUntil = 0;
   /** No 429 yet: the bound doubles as answers come in (see START_IN_FLIGHT). */
   #slowStart = true;
+  /** When the target last answered (performance.now()). */
+  #answeredAt = -Infinity;
   readonly #breaker: Breaker;
 
   constructor(options: HttpClientOptions) {
@@ -519,7 +529,7 @@ export class HttpClient {
         const verdict = status === 429 ? 'no verdict rests on a rate-limited answer' : 'the target could not serve it';
         return done(new SuiteError(status === 429 ? 'RATE_LIMITED' : 'SERVICE_UNAVAILABLE', `${a.what}: still ${status} after ${a.sent} attempt${a.sent === 1 ? '' : 's'} and ${a.waitedMs} ms of waiting: ${why}; ${verdict}`));
       }
-      if (reset) this.#failed(transportError(err, a.what, this.options.timeoutMs), a.count);
+      if (reset && performance.now() - this.#answeredAt > ALIVE_WITHIN_MS) this.#failed(transportError(err, a.what, this.options.timeoutMs), a.count);
       if (this.#breaker.down) return done(new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`));
       a.count((s) => {
         s.retries++;
@@ -579,6 +589,7 @@ export class HttpClient {
   /** An attempt was answered: the failures in a row end; a real answer lets a lowered bound climb back slowly. */
   #heard(status: number): void {
     this.#breaker.failures = 0;
+    this.#answeredAt = performance.now();
     if (NOT_PROCESSED.includes(status)) return;
     this.#breaker.answered++;
     if (this.#slots.limit >= this.options.concurrency) return;

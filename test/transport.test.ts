@@ -252,6 +252,18 @@ describe('a reset connection', () => {
     expect(r.sum).toMatchObject({ retries: resets.length, resetRetries: resets.length, waitedOut: 0 });
   });
 
+  it('a burst of resets while the target answers others (kept-alive connections closed as they are reused) is no outage: each GET is sent again, the breaker stays shut', async () => {
+    // Twelve GETs in a row, arriving side by side, have their connections reset once each: more
+    // than the five failed attempts in a row that open the breaker on a target that stopped.
+    const { plan, acts } = recorded((a) => (a.method === 'GET' && a.n >= 40 && a.n < 52 && a.repeat === 0 ? 'reset' : 'relay'));
+    const r = await through(plan, lists, {}, listSettings());
+    expect(changed(r.results, reference.lists)).toEqual([]);
+    const resets = r.front.arrivals.filter((a) => acts[a.n] === 'reset');
+    expect(resets.length).toBe(12);
+    expect(r.http.stats.breakerOpenedAfter).toBeUndefined();
+    expect(r.sum).toMatchObject({ resetRetries: 12, refused: 0 });
+  });
+
   it('never sends a POST again whose answer was lost: the upstream processed it once, the check ends in error', async () => {
     const check = statics.find((c) => c.id === 'create.valid.2xx')!;
     let lost: Arrival | undefined;
