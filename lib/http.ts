@@ -403,12 +403,13 @@ export class HttpClient {
       answered: false,
     };
     const started = performance.now();
-    let status: number;
-    let responseHeaders: Record<string, string>;
-    let text: string;
+    let status = 0;
+    let responseHeaders: Record<string, string> = {};
+    let text = '';
     let bytes = 0;
-    a.arm();
-    try {
+    // One go at the exchange: the request (undici's RetryAgent sends it again after a 429, a 503
+    // or, for a GET, a reset before the answer: see #policy), then the answer's body.
+    const attempt = async (): Promise<string> => {
       const res = await loadUndici().request(url, {
         method: spec.method,
         headers,
@@ -430,9 +431,10 @@ export class HttpClient {
       for (const [k, v] of Object.entries(res.headers)) {
         if (v !== undefined) responseHeaders[k] = Array.isArray(v) ? v.join(', ') : String(v);
       }
+      bytes = 0;
       // Read with events rather than an async iterator: a promise per chunk costs more than the
       // chunk on a run of thousands of pages.
-      text = await new Promise<string>((resolve, reject) => {
+      return await new Promise<string>((resolve, reject) => {
         const chunks: Buffer[] = [];
         res.body.on('data', (chunk: Buffer) => {
           bytes += chunk.length;
@@ -445,6 +447,20 @@ export class HttpClient {
         res.body.on('end', () => resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes)).toString('utf8')));
         res.body.on('error', reject);
       });
+    };
+    a.arm();
+    try {
+      // A GET whose answer is cut off once it began (the connection dropped mid-body) is sent
+      // again whole (#startOver): undici would ask for the rest with a Range request, which an
+      // API need not honour.
+      for (;;) {
+        try {
+          text = await attempt();
+          break;
+        } catch (err) {
+          if (!(await this.#startOver(a, err))) throw err;
+        }
+      }
     } catch (err) {
       if (err instanceof SuiteError) throw err;
       const code = (err as { code?: string }).code;
@@ -553,6 +569,37 @@ export class HttpClient {
           done(null);
         });
     };
+  }
+
+  /**
+   * A GET's answer was cut off after it began: whether to send it again whole, after its backoff
+   * (its slot given back meanwhile), within its retries and its time for waiting, while the run
+   * goes on and the breaker is shut. The target answered, so this counts toward no breaker.
+   */
+  async #startOver(a: Attempts, err: unknown): Promise<boolean> {
+    const code = (err as { code?: string }).code ?? '';
+    if (a.method !== 'GET' || !a.answered || !RESET.includes(code) || this.#stopped || this.#breaker.down) return false;
+    const { maxRetries, maxWaitMs, sleep } = this.#retry;
+    const wait = this.#backoff(a.sent);
+    if (a.sent > maxRetries || a.waitedMs + wait > maxWaitMs) return false;
+    a.disarm();
+    a.count((s) => {
+      s.retries++;
+      s.resetRetries++;
+      s.waitedMs += wait;
+    });
+    a.sent++;
+    a.waitedMs += wait;
+    a.answered = false;
+    a.holding = false;
+    this.#slots.release();
+    await sleep(wait);
+    await this.#slots.acquire(true);
+    a.holding = true;
+    if (this.#stopped || this.#breaker.down) return false;
+    a.epoch = this.#epoch;
+    a.arm();
+    return true;
   }
 
   /** Holds every request not yet sent until `slept` (a retry's wait of `ms`) is over (see #paused). */

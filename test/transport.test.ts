@@ -264,6 +264,17 @@ describe('a reset connection', () => {
     expect(r.sum).toMatchObject({ resetRetries: 12, refused: 0 });
   });
 
+  it('a GET whose answer is cut off halfway (the connection dropped mid-body) is sent again whole: the list checks keep the reference outcomes', async () => {
+    const { plan, acts } = recorded((a) => (a.method === 'GET' && a.n % 13 === 5 && a.repeat === 0 ? 'cut-body' : 'relay'));
+    const r = await through(plan, lists, {}, listSettings());
+    expect(changed(r.results, reference.lists)).toEqual([]);
+    const cut = r.front.arrivals.filter((a) => acts[a.n] === 'cut-body');
+    expect(cut.length).toBeGreaterThan(5);
+    for (const a of cut) expect(r.front.arrivals.some((b) => keyOf(b) === keyOf(a) && b.n > a.n)).toBe(true);
+    expect(r.sum).toMatchObject({ retries: cut.length, resetRetries: cut.length });
+    expect(r.http.stats.breakerOpenedAfter).toBeUndefined();
+  });
+
   it('never sends a POST again whose answer was lost: the upstream processed it once, the check ends in error', async () => {
     const check = statics.find((c) => c.id === 'create.valid.2xx')!;
     let lost: Arrival | undefined;

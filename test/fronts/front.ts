@@ -24,6 +24,8 @@ export type Act =
   | 'reset'
   /** Relayed, and the upstream processes it, but the socket is destroyed instead of answering. */
   | 'lose-answer'
+  /** Relayed; the answer's head and half its body are sent, then the socket is destroyed. */
+  | 'cut-body'
   /** No answer, ever (until the front closes). */
   | 'hang'
   /** Answered by the front itself, with a Retry-After when given. */
@@ -53,7 +55,7 @@ export async function startFront(upstreamUrl: string, plan: FrontPlan): Promise<
   const relayed: Arrival[] = [];
   const seen = new Map<string, number>();
 
-  const relay = (req: IncomingMessage, res: ServerResponse, a: Arrival, lose: boolean): void => {
+  const relay = (req: IncomingMessage, res: ServerResponse, a: Arrival, lose: boolean, cut = false): void => {
     relayed.push(a);
     const up = request({ host: upstream.hostname, port: upstream.port, method: a.method, path: a.url, headers: without(req.headers, HOP), agent }, (upRes) => {
       const chunks: Buffer[] = [];
@@ -67,6 +69,10 @@ export async function startFront(upstreamUrl: string, plan: FrontPlan): Promise<
         const bodiless = status === 204 || status === 304;
         const body = Buffer.concat(chunks);
         res.writeHead(status, { ...without(upRes.headers, [...HOP, 'content-length']), ...(bodiless ? {} : { 'content-length': body.length }) });
+        if (cut && !bodiless && body.length > 1) {
+          res.write(body.subarray(0, body.length >> 1), () => req.socket.destroy());
+          return;
+        }
         res.end(bodiless ? undefined : body);
       });
       upRes.on('error', (err) => res.destroy(err));
@@ -86,7 +92,7 @@ export async function startFront(upstreamUrl: string, plan: FrontPlan): Promise<
       const a: Arrival = { n: arrivals.length, method: req.method ?? 'GET', url: req.url ?? '/', body, repeat, at: Date.now() };
       arrivals.push(a);
       const act = plan(a);
-      if (act === 'relay' || act === 'lose-answer') relay(req, res, a, act === 'lose-answer');
+      if (act === 'relay' || act === 'lose-answer' || act === 'cut-body') relay(req, res, a, act === 'lose-answer', act === 'cut-body');
       else if (act === 'reset') req.socket.destroy();
       else if (act !== 'hang') {
         const text = JSON.stringify({ errors: [{ status: String(act.status), title: STATUS_CODES[act.status] ?? 'Error' }] });
