@@ -5,7 +5,9 @@ import { parseFlags, UsageError, type Io } from './io.js';
 
 const SERVE_HELP = `Usage: conformance serve [--port N] [--host H] [--token TOKEN] [--seed N] [--records N]
                          [--no-empty-list] [--fault NAME]... [--variant NAME]... [--list-faults]
-  Runs the bundled reference server alone, until interrupted (Ctrl-C).
+  Runs the bundled reference server alone, until interrupted (Ctrl-C). Clients may log in as the
+  official SDK does: POST /oauth/access_token with the client_id and client_secret of a key made
+  through POST /v2/application-keys (client_credentials), or a client_id alone (implicit: read only).
   --port N          port (default 0: a free one)
   --host H          address (default 127.0.0.1)
   --token TOKEN     token to accept, not empty (default: env CONFORMANCE_TOKEN, else
