@@ -58,26 +58,37 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   const from = wanted ? settingLabel(config, 'base-url') : '';
   const named = values.run ?? [];
   for (const id of named) if (!existsSync(ledgerPath(id))) throw new UsageError(`no ledger for run '${id}' (looked in ${dirname(ledgerPath(id))})`, 'cleanup');
+  const host = hostname();
+  // Each ledger read once: the run it records, and how much it still holds (read only for
+  // the runs that get that far).
+  const ledgers = (values.run ?? (existsSync(ledgersRoot()) ? readdirSync(ledgersRoot()) : []))
+    .filter((runId) => existsSync(ledgerPath(runId)))
+    .map((runId) => {
+      const ledger = new Ledger(ledgerPath(runId));
+      let count: number | undefined;
+      const held = (): number => {
+        if (count === undefined) {
+          const open = ledger.open();
+          count = open.created.length + open.unanswered.length;
+        }
+        return count;
+      };
+      return { runId, path: ledgerPath(runId), run: ledger.run(), held };
+    });
   // Refused before anything is sent: a named run that ran elsewhere than the target given.
-  for (const id of named) {
-    const recorded = new Ledger(ledgerPath(id)).run()?.baseUrl;
-    if (wanted && recorded && !sameTarget(recorded, wanted)) {
-      throw new UsageError(`run ${id} ran against ${recorded}, not ${wanted} (${from}): cleanup deletes only on the target a run recorded (with no base URL given, it cleans run ${id} on ${recorded})`, 'cleanup');
+  for (const { runId, run } of ledgers) {
+    const recorded = run?.baseUrl;
+    if (named.length && wanted && recorded && !sameTarget(recorded, wanted)) {
+      throw new UsageError(`run ${runId} ran against ${recorded}, not ${wanted} (${from}): cleanup deletes only on the target a run recorded (with no base URL given, it cleans run ${runId} on ${recorded})`, 'cleanup');
     }
   }
-  const runs = values.run ?? (existsSync(ledgersRoot()) ? readdirSync(ledgersRoot()) : []);
-  const host = hostname();
   // One token goes to every run cleaned: with no target and no run named, it may only go to one
   // target, or a token meant for one server would be sent to another that a ledger names.
   if (!wanted && named.length === 0) {
     const targets = new Map<string, string[]>();
-    for (const runId of runs) {
-      if (!existsSync(ledgerPath(runId))) continue;
-      const ledger = new Ledger(ledgerPath(runId));
-      const run = ledger.run();
-      const open = ledger.open();
-      if (!run?.baseUrl || runInProgress(run, host) || open.created.length + open.unanswered.length === 0) continue;
-      const key = [...targets.keys()].find((t) => sameTarget(t, run.baseUrl!)) ?? run.baseUrl;
+    for (const { runId, run, held } of ledgers) {
+      if (!run?.baseUrl || runInProgress(run, host) || held() === 0) continue;
+      const key = [...targets.keys()].find((t) => sameTarget(t, run.baseUrl)) ?? run.baseUrl;
       targets.set(key, [...(targets.get(key) ?? []), runId]);
     }
     if (targets.size > 1) {
@@ -91,11 +102,7 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   let found = 0;
   let busy = 0;
   let elsewhere = 0;
-  for (const runId of runs) {
-    const path = ledgerPath(runId);
-    if (!existsSync(path)) continue;
-    const ledger = new Ledger(path);
-    const run = ledger.run();
+  for (const { runId, path, run, held } of ledgers) {
     const recorded = run?.baseUrl;
     // Not picked: it ran against another target than the one given.
     if (wanted && recorded && !sameTarget(recorded, wanted)) {
@@ -109,8 +116,7 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
       io.out(`run ${runId} is still in progress (pid ${run!.pid}): not touched`);
       continue;
     }
-    const open = ledger.open();
-    const count = open.created.length + open.unanswered.length;
+    const count = held();
     if (count === 0) {
       rmSync(dirname(path), { recursive: true, force: true });
       continue;
