@@ -532,7 +532,7 @@ export class HttpClient {
       const reset = status === undefined && a.method === 'GET' && !a.answered && RESET.includes(e.code ?? '');
       // Anything else fails as it is: request() says why and counts it toward the breaker.
       if (status === undefined && !reset) return done(err);
-      const { maxRetries, maxWaitMs, sleep } = this.#retry;
+      const { maxRetries, maxWaitMs } = this.#retry;
       const header = e.headers?.['retry-after'];
       const wait = (status !== undefined ? retryAfterMs(Array.isArray(header) ? header[0] : header) : undefined) ?? this.#backoff(a.sent);
       if (status !== undefined) {
@@ -547,28 +547,36 @@ export class HttpClient {
       }
       if (reset && performance.now() - this.#answeredAt > ALIVE_WITHIN_MS) this.#failed(transportError(err, a.what, this.options.timeoutMs), a.count);
       if (this.#breaker.down) return done(new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`));
-      a.count((s) => {
-        s.retries++;
-        if (reset) s.resetRetries++;
-        else s.waitedOut++;
-        s.waitedMs += wait;
-      });
-      a.sent++;
-      a.waitedMs += wait;
-      a.holding = false;
-      this.#slots.release();
-      const slept = sleep(wait);
-      if (status !== undefined) this.#pause(slept, wait);
-      void slept
-        .then(() => this.#slots.acquire(true))
-        .then(() => {
-          a.holding = true;
-          if (this.#breaker.down) return done(new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`));
-          a.epoch = this.#epoch;
-          a.arm();
-          done(null);
-        });
+      void this.#nextAttempt(a, wait, reset, status !== undefined).then((go) => done(go ? null : new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`)));
     };
+  }
+
+  /**
+   * Between two attempts of `a`: counts the retry, gives the slot back for `wait` ms (holding
+   * every request not yet sent meanwhile when `pause`: a 429 or 503 asked to wait), takes a slot
+   * again ahead of those queued, and arms the next attempt's timeout. False when the breaker
+   * opened meanwhile: nothing more is sent.
+   */
+  async #nextAttempt(a: Attempts, wait: number, reset: boolean, pause: boolean): Promise<boolean> {
+    a.count((s) => {
+      s.retries++;
+      if (reset) s.resetRetries++;
+      else s.waitedOut++;
+      s.waitedMs += wait;
+    });
+    a.sent++;
+    a.waitedMs += wait;
+    a.holding = false;
+    this.#slots.release();
+    const slept = this.#retry.sleep(wait);
+    if (pause) this.#pause(slept, wait);
+    await slept;
+    await this.#slots.acquire(true);
+    a.holding = true;
+    if (this.#breaker.down) return false;
+    a.epoch = this.#epoch;
+    a.arm();
+    return true;
   }
 
   /**
@@ -579,27 +587,13 @@ export class HttpClient {
   async #startOver(a: Attempts, err: unknown): Promise<boolean> {
     const code = (err as { code?: string }).code ?? '';
     if (a.method !== 'GET' || !a.answered || !RESET.includes(code) || this.#stopped || this.#breaker.down) return false;
-    const { maxRetries, maxWaitMs, sleep } = this.#retry;
+    const { maxRetries, maxWaitMs } = this.#retry;
     const wait = this.#backoff(a.sent);
     if (a.sent > maxRetries || a.waitedMs + wait > maxWaitMs) return false;
     a.disarm();
-    a.count((s) => {
-      s.retries++;
-      s.resetRetries++;
-      s.waitedMs += wait;
-    });
-    a.sent++;
-    a.waitedMs += wait;
     a.answered = false;
-    a.holding = false;
-    this.#slots.release();
-    await sleep(wait);
-    await this.#slots.acquire(true);
-    a.holding = true;
-    if (this.#stopped || this.#breaker.down) return false;
-    a.epoch = this.#epoch;
-    a.arm();
-    return true;
+    // A stop during the wait ends it here (the timeout armed again is disarmed by request()).
+    return (await this.#nextAttempt(a, wait, true, false)) && !this.#stopped;
   }
 
   /** Holds every request not yet sent until `slept` (a retry's wait of `ms`) is over (see #paused). */
