@@ -20,7 +20,8 @@ import { printable } from '../lib/text.js';
 import { absentOperations, summarise, verdictOf, type RunReport } from '../reporters/model.js';
 import { applyBaseline, certify, exitFor, inBaseline, type BaselineEntry } from '../reporters/verdict.js';
 import { contractDigest } from '../lib/schema.js';
-import { startReferenceServer, type RunningServer } from '../server/index.js';
+import type { RunningServer } from '../server/index.js';
+import { listen, type Listening } from '../server/listen.js';
 import { expandChecks, WRITTEN_LISTS, type CheckDefinition } from '../suites/index.js';
 import { interactive, liveProgress, UsageError, type Io } from './io.js';
 import { publish } from './publish.js';
@@ -164,15 +165,17 @@ export async function run(config: Config, definitions: CheckDefinition[], option
   for (const line of describeConfig(config)) io.out(line);
   if (declaredEmpty.length && !options.certifyDir) io.out(`  (declared empty: ${declaredEmpty.join(', ')}; this counts only in a certification, with --certify DIR)`);
 
+  // The bundled server's socket listens at once (its URL goes to the checks); the server itself
+  // is loaded and seeded while vitest starts its worker (below).
+  let listening: Listening | undefined;
   let server: RunningServer | undefined;
   let token = config.token;
   if (!config.baseUrl) {
     token ??= randomBytes(18).toString('base64url');
-    server = await startReferenceServer({ token, seed: config.seed });
-    io.out(`  reference server started on ${server.url}`);
+    listening = await listen();
   }
   const settings: RunSettings = {
-    baseUrl: config.baseUrl ?? server!.url,
+    baseUrl: config.baseUrl ?? listening!.url,
     token: token!,
     seed: config.seed,
     runId,
@@ -203,14 +206,25 @@ export async function run(config: Config, definitions: CheckDefinition[], option
   process.on('SIGTERM', onSignal);
 
   try {
-    const reach = await checkTarget(settings, config.baseUrl ?? settings.baseUrl, secrets);
-    if (!reach.ok) {
-      io.err(`conformance: ${secrets.mask(reach.line)}`);
-      io.err('exit 2: no check ran (the run stopped at the preflight)');
-      return 2;
-    }
-    io.out(`  preflight: ${secrets.mask(reach.note)}`);
-    io.out('');
+    // The bundled server, then the preflight, while vitest starts: the checks wait at the gate
+    // (runSuite) until the preflight has passed, and are cancelled, having sent nothing, if not.
+    const ready = (async (): Promise<boolean> => {
+      if (listening) {
+        const { serveOn } = await import('../server/index.js');
+        server = serveOn(listening, { token: settings.token, seed: config.seed });
+        io.out(`  reference server started on ${server.url}`);
+      }
+      const reach = await checkTarget(settings, config.baseUrl ?? settings.baseUrl, secrets);
+      if (!reach.ok) {
+        // Said at once; the run ends once vitest, cancelled, has closed.
+        io.err(`conformance: ${secrets.mask(reach.line)}`);
+        io.err('exit 2: no check ran (the run stopped at the preflight)');
+        return false;
+      }
+      io.out(`  preflight: ${secrets.mask(reach.note)}`);
+      io.out('');
+      return true;
+    })();
     // Live: a line per result that is not a pass, and one per area when its last check is done
     // (areas run side by side, so they finish in any order).
     const counts = new Map<string, Map<string, number>>();
@@ -239,6 +253,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       settings,
       checks,
       signal: stop.signal,
+      gate: ready,
       onResult: (result) => {
         // Live lines read a failure that does not fail the run (a SHOULD one without --strict,
         // a baselined one) as a warning, as the summary will.
@@ -271,6 +286,8 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       },
     }).finally(() => beat?.stop());
     progress?.(undefined);
+    // A server that would not load, a preflight that broke: thrown here, after vitest closed.
+    if (!(await ready)) return 2;
     for (const s of suite.secrets) secrets.add(s);
     const down = suite.results.find(notRun);
     const cleanup = down ? postponeCleanUp(settings.ledgerPath, `the target stopped answering during the run (${down.reason ?? ''})`) : await cleanUp(settings, secrets);
@@ -324,6 +341,6 @@ export async function run(config: Config, definitions: CheckDefinition[], option
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await server?.close();
+    await (server ?? listening)?.close();
   }
 }

@@ -107,6 +107,19 @@ export function stopChannel(runId: string): string {
   return `conformance-stop-${runId}`;
 }
 
+/**
+ * The channel on which the checks, once loaded, wait for the main process's word to start:
+ * vitest starts its worker while the main process still checks the target (the preflight), and
+ * no check sends anything before that check has passed. The worker asks (GATE.ask); the main
+ * process answers with GATE.go or GATE.stop once it knows, and says it unasked when it learns it
+ * after the question.
+ */
+export function gateChannel(runId: string): string {
+  return `conformance-gate-${runId}`;
+}
+
+export const GATE = { ask: 'ask', go: 'go', stop: 'stop' } as const;
+
 /** What one run shares between its checks: one HTTP client, one ledger, one set of secrets. */
 export class RunContext {
   readonly settings: RunSettings;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createVitest } from 'vitest/node';
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
-import { resultHead, resultKey, stopChannel, type Check, type CheckResult, type RunSettings } from './check.js';
+import { GATE, gateChannel, resultHead, resultKey, stopChannel, type Check, type CheckResult, type RunSettings } from './check.js';
 import { packageRoot } from './package.js';
 import { schemaDocuments } from './schema.js';
 import type { ProvidedRun } from '../suites/register.js';
@@ -20,6 +20,11 @@ export interface SuiteRunOptions {
   onResult?: (result: CheckResult) => void;
   /** Aborted: the run stops (checks not yet finished do not report) and runSuite returns. */
   signal?: AbortSignal;
+  /**
+   * When the checks may start (true) or must not (false or a rejection: the run is cancelled,
+   * having sent nothing). vitest and its worker start meanwhile. Absent: at once.
+   */
+  gate?: Promise<boolean>;
 }
 
 export interface SuiteRun {
@@ -42,6 +47,8 @@ class Collector implements Reporter {
   readonly #byId: Map<string, Check>;
 
   readonly #signal?: AbortSignal;
+  /** The gate closed: the run is cancelled before any check, and what vitest reports of it is no result. */
+  muted = false;
 
   constructor(checks: readonly Check[], onResult?: (r: CheckResult) => void, signal?: AbortSignal) {
     this.#signal = signal;
@@ -64,7 +71,7 @@ class Collector implements Reporter {
         durationMs: Math.round(testCase.diagnostic()?.duration ?? 0),
       };
     }
-    if (!result) return;
+    if (!result || this.muted) return;
     this.results.set(resultKey(result), result);
     this.#onResult?.(result);
   }
@@ -107,6 +114,27 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   const savedExitCode = process.exitCode;
   const signals = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
   const rejections = process.listeners('unhandledRejection');
+  // The gate (lib/check.ts, gateChannel): opened before vitest starts, so the worker's question
+  // always finds it listening.
+  const gate = new BroadcastChannel(gateChannel(settings.runId));
+  let decision: string | undefined;
+  gate.onmessage = (m: MessageEvent) => {
+    if (m.data === GATE.ask && decision) gate.postMessage(decision);
+  };
+  (gate as unknown as { unref(): void }).unref();
+  let cancelled = false;
+  let cancel = (): void => {
+    cancelled = true;
+  };
+  const decide = (go: boolean): void => {
+    decision = go ? GATE.go : GATE.stop;
+    gate.postMessage(decision);
+    if (go) return;
+    collector.muted = true;
+    cancel();
+  };
+  if (options.gate) options.gate.then(decide, () => decide(false));
+  else decide(true);
   const vitest = await createVitest(
     'test',
     {
@@ -146,7 +174,10 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
     },
     { cacheDir, logLevel: 'silent', server: { watch: null } },
     { stdout: discardingSink(), stderr: discardingSink() },
-  );
+  ).catch((err: unknown) => {
+    gate.close();
+    throw err;
+  });
   // vitest's logger exits the process 1 ms after SIGINT or SIGTERM; the CLI's own handler stops
   // the run instead, so that its cleanup and report happen (options.signal).
   for (const name of ['SIGINT', 'SIGTERM'] as const) for (const l of process.listeners(name)) if (!signals[name].includes(l)) process.off(name, l);
@@ -160,19 +191,22 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   process.on('unhandledRejection', onRejection);
   // vitest skips the checks not yet started; those under way (all of them, as they run side by
   // side) hear it on the run's stop channel and send nothing more (suites/register.ts).
-  const cancel = (): void => {
+  cancel = (): void => {
     const stop = new BroadcastChannel(stopChannel(settings.runId));
     stop.postMessage('stop');
     stop.close();
     void vitest.cancelCurrentRun('keyboard-input');
   };
   options.signal?.addEventListener('abort', cancel);
+  // Stopped (a closed gate, Ctrl-C) while vitest was being created: nothing starts.
+  const stoppedEarly = cancelled || options.signal?.aborted === true;
   try {
-    await vitest.start();
+    if (!stoppedEarly) await vitest.start();
   } catch (e) {
     collector.suiteErrors.push(`vitest could not run the suite: ${firstLine((e as Error).message)}`);
   } finally {
     options.signal?.removeEventListener('abort', cancel);
+    gate.close();
     try {
       await vitest.close();
     } finally {

@@ -1,12 +1,12 @@
 // The bundled reference server: an in-memory implementation of the contract that every
 // check passes against, and, with a fault switched on, a server that breaks one rule.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { CONFORMING, type Behaviour } from './behaviour.js';
 import { HttpError, sendError, type RequestUrl } from './http.js';
 import { listRoute, ROUTES, type RouteContext } from './routes.js';
 import { Store } from './store.js';
+import { listen, type Listening } from './listen.js';
 import { dataShapeOf } from './lists.js';
 import { faultBehaviour } from './faults.js';
 import { variantBehaviour } from './variants.js';
@@ -193,27 +193,21 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
   return { handler, behaviour: b, store };
 }
 
+/** The reference server on a socket already listening (server/listen.ts). */
+export function serveOn(listening: Listening, options: ReferenceServerOptions): RunningServer {
+  requireToken(options, 'serveOn');
+  const { handler, behaviour, store } = createReferenceHandler(options);
+  listening.server.on('request', handler);
+  return { url: listening.url, port: listening.port, store, behaviour, close: listening.close };
+}
+
 export async function startReferenceServer(options: ReferenceServerOptions & { port?: number; host?: string }): Promise<RunningServer> {
   requireToken(options, 'startReferenceServer');
-  const { handler, behaviour, store } = createReferenceHandler(options);
-  const server: Server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, handler);
-  server.keepAliveTimeout = 5_000;
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const shownHost = host.includes(':') ? `[${host}]` : host;
-  return {
-    url: `http://${shownHost}:${port}`,
-    port,
-    store,
-    behaviour,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const listening = await listen(options);
+  try {
+    return serveOn(listening, options);
+  } catch (err) {
+    await listening.close();
+    throw err;
+  }
 }

@@ -2,7 +2,7 @@
 // travels on the task's metadata (task.meta.conformance); the run's verdict is computed
 // from those outcomes and levels, never from vitest's own pass/fail.
 import { afterAll, inject, test } from 'vitest';
-import { resultKey, RunContext, runCheck, stopChannel, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
+import { GATE, gateChannel, resultKey, RunContext, runCheck, stopChannel, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
 import { Breaker } from '../lib/http.js';
 import { useSchemaDocuments } from '../lib/schema.js';
 import { WRITTEN_LISTS } from './index.js';
@@ -52,6 +52,18 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
     writersDone();
   };
   (stop as unknown as { unref(): void }).unref();
+  // No check starts before the main process has checked the target (the preflight, run while
+  // this worker loaded): it says go, or stop (lib/vitest-run.ts).
+  const opened = new Promise<boolean>((resolve) => {
+    const gate = new BroadcastChannel(gateChannel(settings.runId));
+    gate.onmessage = (m: MessageEvent) => {
+      if (m.data !== GATE.go && m.data !== GATE.stop) return;
+      gate.close();
+      if (m.data === GATE.stop) run.http.stop();
+      resolve(m.data === GATE.go);
+    };
+    gate.postMessage(GATE.ask);
+  });
   afterAll(async () => {
     stop.close();
     await run.close();
@@ -62,6 +74,8 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
   for (const check of checks) {
     const waits = check.operation !== undefined && WRITTEN_LISTS.has(check.operation);
     test(resultKey(check), async ({ task, skip }) => {
+      // Closed: the stopped client turns every request into INTERRUPTED (lib/http.ts).
+      await opened;
       if (waits) await written;
       let result: CheckResult;
       try {

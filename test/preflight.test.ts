@@ -4,6 +4,7 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { createReferenceHandler } from '../server/index.js';
 import { cli, TOKEN, withServer, type Ran } from './support.js';
 
 /** A server on port 0 answering every request with `handler`, closed after `fn`. */
@@ -77,6 +78,40 @@ describe('preflight', () => {
     await withRaw((_req, res) => res.writeHead(302, { location: '/login?next=%2Fv2%2Fsettings' }).end(), async (url) => {
       expectStopped(await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } }), /^conformance: the target redirects: GET .* answered 302 to http:\/\/127\.0\.0\.1:\d+\/login\?next=%2Fv2%2Fsettings\. It leads to .*, not to the API: give the API's own base URL with --base-url/);
     });
+  });
+
+  // vitest starts its worker while the preflight runs (cli/run.ts): the checks wait for it.
+  it('a refusal that comes after the checks have loaded: nothing but the preflight is sent', async () => {
+    const seen: string[] = [];
+    await withRaw((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      setTimeout(() => res.writeHead(401, { 'content-type': 'application/json' }).end('{"errors":[{"status":"401","title":"Unauthorized"}]}'), 2_500);
+    }, async (url) => {
+      expectStopped(await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } }), /refused the token/);
+    });
+    expect(seen).toEqual(['GET /v2/settings']);
+  });
+
+  it('no check sends a request before the preflight has its answer, and its line comes first', async () => {
+    const { handler } = createReferenceHandler({ token: TOKEN, seed: 7 });
+    const log: Array<{ what: string; at: number }> = [];
+    let answered = Infinity;
+    await withRaw((req, res) => {
+      log.push({ what: `${req.method} ${req.url}`, at: performance.now() });
+      if (log.length > 1) return handler(req, res);
+      setTimeout(() => {
+        answered = performance.now();
+        handler(req, res);
+      }, 2_500);
+    }, async (url) => {
+      const r = await cli(['--base-url', url, '--check', 'errors.content-type.json', '--check', 'delete.unknown-id.404'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout.indexOf('preflight: GET')).toBeGreaterThan(0);
+      expect(r.stdout.indexOf('preflight: GET')).toBeLessThan(r.stdout.indexOf('✓'));
+    });
+    expect(log[0]!.what).toBe('GET /v2/settings');
+    expect(log.length).toBeGreaterThan(1);
+    for (const later of log.slice(1)) expect(later.at, later.what).toBeGreaterThanOrEqual(answered);
   });
 
   it('a target that serves no /v2/settings still runs: the preflight reads a list instead', async () => {
