@@ -54,14 +54,15 @@ export class Secrets {
   /**
    * The first `max` characters of `text`, masked: a secret that starts among them is masked
    * whole, even where it runs past them, so no part of one shows. Only the head of the text is
-   * read: an excerpt of a long body costs what the excerpt does, not what the body does.
+   * read: an excerpt of a long body costs what the excerpt does, not what the body does. The
+   * excerpt is a copy that holds nothing of `text`, which can be collected while it is kept.
    */
   maskedHead(text: string, max: number): string {
     this.#sorted ??= [...this.#spelled].sort((a, b) => b.length - a.length);
     const head = text.slice(0, max + (this.#sorted[0]?.length ?? 0));
     const hits: Array<[number, number]> = [];
     for (const s of this.#sorted) for (let i = head.indexOf(s); i >= 0 && i < max; i = head.indexOf(s, i + 1)) hits.push([i, i + s.length]);
-    if (hits.length === 0) return head.slice(0, max);
+    if (hits.length === 0) return detached(head.slice(0, max));
     hits.sort((a, b) => a[0] - b[0]);
     let out = '';
     let pos = 0;
@@ -70,7 +71,7 @@ export class Secrets {
       if (from >= pos) out += head.slice(pos, from) + MASK;
       pos = Math.max(pos, to);
     }
-    return pos < max ? out + head.slice(pos, max) : out;
+    return detached(pos < max ? out + head.slice(pos, max) : out);
   }
 
   mask(text: string): string {
@@ -89,4 +90,14 @@ export class Secrets {
     if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.maskDeep(v)])) as T;
     return value;
   }
+}
+
+/**
+ * A string with its own characters. V8 keeps a slice of a long string as a view into it: an
+ * excerpt of 600 characters kept with a page's evidence would hold the page's whole body (tens
+ * of kilobytes, thousands of pages in a run) for as long as the evidence lives. UTF-16 both ways
+ * copies every code unit as it is, lone surrogates included.
+ */
+function detached(s: string): string {
+  return Buffer.from(s, 'utf16le').toString('utf16le');
 }

@@ -85,3 +85,15 @@ describe('HttpClient', () => {
     expect(peak).toBe(3);
   });
 });
+
+describe('Secrets.maskedHead', () => {
+  it('keeps the head of a long body code unit for code unit (a lone surrogate at the cut too), masked', () => {
+    const secrets = new Secrets();
+    secrets.add('s3cret-value');
+    const text = `${'a'.repeat(10)}s3cret-value${'b'.repeat(76)}\ud83d${'c'.repeat(50_000)}`;
+    const head = secrets.maskedHead(text, 99);
+    expect(head).toBe(`${'a'.repeat(10)}***${'b'.repeat(76)}\ud83d`);
+    // A secret that starts before the cut and runs past it is masked whole.
+    expect(secrets.maskedHead(text, 15)).toBe(`${'a'.repeat(10)}***`);
+  });
+});
