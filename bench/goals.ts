@@ -10,10 +10,12 @@
 //
 //   npm run bench:goals
 import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../lib/package.js';
 import { remoteRuns } from './remote.js';
 import { formatServerFigures, serverFigures } from './server.js';
+import { cpuSeconds } from './support.js';
 import { suiteMemory } from './suite-memory.js';
 
 const BIN = join(packageRoot, 'dist/cli/bin.js');
@@ -23,17 +25,19 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-/** Wall seconds of the CLI with these arguments, and its exit code. */
-function timeCli(args: string[]): Promise<{ seconds: number; code: number | null }> {
+/** Wall seconds of the CLI with these arguments, the CPU seconds it used (all its threads), and its exit code. */
+function timeCli(args: string[]): Promise<{ seconds: number; cpu: number; code: number | null }> {
   const started = performance.now();
+  const cpuBefore = cpuSeconds('self', true);
   const child = spawn(process.execPath, [BIN, ...args], { stdio: 'ignore', env: { PATH: process.env.PATH ?? '', TMPDIR: process.env.TMPDIR ?? '/tmp' } });
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ seconds: (performance.now() - started) / 1000, code })));
+  // 'close' comes after node has waited for the child, so its CPU time is in our children's.
+  return new Promise((resolve) => child.on('close', (code) => resolve({ seconds: (performance.now() - started) / 1000, cpu: cpuSeconds('self', true) - cpuBefore, code })));
 }
 
-async function medianOf(args: string[], n: number): Promise<{ seconds: number; codes: Array<number | null> }> {
-  const runs: Array<{ seconds: number; code: number | null }> = [];
+async function medianOf(args: string[], n: number): Promise<{ seconds: number; cpu: number; codes: Array<number | null> }> {
+  const runs: Array<{ seconds: number; cpu: number; code: number | null }> = [];
   for (let i = 0; i < n; i++) runs.push(await timeCli(args));
-  return { seconds: median(runs.map((r) => r.seconds)), codes: runs.map((r) => r.code) };
+  return { seconds: median(runs.map((r) => r.seconds)), cpu: median(runs.map((r) => r.cpu)), codes: runs.map((r) => r.code) };
 }
 
 interface Goal {
@@ -57,7 +61,9 @@ for (const flag of ['--version', '--help', '--list']) {
   quickMet &&= r.seconds < 0.3 && r.codes.every((c) => c === 0);
 }
 const embedded = await medianOf(['--seed', '1'], 3);
-say({ name: 'goal 2: the full run against the bundled server <= 3 s (median of 3)', figure: `${embedded.seconds.toFixed(1)} s, exit ${embedded.codes.join('/')}`, met: embedded.seconds <= 3 && embedded.codes.every((c) => c === 0) });
+// The CPU time says what bounds the run: the checks, the reference server and vitest share the
+// machine's cores (a run that keeps two busy takes at least half its CPU seconds).
+say({ name: 'goal 2: the full run against the bundled server <= 3 s (median of 3)', figure: `${embedded.seconds.toFixed(1)} s, ${embedded.cpu.toFixed(1)} CPU-s (${(embedded.cpu / embedded.seconds).toFixed(1)} cores busy of ${availableParallelism()}), exit ${embedded.codes.join('/')}`, met: embedded.seconds <= 3 && embedded.codes.every((c) => c === 0) });
 say({ name: 'goal 2: --version, --help, --list < 0.3 s (median of 5)', figure: quick.join(', '), met: quickMet });
 
 const remote = await remoteRuns([0, 50, 100]);

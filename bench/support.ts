@@ -48,13 +48,18 @@ export function peakRssMb(pid: number): number {
   return kb / 1024;
 }
 
-/** CPU time (user + system) a process has used so far, in seconds; NaN where /proc is missing. */
-export function cpuSeconds(pid: number): number {
+/**
+ * CPU time (user + system) a process has used so far, in seconds; NaN where /proc is missing.
+ * `children`: instead, what its children that have ended (and been waited for) used.
+ */
+export function cpuSeconds(pid: number | 'self', children = false): number {
   try {
-    // Fields 14 and 15 of /proc/PID/stat, counted after the command name (which may hold spaces).
+    // Fields 14 and 15 (16 and 17 for children) of /proc/PID/stat, counted after the command
+    // name (which may hold spaces).
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks; USER_HZ is 100 on Linux
+    const at = children ? 13 : 11;
+    return (Number(fields[at]) + Number(fields[at + 1])) / 100; // clock ticks; USER_HZ is 100 on Linux
   } catch {
     return NaN;
   }
