@@ -52,6 +52,14 @@ export interface CheckResult extends CheckHeader {
   baselined?: boolean;
   /** What this check's requests (and the shared work it started) took: retries, waits (issue 8). */
   transport?: TransportStats;
+  /**
+   * A list check: the most records it saw its list hold, on the pages it read without a filter
+   * (meta.results.total, or the records served where that is less or absent). Certification
+   * tells an empty list from one with records by it (reporters/verdict.ts, observeEmpty).
+   */
+  records?: number;
+  /** A skip because the list holds too few records to exercise the rule: what a declared-empty list excuses. */
+  wantsRecords?: boolean;
 }
 
 export interface RunSettings {
@@ -223,6 +231,8 @@ export class Session {
 export class CheckContext extends Session {
   readonly check: Check;
   readonly notes: string[] = [];
+  /** The most records this check saw its list hold, if it read the list (CheckResult.records). */
+  records?: number;
 
   constructor(run: RunContext, check: Check) {
     super(run, check.id);
@@ -242,6 +252,17 @@ export class CheckContext extends Session {
 
   skip(reason: string): never {
     throw new CheckSkip(reason);
+  }
+
+  /** The list showed `n` records (see CheckResult.records): the most seen is kept. */
+  sawRecords(n: number): void {
+    this.records = Math.max(this.records ?? 0, n);
+  }
+
+  /** Skips for want of records: the list showed `found` (a declared-empty list excuses this skip). */
+  skipForRecords(reason: string, found: number): never {
+    this.sawRecords(found);
+    throw new CheckSkip(reason, { wantsRecords: true });
   }
 }
 
@@ -275,6 +296,7 @@ export async function runCheck(check: Check, run: RunContext): Promise<CheckResu
     ...(evidence ? { evidence } : {}),
     ...(ctx.notes.length ? { notes: ctx.notes.map(mask) } : {}),
     ...(ctx.transport.requests + ctx.transport.refused > 0 ? { transport: { ...ctx.transport } } : {}),
+    ...(ctx.records !== undefined ? { records: ctx.records } : {}),
   });
   try {
     await check.run(ctx);
@@ -292,7 +314,7 @@ export async function runCheck(check: Check, run: RunContext): Promise<CheckResu
         exchanges: exchangeLines(ctx.exchanges),
       });
     }
-    if (err instanceof CheckSkip) return finish('skip', err.message);
+    if (err instanceof CheckSkip) return err.wantsRecords ? { ...finish('skip', err.message), wantsRecords: true } : finish('skip', err.message);
     if (err instanceof SuiteError) return finish('error', `${err.code}: ${err.message}`);
     const e = err as Error;
     return finish('error', `SUITE_BUG: ${e?.stack ?? String(err)}`);

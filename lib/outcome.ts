@@ -44,9 +44,13 @@ export class CheckFailure extends Error {
 }
 
 export class CheckSkip extends Error {
-  constructor(reason: string) {
+  /** Skipped because the list holds too few records to exercise the rule (CheckContext.skipForRecords). */
+  readonly wantsRecords: boolean;
+
+  constructor(reason: string, options: { wantsRecords?: boolean } = {}) {
     super(reason);
     this.name = 'CheckSkip';
+    this.wantsRecords = options.wantsRecords === true;
   }
 }
 

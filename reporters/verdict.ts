@@ -116,9 +116,10 @@ export interface NotExercised {
 export interface DeclaredEmpty {
   operation: string;
   /**
-   * What the run saw: `empty` (a check found no record and none found any), `records` (the
-   * declaration is wrong: it does not certify), `unknown` (nothing to tell by: the operation
-   * was absent, not reached, or not run). Only `empty` excuses skips.
+   * What the run saw, by the counts its checks report (CheckResult.records): `empty` (a check
+   * read the list and none saw a record), `records` (one saw some: the declaration is wrong, it
+   * does not certify), `unknown` (nothing to tell by: the operation was absent, not reached, or
+   * not run). Only `empty` excuses skips.
    */
   observed: 'empty' | 'records' | 'unknown';
   /** The result `observed` rests on, in words. */
@@ -137,39 +138,29 @@ export interface Certification {
 }
 
 /**
- * A skip for want of records: the list checks say "needs 10 records, found 0", "needs 2
- * records, found 1", "needs records created before the run, found none (...)". These, and only
- * these, are what an empty list cannot exercise.
+ * A skip for want of records (the list checks mark it: CheckContext.skipForRecords): what an
+ * empty list cannot exercise, and the only skips a declared-empty list excuses.
  */
-const WANTS_RECORDS = /^needs\b[^,]*\brecords?\b/;
-/** A result that saw records on the list: "found 5", "(13 records)". */
-const SAW_RECORDS = /\bfound ([1-9]\d*)\b|\(([1-9]\d*) records?\)/;
-/** A result that saw the list empty: "found 0", "found none (... (0 records))". */
-const SAW_NONE = /\bfound 0\b|\(0 records?\)/;
+const wantsRecords = (r: CheckResult): boolean => r.outcome === 'skip' && r.wantsRecords === true;
+
+/** `n` record(s). */
+const records = (n: number): string => `${n} record${n === 1 ? '' : 's'}`;
 
 /** What the run saw of an operation declared empty (see DeclaredEmpty). */
-export function observeEmpty(results: readonly CheckResult[], operation: string, narrowed: boolean): DeclaredEmpty {
+export function observeEmpty(results: readonly CheckResult[], operation: string): DeclaredEmpty {
   const mine = results.filter((r) => r.operation === operation);
-  const texts = (r: CheckResult): string[] => [r.reason ?? '', ...(r.notes ?? [])];
-  const notExercised = mine.filter((r) => r.outcome === 'skip' && WANTS_RECORDS.test(r.reason ?? '')).map((r) => ({ id: r.id, level: r.level, reason: r.reason ?? '' }));
-  const said = (re: RegExp): { r: CheckResult; text: string } | undefined => {
-    for (const r of mine) for (const text of texts(r)) if (re.test(text)) return { r, text };
-    return undefined;
-  };
-  const some = said(SAW_RECORDS);
-  if (some) return { operation, observed: 'records', evidence: `${some.r.id}: ${some.text}`, notExercised };
-  const none = said(SAW_NONE);
-  if (none && notExercised.length) return { operation, observed: 'empty', evidence: `${none.r.id}: ${none.text}`, notExercised };
-  const served = mine.find((r) => r.id === 'list.endpoint.present' && r.outcome === 'pass');
-  // A whole run on a served list where no check lacked records: each found what it needed.
-  if (served && !notExercised.length && !narrowed) return { operation, observed: 'records', evidence: `all ${mine.length} of its checks ran, none short of records`, notExercised };
+  const notExercised = mine.filter(wantsRecords).map((r) => ({ id: r.id, level: r.level, reason: r.reason ?? '' }));
+  // The checks say how many records they saw the list hold (CheckResult.records).
+  const seen = mine.filter((r) => r.records !== undefined);
+  const most = seen.reduce<CheckResult | undefined>((a, r) => (a && a.records! >= r.records! ? a : r), undefined);
+  if (most) return { operation, observed: most.records! > 0 ? 'records' : 'empty', evidence: `${most.id} saw ${records(most.records!)}`, notExercised };
   const why = !mine.length ? 'no check ran on it' : mine.some((r) => r.reason?.startsWith('absent:')) ? 'its collection answered 404 (absent)' : 'no result says whether it holds records';
   return { operation, observed: 'unknown', evidence: why, notExercised };
 }
 
 export function certify(results: readonly CheckResult[], suiteErrors: readonly string[], scope: CertificationScope): Certification {
   const { declaredAbsent } = scope;
-  const declaredEmpty = (scope.declaredEmpty ?? []).map((op) => observeEmpty(results, op, scope.narrowedBy !== undefined));
+  const declaredEmpty = (scope.declaredEmpty ?? []).map((op) => observeEmpty(results, op));
   const seenEmpty = new Set(declaredEmpty.filter((d) => d.observed === 'empty').map((d) => d.operation));
   const why: string[] = [];
   if (scope.narrowedBy) why.push(`the run was narrowed by ${scope.narrowedBy}: a certification runs every check`);
@@ -177,7 +168,7 @@ export function certify(results: readonly CheckResult[], suiteErrors: readonly s
   const failed = must.filter((r) => r.outcome === 'fail');
   const errors = results.filter((r) => r.outcome === 'error').length + suiteErrors.length;
   const excused = (r: CheckResult): boolean =>
-    r.operation !== undefined && ((declaredAbsent.includes(r.operation) && r.reason?.startsWith('absent:') === true) || (seenEmpty.has(r.operation) && WANTS_RECORDS.test(r.reason ?? '')));
+    r.operation !== undefined && ((declaredAbsent.includes(r.operation) && r.reason?.startsWith('absent:') === true) || (seenEmpty.has(r.operation) && wantsRecords(r)));
   const skipped = must.filter((r) => r.outcome === 'skip' && !excused(r));
   const claimed = declaredAbsent.filter((op) => results.some((r) => r.operation === op && r.id === 'list.endpoint.present' && r.outcome === 'pass'));
   const filled = declaredEmpty.filter((d) => d.observed === 'records');
@@ -190,8 +181,8 @@ export function certify(results: readonly CheckResult[], suiteErrors: readonly s
     // Skipped for want of records on lists the run saw empty and nobody declared: --empty is
     // the way to say so, if they are empty on purpose. A list seen holding records is not
     // named: declaring it would only be refused.
-    const undeclared = [...new Set(skipped.flatMap((r) => (r.operation !== undefined && WANTS_RECORDS.test(r.reason ?? '') && !scope.declaredEmpty?.includes(r.operation) ? [r.operation] : [])))];
-    const seenEmptyToo = undeclared.filter((op) => observeEmpty(results, op, scope.narrowedBy !== undefined).observed === 'empty');
+    const undeclared = [...new Set(skipped.flatMap((r) => (r.operation !== undefined && wantsRecords(r) && !scope.declaredEmpty?.includes(r.operation) ? [r.operation] : [])))];
+    const seenEmptyToo = undeclared.filter((op) => observeEmpty(results, op).observed === 'empty');
     if (seenEmptyToo.length) why.push(`if ${seenEmptyToo.length > 1 ? 'these lists are' : 'this list is'} legitimately empty, declare ${seenEmptyToo.length > 1 ? 'them' : 'it'}${scope.declaredEmpty?.length ? ' too' : ''}: --empty ${seenEmptyToo.join(',')}`);
   }
   if (claimed.length) why.push(`declared absent but served: ${claimed.join(', ')}`);

@@ -35,7 +35,7 @@ describe('--empty against the bundled reference server', () => {
       {
         operation: EMPTY_LIST,
         observed: 'empty',
-        evidence: expect.stringMatching(/found 0|\(0 records\)/),
+        evidence: expect.stringMatching(/^list\.[a-z.-]+ saw 0 records$/),
         notExercised: skipped.map((x) => ({ id: x.id, level: x.level, reason: x.reason })),
       },
     ]);
@@ -51,7 +51,7 @@ describe('--empty against the bundled reference server', () => {
     // A list with records declared empty as well: the declaration is wrong, so no certificate.
     const wrong = certify(report.results, [], { ...scope, declaredEmpty: [EMPTY_LIST, 'accounts'] });
     expect(wrong.certifiable).toBe(false);
-    expect(wrong.why).toMatch(/^declared empty but holding records: accounts \(all \d+ of its checks ran, none short of records\); drop --empty for it$/);
+    expect(wrong.why).toMatch(/^declared empty but holding records: accounts \(list\.[a-z.-]+ saw \d+ records\); drop --empty for it$/);
   });
 });
 
@@ -66,8 +66,9 @@ describe('--empty without --certify', () => {
   });
 });
 
-// Results of one list operation, as the pagination checks report them.
-const result = (id: string, outcome: CheckResult['outcome'], reason?: string, level: CheckResult['level'] = 'MUST', operation = 'promotions'): CheckResult => ({
+// Results of one list operation, as the pagination checks report them: `seen`, the records the
+// check saw the list hold (CheckResult.records), where it read the list.
+const result = (id: string, outcome: CheckResult['outcome'], reason?: string, level: CheckResult['level'] = 'MUST', operation = 'promotions', seen?: number): CheckResult => ({
   id,
   area: 'pagination',
   clause: 'List endpoints (shared conventions)',
@@ -77,17 +78,22 @@ const result = (id: string, outcome: CheckResult['outcome'], reason?: string, le
   outcome,
   ...(reason ? { reason } : {}),
   durationMs: 1,
+  ...(seen !== undefined ? { records: seen } : {}),
 });
+/** A skip for want of records (CheckContext.skipForRecords), the list holding `found`. */
+const short = (id: string, found: number, reason: string, level: CheckResult['level'] = 'MUST', operation = 'promotions'): CheckResult => ({ ...result(id, 'skip', reason, level, operation, found), wantsRecords: true });
+/** list.endpoint.present, passed, having seen `n` records. */
+const present = (n: number, operation = 'promotions'): CheckResult => result('list.endpoint.present', 'pass', undefined, 'MUST', operation, n);
 
 const scope = { declaredAbsent: [] as string[], extraOperations: [] as string[] };
 
 describe('what a declaration of an empty list excuses', () => {
   const empty = [
-    result('list.endpoint.present', 'pass'),
-    result('list.offset.records', 'skip', 'needs 10 records, found 0'),
-    result('list.sort.id', 'skip', 'needs 2 records, found 0'),
-    result('list.keyset.id', 'skip', 'needs records created before the run, found none (offset traversal reached the end after 1 pages (0 records))'),
-    result('list.sort.descending', 'skip', 'needs 2 records, found 0', 'SHOULD'),
+    present(0),
+    short('list.offset.records', 0, 'needs 10 records, found 0'),
+    short('list.sort.id', 0, 'needs 2 records, found 0'),
+    short('list.keyset.id', 0, 'needs records created before the run, found none (offset traversal reached the end after 1 pages (0 records))'),
+    short('list.sort.descending', 0, 'needs 2 records, found 0', 'SHOULD'),
   ];
 
   it('the skips for want of records on a list seen empty, every level listed', () => {
@@ -106,15 +112,15 @@ describe('what a declaration of an empty list excuses', () => {
   });
 
   it('an undeclared empty list: the verdict names --empty with the lists seen empty, and only those', () => {
-    const orders = [result('list.endpoint.present', 'pass', undefined, 'MUST', 'orders'), result('list.sort.id', 'skip', 'needs 2 records, found 0', 'MUST', 'orders')];
+    const orders = [present(0, 'orders'), short('list.sort.id', 0, 'needs 2 records, found 0', 'MUST', 'orders')];
     expect(certify([...empty, ...orders], [], scope).why).toMatch(/\); if these lists are legitimately empty, declare them: --empty promotions,orders$/);
     // A list with some records (short of what a check needs) is not empty: not named.
-    const few = [result('list.endpoint.present', 'pass', undefined, 'MUST', 'orders'), result('list.sort.id', 'skip', 'needs 2 records, found 1', 'MUST', 'orders')];
+    const few = [present(1, 'orders'), short('list.sort.id', 1, 'needs 2 records, found 1', 'MUST', 'orders')];
     expect(certify([...empty, ...few], [], scope).why).toMatch(/; if this list is legitimately empty, declare it: --empty promotions$/);
     // Already declared: only the one left to declare, and it says "too".
     expect(certify([...empty, ...orders], [], { ...scope, declaredEmpty: ['promotions'] }).why).toMatch(/; if this list is legitimately empty, declare it too: --empty orders$/);
     // A skip for another reason, or a SHOULD skip, names nothing.
-    const other = certify([result('list.endpoint.present', 'pass'), result('list.filter.gt', 'skip', 'unsupported: filter=gt(created_at,x) answered 400'), result('list.sort.descending', 'skip', 'needs 2 records, found 0', 'SHOULD')], [], scope);
+    const other = certify([present(0), result('list.filter.gt', 'skip', 'unsupported: filter=gt(created_at,x) answered 400'), short('list.sort.descending', 0, 'needs 2 records, found 0', 'SHOULD')], [], scope);
     expect(other.certifiable).toBe(false);
     expect(other.why).not.toContain('--empty');
   });
@@ -126,7 +132,7 @@ describe('what a declaration of an empty list excuses', () => {
   });
 
   it('not the skips of another, undeclared list', () => {
-    const c = certify([...empty, result('list.sort.id', 'skip', 'needs 2 records, found 0', 'MUST', 'orders')], [], { ...scope, declaredEmpty: ['promotions'] });
+    const c = certify([...empty, short('list.sort.id', 0, 'needs 2 records, found 0', 'MUST', 'orders')], [], { ...scope, declaredEmpty: ['promotions'] });
     expect(c.certifiable).toBe(false);
     expect(c.why).toMatch(/list\.sort\.id \[orders\]: needs 2 records, found 0/);
   });
@@ -140,15 +146,15 @@ describe('what a declaration of an empty list excuses', () => {
 
 describe('a declared-empty list that holds records does not certify', () => {
   it.each([
-    ['a few records (a check found some)', [result('list.endpoint.present', 'pass'), result('list.offset.records', 'skip', 'needs 10 records, found 4'), result('list.sort.id', 'pass')], 'list.offset.records: needs 10 records, found 4'],
-    ['records created by the run only', [result('list.endpoint.present', 'pass'), result('list.keyset.id', 'skip', 'needs records created before the run, found none (offset traversal reached the end after 2 pages (13 records))')], /list\.keyset\.id: .*\(13 records\)/],
-    ['enough records for every check', [result('list.endpoint.present', 'pass'), result('list.offset.records', 'pass'), result('list.sort.id', 'pass')], 'all 3 of its checks ran, none short of records'],
+    // The check that saw the most is the evidence, whatever its skip reason says.
+    ['a few records (a check found some)', [result('list.endpoint.present', 'pass', undefined, 'MUST', 'promotions', 3), short('list.offset.records', 4, 'needs 10 records, found 4'), result('list.sort.id', 'pass', undefined, 'MUST', 'promotions', 4)], 'list.offset.records saw 4 records'],
+    ['records created by the run only', [present(13), short('list.keyset.id', 13, 'needs records created before the run, found none (offset traversal reached the end after 2 pages (13 records))')], 'list.endpoint.present saw 13 records'],
+    ['one record, and enough for every check that ran', [present(1), result('list.offset.records', 'pass'), result('list.sort.id', 'pass')], 'list.endpoint.present saw 1 record'],
   ])('%s', (_, results, evidence) => {
     const c = certify(results, [], { ...scope, declaredEmpty: ['promotions'] });
     expect(c.certifiable).toBe(false);
     expect(c.declaredEmpty[0]!.observed).toBe('records');
-    if (typeof evidence === 'string') expect(c.declaredEmpty[0]!.evidence).toBe(evidence);
-    else expect(c.declaredEmpty[0]!.evidence).toMatch(evidence);
+    expect(c.declaredEmpty[0]!.evidence).toBe(evidence);
     expect(c.why).toMatch(/declared empty but holding records: promotions \(.*\); drop --empty for it$/);
   });
 });
@@ -156,18 +162,21 @@ describe('a declared-empty list that holds records does not certify', () => {
 describe('what the run saw of a declared-empty list', () => {
   it('absent (404): nothing to tell by, and its skips are excused only by --absent', () => {
     const absent = [result('list.endpoint.present', 'skip', 'absent: GET /v2/promotions answered 404'), result('list.sort.id', 'skip', 'absent: GET /v2/promotions answered 404')];
-    expect(observeEmpty(absent, 'promotions', false)).toMatchObject({ observed: 'unknown', evidence: 'its collection answered 404 (absent)', notExercised: [] });
+    expect(observeEmpty(absent, 'promotions')).toMatchObject({ observed: 'unknown', evidence: 'its collection answered 404 (absent)', notExercised: [] });
     expect(certify(absent, [], { ...scope, declaredEmpty: ['promotions'] }).certifiable).toBe(false);
     expect(certify(absent, [], { ...scope, declaredAbsent: ['promotions'], declaredEmpty: ['promotions'] }).certifiable).toBe(true);
   });
 
-  it('a narrowed run is no evidence of records', () => {
-    const ran = [result('list.endpoint.present', 'pass')];
-    expect(observeEmpty(ran, 'promotions', true).observed).toBe('unknown');
-    expect(observeEmpty(ran, 'promotions', false).observed).toBe('records');
+  it('only a count a check reports tells: passes that read no list tell nothing, nor do skip reasons', () => {
+    // Words that once told it ("found 5", "(13 records)") are no evidence without the count.
+    const worded = [result('list.endpoint.present', 'pass'), result('list.offset.records', 'skip', 'needs 10 records, found 5')];
+    expect(observeEmpty(worded, 'promotions')).toMatchObject({ observed: 'unknown', evidence: 'no result says whether it holds records' });
+    // Seen empty with nothing skipped for want of records: empty, with nothing to excuse.
+    expect(observeEmpty([present(0)], 'promotions')).toMatchObject({ observed: 'empty', notExercised: [] });
+    expect(observeEmpty([present(0), short('list.sort.id', 0, 'needs 2 records, found 0')], 'promotions')).toMatchObject({ observed: 'empty', evidence: 'list.endpoint.present saw 0 records' });
   });
 
   it('an operation no check ran on', () => {
-    expect(observeEmpty([], 'promotions', false)).toMatchObject({ observed: 'unknown', evidence: 'no check ran on it' });
+    expect(observeEmpty([], 'promotions')).toMatchObject({ observed: 'unknown', evidence: 'no check ran on it' });
   });
 });

@@ -133,7 +133,7 @@ export const limitChecks: ListCheck[] = [
     title: 'page[offset] counts records from zero: the page at offset 5 is records 5..9 of the listing read from 0',
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
-      if (total < 10) ctx.skip(`needs 10 records, found ${total}`);
+      if (total < 10) ctx.skipForRecords(`needs 10 records, found ${total}`, total);
       // A unique sort key gives a deterministic order when the target supports it.
       // Both sorted pages are asked for at once; the unsorted ones only where sort=id is refused.
       const [sorted, sortedNarrow] = readPagesAtOnce(ctx, e, path, [{ sort: 'id', 'page[limit]': 20 }, { sort: 'id', 'page[limit]': 5, 'page[offset]': 5 }]);
@@ -166,7 +166,7 @@ export const limitChecks: ListCheck[] = [
       if (page.res.status >= 500) fail(`${what}: a server error`, { expected: '4xx, or no records', actual: `status ${page.res.status}`, res: page.res });
       if (page.res.status >= 400) return;
       if (page.records.length > 0) fail(`${what}: records served beyond the hard offset limit`, { expected: 'no record (4xx, or an empty page)', actual: `${page.records.length} record(s)`, res: page.res });
-      if (total <= HARD_OFFSET_LIMIT + 1) ctx.skip(`needs ${HARD_OFFSET_LIMIT + 2} records, found ${total}`);
+      if (total <= HARD_OFFSET_LIMIT + 1) ctx.skipForRecords(`needs ${HARD_OFFSET_LIMIT + 2} records, found ${total}`, total);
     },
   },
   {

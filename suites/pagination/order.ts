@@ -42,7 +42,7 @@ function sortCheck(attr: Attr): ListCheck {
     async run(ctx, e) {
       const { path, walk } = await sortedWalk(ctx, e, attr);
       expectWalked(walk, `GET ${path} sorted by ${attr}`);
-      if (walk.records.length < 2) ctx.skip(`needs 2 records, found ${walk.records.length}`);
+      if (walk.records.length < 2) ctx.skipForRecords(`needs 2 records, found ${walk.records.length}`, walk.records.length);
       if (walk.records.every((r) => value(r, attr) === undefined)) ctx.skip(`not testable: no record has a parseable ${attr} at ${e.record[attr]}`);
       const i = firstInversion(walk.records, attr, false);
       if (i >= 0) {
@@ -105,7 +105,7 @@ function filteredWalk(ctx: CheckContext, e: Endpoint, op: 'ge' | 'gt'): Promise<
     const { path, walk: all } = await sortedWalk(ctx, e, 'created_at');
     expectWalked(all, `GET ${path} sorted by created_at`);
     const v = pivot(ctx, all);
-    if (!v) return ctx.skip(`needs 3 records with a parseable created_at created before the run, found fewer`);
+    if (!v) return ctx.skipForRecords(`needs 3 records with a parseable created_at created before the run, found fewer`, uniqueById(all.records).size);
     const filter = `${op}(created_at,${v.createdRaw})`;
     const filtered = await offsetWalk(ctx, e, path, 'created_at', filter);
     if (refusesFeature(filtered.pages[0])) await refusedOwnValue(ctx, e, path, op, 'created_at', filtered.pages[0]!);

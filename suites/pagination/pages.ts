@@ -166,8 +166,17 @@ export function query(params: Params): string {
     .join('&');
 }
 
-/** One page of a list, read once per run whichever checks ask for it. */
-export function readPage(ctx: CheckContext, e: Endpoint, path: string, params: Params = {}): Promise<ListPage> {
+/**
+ * One page of a list, read once per run whichever checks ask for it. A page read without a
+ * filter tells the check how many records the list holds (CheckContext.sawRecords).
+ */
+export async function readPage(ctx: CheckContext, e: Endpoint, path: string, params: Params = {}): Promise<ListPage> {
+  const page = await readOnce(ctx, e, path, params);
+  if (page.ok && params.filter === undefined) ctx.sawRecords(Math.max(metaInt(page, 'results.total') ?? 0, page.records.length));
+  return page;
+}
+
+function readOnce(ctx: CheckContext, e: Endpoint, path: string, params: Params): Promise<ListPage> {
   return ctx.shared(`page ${path}?${query(params)}`, async (s) => {
     spend(ctx, e);
     const res = await s.request({ method: 'GET', path, query: params });

@@ -47,7 +47,7 @@ function keysetCheck(attr: Attr): ListCheck {
       const pick = (w: Walk) => uniqueById(w.records.filter((r) => ok(r) && inside(r)));
       const fromOffset = pick(byOffset);
       const fromKeyset = pick(keyset);
-      if (fromOffset.size === 0) ctx.skip(`needs records created before the run, found none (offset traversal ${byOffset.stop})`);
+      if (fromOffset.size === 0) ctx.skipForRecords(`needs records created before the run, found none (offset traversal ${byOffset.stop})`, uniqueById(byOffset.records).size);
       const lost = missingFrom(fromOffset, fromKeyset);
       const extra = missingFrom(fromKeyset, fromOffset);
       if (lost.length || extra.length) {
