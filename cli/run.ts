@@ -206,6 +206,24 @@ export async function run(config: Config, definitions: CheckDefinition[], option
   process.on('SIGTERM', onSignal);
 
   try {
+    // Live: a line per result that is not a pass, and one per area when its last check is done
+    // (areas run side by side, so they finish in any order).
+    const counts = new Map<string, Map<string, number>>();
+    const left = new Map<string, number>();
+    for (const c of checks) left.set(c.area, (left.get(c.area) ?? 0) + 1);
+    let done = 0;
+    let shownAt = 0;
+    let stopped = false;
+    let inFlight = settings.concurrency;
+    // Without a status line, a plain line at least every heartbeat (10 s) while checks run
+    // (from the preflight's end): the areas' own lines when they finish, else how far the run has got.
+    let beat: Heartbeat | undefined;
+    const say = (line: string): void => {
+      progress?.(undefined);
+      beat?.said();
+      io.out(line);
+    };
+    const areaDone = (area: string): void => say(renderAreaLine(area, counts.get(area)!, { color }));
     // The bundled server, then the preflight, while vitest starts: the checks wait at the gate
     // (runSuite) until the preflight has passed, and are cancelled, having sent nothing, if not.
     const ready = (async (): Promise<boolean> => {
@@ -223,32 +241,15 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       }
       io.out(`  preflight: ${secrets.mask(reach.note)}`);
       io.out('');
-      return true;
-    })();
-    // Live: a line per result that is not a pass, and one per area when its last check is done
-    // (areas run side by side, so they finish in any order).
-    const counts = new Map<string, Map<string, number>>();
-    const left = new Map<string, number>();
-    for (const c of checks) left.set(c.area, (left.get(c.area) ?? 0) + 1);
-    let done = 0;
-    let shownAt = 0;
-    let stopped = false;
-    let inFlight = settings.concurrency;
-    // Without a status line, a plain line at least every heartbeat (10 s) while checks run:
-    // the areas' own lines when they finish, else how far the run has got.
-    const beat = progress
-      ? undefined
-      : heartbeat(io.heartbeatMs ?? 10_000, () => {
+      if (!progress && !stop.signal.aborted) {
+        beat = heartbeat(io.heartbeatMs ?? 10_000, () => {
           if (done === checks.length) return;
           const running = [...left].filter(([, n]) => n > 0).map(([area]) => area);
           say(`  … ${done}/${checks.length} checks done; still running: ${running.join(', ') || 'the last checks'}`);
         });
-    const say = (line: string): void => {
-      progress?.(undefined);
-      beat?.said();
-      io.out(line);
-    };
-    const areaDone = (area: string): void => say(renderAreaLine(area, counts.get(area)!, { color }));
+      }
+      return true;
+    })();
     const suite = await runSuite({
       settings,
       checks,
@@ -287,7 +288,14 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     }).finally(() => beat?.stop());
     progress?.(undefined);
     // A server that would not load, a preflight that broke: thrown here, after vitest closed.
-    if (!(await ready)) return 2;
+    const reached = await ready;
+    // A heartbeat started by a preflight that ended after the suite did (vitest could not start).
+    beat?.stop();
+    if (!reached) {
+      // No check ran, so nothing was created: the ledger goes.
+      rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
+      return 2;
+    }
     for (const s of suite.secrets) secrets.add(s);
     const down = suite.results.find(notRun);
     const cleanup = down ? postponeCleanUp(settings.ledgerPath, `the target stopped answering during the run (${down.reason ?? ''})`) : await cleanUp(settings, secrets);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createVitest } from 'vitest/node';
-import type { Reporter, TestCase, TestModule } from 'vitest/node';
+import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { GATE, gateChannel, resultHead, resultKey, stopChannel, type Check, type CheckResult, type RunSettings } from './check.js';
 import { packageRoot } from './package.js';
 import { schemaDocuments } from './schema.js';
@@ -47,8 +47,11 @@ class Collector implements Reporter {
   readonly #byId: Map<string, Check>;
 
   readonly #signal?: AbortSignal;
-  /** The gate closed: the run is cancelled before any check, and what vitest reports of it is no result. */
-  muted = false;
+  /**
+   * Until the gate opens (runSuite): what vitest reports then is of a run cancelled before any
+   * check started (a failed preflight, a Ctrl-C), and no result.
+   */
+  muted = true;
 
   constructor(checks: readonly Check[], onResult?: (r: CheckResult) => void, signal?: AbortSignal) {
     this.#signal = signal;
@@ -85,6 +88,42 @@ class Collector implements Reporter {
   }
 }
 
+/**
+ * The main process's side of the gate (lib/check.ts, gateChannel). It answers the worker's
+ * question with the word said so far, and says each new word unasked. A stop is final: a go
+ * after it is not said, and a worker that asks after a go then a stop hears stop. Nothing is
+ * said once it is closed.
+ */
+class Gate {
+  readonly #channel: BroadcastChannel;
+  #decision?: typeof GATE.go | typeof GATE.stop;
+  #closed = false;
+
+  constructor(runId: string) {
+    this.#channel = new BroadcastChannel(gateChannel(runId));
+    this.#channel.onmessage = (m: MessageEvent) => {
+      if (m.data === GATE.ask && this.#decision && !this.#closed) this.#channel.postMessage(this.#decision);
+    };
+    (this.#channel as unknown as { unref(): void }).unref();
+  }
+
+  get decision(): typeof GATE.go | typeof GATE.stop | undefined {
+    return this.#decision;
+  }
+
+  say(word: typeof GATE.go | typeof GATE.stop): void {
+    if (this.#closed || this.#decision === GATE.stop || this.#decision === word) return;
+    this.#decision = word;
+    this.#channel.postMessage(word);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#channel.close();
+  }
+}
+
 /** Our compiled modules (dist/ of the package), by path as vite names them. */
 function compiledSuite(): RegExp {
   const dist = join(packageRoot, 'dist').replaceAll('\\', '/');
@@ -112,30 +151,41 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   const cacheDir = join(tmpdir(), 'conformance-vite-cache');
   mkdirSync(cacheDir, { recursive: true });
   const savedExitCode = process.exitCode;
-  const signals = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
   const rejections = process.listeners('unhandledRejection');
-  // The gate (lib/check.ts, gateChannel): opened before vitest starts, so the worker's question
-  // always finds it listening.
-  const gate = new BroadcastChannel(gateChannel(settings.runId));
-  let decision: string | undefined;
-  gate.onmessage = (m: MessageEvent) => {
-    if (m.data === GATE.ask && decision) gate.postMessage(decision);
+  // Opened before vitest starts, so the worker's question always finds it listening.
+  const gate = new Gate(settings.runId);
+  let vitest: Vitest | undefined;
+  // Nothing more starts: a worker not yet at the gate hears stop there, checks under way hear it
+  // on the stop channel (all of them run side by side: suites/register.ts), and vitest skips the
+  // checks not yet started. Before vitest exists, the gate alone says it (start is skipped).
+  let over = false;
+  const stopRun = (): void => {
+    gate.say(GATE.stop);
+    if (!vitest || over) return;
+    const stop = new BroadcastChannel(stopChannel(settings.runId));
+    stop.postMessage('stop');
+    stop.close();
+    void vitest.cancelCurrentRun('keyboard-input');
   };
-  (gate as unknown as { unref(): void }).unref();
-  let cancelled = false;
-  let cancel = (): void => {
-    cancelled = true;
+  if (options.signal?.aborted) stopRun();
+  options.signal?.addEventListener('abort', stopRun);
+  (options.gate ?? Promise.resolve(true)).then(
+    (go) => {
+      if (!go || gate.decision === GATE.stop) return stopRun();
+      collector.muted = false;
+      gate.say(GATE.go);
+    },
+    () => stopRun(),
+  );
+  // vitest's logger exits the process 1 ms after SIGINT or SIGTERM; the CLI's own handler stops
+  // the run instead, so that its cleanup and report happen (options.signal). Those handlers are
+  // taken off as vitest adds them, before any signal can reach them (a signal is an event of
+  // the loop; the removal is a microtask of the moment they are added).
+  const dropSignalHandlers = (event: string | symbol, listener: (...args: unknown[]) => void): void => {
+    if (event === 'SIGINT' || event === 'SIGTERM') queueMicrotask(() => process.off(event, listener));
   };
-  const decide = (go: boolean): void => {
-    decision = go ? GATE.go : GATE.stop;
-    gate.postMessage(decision);
-    if (go) return;
-    collector.muted = true;
-    cancel();
-  };
-  if (options.gate) options.gate.then(decide, () => decide(false));
-  else decide(true);
-  const vitest = await createVitest(
+  process.on('newListener', dropSignalHandlers);
+  vitest = await createVitest(
     'test',
     {
       root: packageRoot,
@@ -174,13 +224,13 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
     },
     { cacheDir, logLevel: 'silent', server: { watch: null } },
     { stdout: discardingSink(), stderr: discardingSink() },
-  ).catch((err: unknown) => {
-    gate.close();
-    throw err;
-  });
-  // vitest's logger exits the process 1 ms after SIGINT or SIGTERM; the CLI's own handler stops
-  // the run instead, so that its cleanup and report happen (options.signal).
-  for (const name of ['SIGINT', 'SIGTERM'] as const) for (const l of process.listeners(name)) if (!signals[name].includes(l)) process.off(name, l);
+  )
+    .catch((err: unknown) => {
+      options.signal?.removeEventListener('abort', stopRun);
+      gate.close();
+      throw err;
+    })
+    .finally(() => process.off('newListener', dropSignalHandlers));
   // Its logger also prints an unhandled rejection of this process (into the sink, now) and
   // exits at once: the run would end without a word, a cleanup or a report. The rejection is a
   // failure of the suite instead, in the report, and the run goes on to clean up.
@@ -191,22 +241,15 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   process.on('unhandledRejection', onRejection);
   // vitest skips the checks not yet started; those under way (all of them, as they run side by
   // side) hear it on the run's stop channel and send nothing more (suites/register.ts).
-  cancel = (): void => {
-    const stop = new BroadcastChannel(stopChannel(settings.runId));
-    stop.postMessage('stop');
-    stop.close();
-    void vitest.cancelCurrentRun('keyboard-input');
-  };
-  options.signal?.addEventListener('abort', cancel);
-  // Stopped (a closed gate, Ctrl-C) while vitest was being created: nothing starts.
-  const stoppedEarly = cancelled || options.signal?.aborted === true;
   try {
-    if (!stoppedEarly) await vitest.start();
+    // Stopped (a closed gate, Ctrl-C) while vitest was being created: nothing starts.
+    if (gate.decision !== GATE.stop) await vitest.start();
   } catch (e) {
     collector.suiteErrors.push(`vitest could not run the suite: ${firstLine((e as Error).message)}`);
   } finally {
-    options.signal?.removeEventListener('abort', cancel);
+    options.signal?.removeEventListener('abort', stopRun);
     gate.close();
+    over = true;
     try {
       await vitest.close();
     } finally {

@@ -2,7 +2,7 @@
 // travels on the task's metadata (task.meta.conformance); the run's verdict is computed
 // from those outcomes and levels, never from vitest's own pass/fail.
 import { afterAll, inject, test } from 'vitest';
-import { GATE, gateChannel, resultKey, RunContext, runCheck, stopChannel, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
+import { GATE, gateChannel, resultHead, resultKey, RunContext, runCheck, stopChannel, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
 import { Breaker } from '../lib/http.js';
 import { useSchemaDocuments } from '../lib/schema.js';
 import { WRITTEN_LISTS } from './index.js';
@@ -53,7 +53,8 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
   };
   (stop as unknown as { unref(): void }).unref();
   // No check starts before the main process has checked the target (the preflight, run while
-  // this worker loaded): it says go, or stop (lib/vitest-run.ts).
+  // this worker loaded): it says go, or stop (a failed preflight, a Ctrl-C), and then no check
+  // runs at all: none sends a request or writes to the ledger (lib/vitest-run.ts).
   const opened = new Promise<boolean>((resolve) => {
     const gate = new BroadcastChannel(gateChannel(settings.runId));
     gate.onmessage = (m: MessageEvent) => {
@@ -64,6 +65,7 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
     };
     gate.postMessage(GATE.ask);
   });
+  const notStarted = (check: Check): CheckResult => ({ ...resultHead(check), outcome: 'error', reason: 'INTERRUPTED: the run was stopped before this check started', durationMs: 0 });
   afterAll(async () => {
     stop.close();
     await run.close();
@@ -74,12 +76,11 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
   for (const check of checks) {
     const waits = check.operation !== undefined && WRITTEN_LISTS.has(check.operation);
     test(resultKey(check), async ({ task, skip }) => {
-      // Closed: the stopped client turns every request into INTERRUPTED (lib/http.ts).
-      await opened;
-      if (waits) await written;
+      const go = await opened;
+      if (go && waits) await written;
       let result: CheckResult;
       try {
-        result = await runCheck(check, run);
+        result = go ? await runCheck(check, run) : notStarted(check);
       } finally {
         if (check.operation === undefined && --writing === 0) writersDone();
       }

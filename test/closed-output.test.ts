@@ -2,7 +2,9 @@
 // never crashes the run and never skips its cleanup; the exit code stays the verdict's.
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { BIN, TOKEN, withServer } from './support.js';
+import { createServer } from 'node:http';
+import { createReferenceHandler } from '../server/index.js';
+import { BIN, listening, TOKEN, withServer } from './support.js';
 
 /** Runs the CLI, closes its stdout after the first chunk, and returns its exit code and stderr. */
 function runClosingStdout(args: string[]): Promise<{ code: number | null; stderr: string }> {
@@ -36,7 +38,49 @@ describe('closed output', () => {
   });
 });
 
+/**
+ * Runs the CLI against `url`, sends `signal` `afterMs` after it has printed its settings (its
+ * handlers are in place a moment later), and returns its exit code and output.
+ */
+function interruptAfter(url: string, afterMs: number, signal: NodeJS.Signals): Promise<{ code: unknown; out: string }> {
+  const child = spawn(process.execPath, [BIN, '--base-url', url], { env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let timer: NodeJS.Timeout | undefined;
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString();
+    if (!timer && out.includes('page length')) timer = setTimeout(() => child.kill(signal), afterMs);
+  });
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  return new Promise((done) => child.on('close', (code) => {
+    clearTimeout(timer);
+    done({ code, out });
+  }));
+}
+
 describe('interrupted', () => {
+  // The checks load while the preflight runs (cli/run.ts); they wait for it, and a stop then
+  // reaches them at the gate, whenever it comes: while vitest is created (about 0.3 s from the
+  // settings' lines), while its worker loads, or once it waits.
+  it.each([100, 800, 2_000])('Ctrl-C %i ms after the settings, while a preflight that takes 3 s waits: no check runs or prints, exit 130', async (afterMs) => {
+    const { handler } = createReferenceHandler({ token: TOKEN, seed: 3 });
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      setTimeout(() => handler(req, res), 3_000);
+    });
+    const { url, close } = await listening(server);
+    try {
+      const { code, out } = await interruptAfter(url, afterMs, 'SIGINT');
+      expect(code, out).toBe(130);
+      expect(seen).toEqual(['GET /v2/settings']);
+      expect(out).toMatch(/preflight: GET .* answered 200/);
+      expect(out).not.toMatch(/^[✓✗!] /m);
+      expect(out).toMatch(/exit 130: interrupted \(Ctrl-C or SIGTERM\)/);
+    } finally {
+      await close();
+    }
+  });
+
   it.each(['SIGINT', 'SIGTERM'] as const)('%s mid-run: the checks stop, what the run created is deleted, a short report, exit 130', async (signal) => {
     await withServer({ seed: 5 }, async (server) => {
       const child = spawn(process.execPath, [BIN, '--base-url', server.url], { env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -4,6 +4,9 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ledgerPath } from '../lib/ledger.js';
 import { createReferenceHandler } from '../server/index.js';
 import { cli, TOKEN, withServer, type Ran } from './support.js';
 
@@ -81,15 +84,21 @@ describe('preflight', () => {
   });
 
   // vitest starts its worker while the preflight runs (cli/run.ts): the checks wait for it.
-  it('a refusal that comes after the checks have loaded: nothing but the preflight is sent', async () => {
+  it('a refusal that comes after the checks have loaded: nothing but the preflight is sent, and no ledger is left', async () => {
     const seen: string[] = [];
+    let run = '';
     await withRaw((req, res) => {
       seen.push(`${req.method} ${req.url}`);
       setTimeout(() => res.writeHead(401, { 'content-type': 'application/json' }).end('{"errors":[{"status":"401","title":"Unauthorized"}]}'), 2_500);
     }, async (url) => {
-      expectStopped(await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } }), /refused the token/);
+      const r = await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expectStopped(r, /refused the token/);
+      run = /, run ([0-9a-f]+),/.exec(r.stdout)?.[1] ?? '';
     });
     expect(seen).toEqual(['GET /v2/settings']);
+    // No check ran, so none wrote an intent to create into the run's ledger: it is gone.
+    expect(run).not.toBe('');
+    expect(existsSync(dirname(ledgerPath(run)))).toBe(false);
   });
 
   it('no check sends a request before the preflight has its answer, and its line comes first', async () => {
