@@ -12,6 +12,43 @@ export interface RequestUrl {
   search: string;
 }
 
+/**
+ * Request targets the URL parser keeps as they are: a path of plain characters, not starting
+ * with `//`, with no `.` or `..` segment (and no `%`: `%2e` is a dot there); a query of plain
+ * characters or `%` (nothing the parser would percent-encode; it leaves a `%` in a query as it
+ * is, and clients encode `page[limit]` as `page%5Blimit%5D`), no fragment. The common case,
+ * read without a parse; test/server.test.ts holds it to the parser.
+ */
+const PLAIN_TARGET = /^(?![^?]*\/\.\.?(?:[/?]|$))\/(?!\/)[\w\-.~!$&()*+,;=:@/]*(?:\?[\w\-.~!$&()*+,;=:@/?[\]%]*)?$/;
+
+/** `http://host` as the URL parser writes it, by Host header; null where the host is not valid. */
+const origins = new Map<string, string | null>();
+
+/**
+ * The request's URL, as new URL(target, `http://${host}`) has it (which throws when it is
+ * malformed); a plain target (PLAIN_TARGET) is kept as it is, after its host's origin.
+ */
+export function requestUrl(target: string, host: string): RequestUrl {
+  if (PLAIN_TARGET.test(target)) {
+    let origin = origins.get(host);
+    if (origin === undefined) {
+      try {
+        origin = new URL('/', `http://${host}`).href.slice(0, -1);
+      } catch {
+        origin = null;
+      }
+      if (origins.size >= 1000) origins.clear();
+      origins.set(host, origin);
+    }
+    if (origin !== null) {
+      const q = target.indexOf('?');
+      return { href: `${origin}${target}`, pathname: q < 0 ? target : target.slice(0, q), search: q < 0 || q === target.length - 1 ? '' : target.slice(q) };
+    }
+  }
+  const url = new URL(target, `http://${host}`);
+  return { href: url.href, pathname: url.pathname, search: url.search };
+}
+
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { CONFORMING, type Behaviour } from './behaviour.js';
-import { HttpError, sendError, type RequestUrl } from './http.js';
+import { HttpError, requestUrl, sendError, type RequestUrl } from './http.js';
 import { listRoute, ROUTES, type RouteContext } from './routes.js';
 import { Store } from './store.js';
 import { listen, type Listening } from './listen.js';
@@ -47,41 +47,6 @@ export interface RunningServer {
   store: Store;
   behaviour: Behaviour;
   close(): Promise<void>;
-}
-
-/**
- * Request targets the URL parser keeps as they are: a path of plain characters, not starting
- * with `//`, with no `.` or `..` segment; a query of plain characters (nothing the parser
- * would percent-encode, no `%`, no fragment). The common case, read without a parse.
- */
-const PLAIN_TARGET = /^(?![^?]*\/\.\.?(?:[/?]|$))\/(?!\/)[\w\-.~!$&()*+,;=:@/]*(?:\?[\w\-.~!$&()*+,;=:@/?[\]]*)?$/;
-
-/** `http://host` as the URL parser writes it, by Host header; null where the host is not valid. */
-const origins = new Map<string, string | null>();
-
-/**
- * The request's URL, as new URL(target, `http://${host}`) has it (which throws when it is
- * malformed); a plain target (PLAIN_TARGET) is kept as it is, after its host's origin.
- */
-function requestUrl(target: string, host: string): RequestUrl {
-  if (PLAIN_TARGET.test(target)) {
-    let origin = origins.get(host);
-    if (origin === undefined) {
-      try {
-        origin = new URL('/', `http://${host}`).href.slice(0, -1);
-      } catch {
-        origin = null;
-      }
-      if (origins.size >= 1000) origins.clear();
-      origins.set(host, origin);
-    }
-    if (origin !== null) {
-      const q = target.indexOf('?');
-      return { href: `${origin}${target}`, pathname: q < 0 ? target : target.slice(0, q), search: q < 0 || q === target.length - 1 ? '' : target.slice(q) };
-    }
-  }
-  const url = new URL(target, `http://${host}`);
-  return { href: url.href, pathname: url.pathname, search: url.search };
 }
 
 /**

@@ -8,6 +8,7 @@ import { validate, SCHEMA } from '../lib/schema.js';
 import { createReferenceHandler, FAULTS, startReferenceServer, VARIANTS, type Behaviour, type RunningServer } from '../server/index.js';
 import { generateRecords } from '../server/lists.js';
 import { parseInstant } from '../server/collection.js';
+import { requestUrl } from '../server/http.js';
 import { TOKEN } from './support.js';
 
 let server: RunningServer;
@@ -430,5 +431,43 @@ describe('bad input under every variant and fault', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('request targets read without the URL parser', () => {
+  // server/http.ts reads a plain target (PLAIN_TARGET) without new URL(): it must give what the
+  // parser gives, or throw where it throws, for any target. Targets are drawn from pieces that
+  // matter to the parser: dots and percent escapes (`%2e` is a dot in a path), a bare `%`,
+  // brackets, slashes, `?` and `#`, spaces, controls and non-ASCII.
+  const pieces = ['a', 'Z', '0', '/', '.', '..', '%', '%2e', '%2E', '%2e%2e', '%5B', '%5d', '%zz', '%2', '[', ']', '?', '#', '&', '=', '(', ')', ',', ' ', '"', '<', '\\', '\t', 'é', '~', '-', '_', ':', '@', '+', '!', '$', "'", '*', ';', '`', '{', '|', '^'];
+  const target = fc.tuple(fc.constantFrom('/', '/v2/', '//', '/./', '/a/../'), fc.array(fc.constantFrom(...pieces), { maxLength: 20 })).map(([head, ps]) => head + ps.join(''));
+  const parsed = (t: string, host: string) => {
+    try {
+      const u = new URL(t, `http://${host}`);
+      return { href: u.href, pathname: u.pathname, search: u.search };
+    } catch {
+      return 'throws';
+    }
+  };
+  const read = (t: string, host: string) => {
+    try {
+      return requestUrl(t, host);
+    } catch {
+      return 'throws';
+    }
+  };
+
+  it('gives what new URL gives (fuzzed)', () => {
+    fc.assert(
+      fc.property(target, fc.constantFrom('127.0.0.1:8080', 'localhost', 'EXAMPLE.com:80', '[::1]:3000'), (t, host) => {
+        expect(read(t, host)).toEqual(parsed(t, host));
+      }),
+      { numRuns: 3_000, seed: 20261122 },
+    );
+  });
+
+  it('reads the query a client sends (page%5Blimit%5D, a filter) as the parser does', () => {
+    for (const t of ['/v2/customers?sort=id&page%5Blimit%5D=100&filter=gt(id,00000063-5247-4f30-89a1-235e1bc578f8)', '/v2/orders?page[limit]=100&page[offset]=9900', '/x?%zz=%', '/x?a=%2e%2E', '/%2e/x?y', '/x/%2E%2e/?q'])
+      expect(requestUrl(t, '127.0.0.1:1')).toEqual(parsed(t, '127.0.0.1:1'));
   });
 });
