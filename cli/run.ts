@@ -287,13 +287,17 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       },
     }).finally(() => beat?.stop());
     progress?.(undefined);
+    // No check ran unless the preflight passed, so nothing was created: the ledger goes.
+    const noLedger = (): void => rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
     // A server that would not load, a preflight that broke: thrown here, after vitest closed.
-    const reached = await ready;
+    const reached = await ready.catch((err: unknown) => {
+      noLedger();
+      throw err;
+    });
     // A heartbeat started by a preflight that ended after the suite did (vitest could not start).
     beat?.stop();
     if (!reached) {
-      // No check ran, so nothing was created: the ledger goes.
-      rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
+      noLedger();
       return 2;
     }
     for (const s of suite.secrets) secrets.add(s);

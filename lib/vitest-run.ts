@@ -239,8 +239,6 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
     collector.suiteErrors.push(`unhandled rejection: ${firstLine(reason instanceof Error ? reason.message : String(reason))}`);
   };
   process.on('unhandledRejection', onRejection);
-  // vitest skips the checks not yet started; those under way (all of them, as they run side by
-  // side) hear it on the run's stop channel and send nothing more (suites/register.ts).
   try {
     // Stopped (a closed gate, Ctrl-C) while vitest was being created: nothing starts.
     if (gate.decision !== GATE.stop) await vitest.start();
