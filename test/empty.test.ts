@@ -13,7 +13,7 @@ import type { CheckResult } from '../lib/check.js';
 import { certify, observeEmpty, type Certification } from '../reporters/verdict.js';
 import type { RunReport } from '../reporters/model.js';
 import { main } from '../cli/main.js';
-import { cli } from './support.js';
+import { cli, endpoints, runListChecks } from './support.js';
 
 /** The list the bundled reference server keeps empty by default (conformance serve --help, --no-empty-list). */
 const EMPTY_LIST = 'catalog-rules';
@@ -174,6 +174,15 @@ describe('what the run saw of a declared-empty list', () => {
     // Seen empty with nothing skipped for want of records: empty, with nothing to excuse.
     expect(observeEmpty([present(0)], 'promotions')).toMatchObject({ observed: 'empty', notExercised: [] });
     expect(observeEmpty([present(0), short('list.sort.id', 0, 'needs 2 records, found 0')], 'promotions')).toMatchObject({ observed: 'empty', evidence: 'list.endpoint.present saw 0 records' });
+  });
+
+  it('a nested list declared empty: the parent list its path is read from says nothing of it', async () => {
+    // With records: 0 the reference server's lists are empty, but the authentication realms the
+    // nested path is read from hold some: they are no records of user-authentication-info.
+    const { results } = await runListChecks({ records: 0, seed: 2 }, endpoints(['user-authentication-info']));
+    expect(results.filter((r) => r.wantsRecords && r.level === 'MUST').length).toBeGreaterThan(0);
+    expect(observeEmpty(results, 'user-authentication-info')).toMatchObject({ observed: 'empty', evidence: expect.stringMatching(/ saw 0 records$/) });
+    expect(certify(results, [], { ...scope, declaredEmpty: ['user-authentication-info'] }).certifiable).toBe(true);
   });
 
   it('an operation no check ran on', () => {

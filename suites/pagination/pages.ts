@@ -176,6 +176,14 @@ export async function readPage(ctx: CheckContext, e: Endpoint, path: string, par
   return page;
 }
 
+/**
+ * A page of a parent list, read for the id a placeholder of `e`'s path takes: read once and
+ * counted against `e`'s budget like any, but what it holds says nothing of `e`'s own list.
+ */
+export function readParentPage(ctx: CheckContext, e: Endpoint, path: string): Promise<ListPage> {
+  return readOnce(ctx, e, path, {});
+}
+
 function readOnce(ctx: CheckContext, e: Endpoint, path: string, params: Params): Promise<ListPage> {
   return ctx.shared(`page ${path}?${query(params)}`, async (s) => {
     spend(ctx, e);

@@ -2,7 +2,7 @@
 // from configuration), and whether it is there at all (a 404 on the collection: absent).
 import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
-import { dig, pagination, readPage, type ListPage } from './pages.js';
+import { dig, pagination, readPage, readParentPage, type ListPage } from './pages.js';
 
 export type Resolution = { ok: true; path: string } | { ok: false; reason: string };
 
@@ -17,7 +17,7 @@ async function resolveParam(ctx: CheckContext, e: Endpoint, name: string, depth 
     if (!r.ok) return r;
     from = from.replace(`{${inner}}`, encodeURIComponent(r.value));
   }
-  const page = await readPage(ctx, e, from);
+  const page = await readParentPage(ctx, e, from);
   if (page.res.status === 404) return { ok: false, reason: `no parent id for {${name}}: GET ${from} answered 404; set parents.${name} in conformance.config.yaml` };
   const first = page.ok ? page.first : undefined;
   const value = dig(first, source.field);
