@@ -61,9 +61,12 @@ for (const flag of ['--version', '--help', '--list']) {
   quickMet &&= r.seconds < 0.3 && r.codes.every((c) => c === 0);
 }
 const embedded = await medianOf(['--seed', '1'], 3);
+// What any run costs before and after its checks (node, vitest and its worker, the server, the
+// report): one check, which sends two requests.
+const fixed = await medianOf(['--seed', '1', '--check', 'errors.content-type.json'], 3);
 // The CPU time says what bounds the run: the checks, the reference server and vitest share the
 // machine's cores (a run that keeps two busy takes at least half its CPU seconds).
-say({ name: 'goal 2: the full run against the bundled server <= 3 s (median of 3)', figure: `${embedded.seconds.toFixed(1)} s, ${embedded.cpu.toFixed(1)} CPU-s (${(embedded.cpu / embedded.seconds).toFixed(1)} cores busy of ${availableParallelism()}), exit ${embedded.codes.join('/')}`, met: embedded.seconds <= 3 && embedded.codes.every((c) => c === 0) });
+say({ name: 'goal 2: the full run against the bundled server <= 3 s (median of 3)', figure: `${embedded.seconds.toFixed(1)} s, ${embedded.cpu.toFixed(1)} CPU-s (${(embedded.cpu / embedded.seconds).toFixed(1)} cores busy of ${availableParallelism()}); of which start-up and report ${fixed.seconds.toFixed(1)} s (one check alone), exit ${embedded.codes.join('/')}`, met: embedded.seconds <= 3 && embedded.codes.every((c) => c === 0) });
 say({ name: 'goal 2: --version, --help, --list < 0.3 s (median of 5)', figure: quick.join(', '), met: quickMet });
 
 const remote = await remoteRuns([0, 50, 100]);
