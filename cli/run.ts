@@ -226,15 +226,23 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     const areaDone = (area: string): void => say(renderAreaLine(area, counts.get(area)!, { color }));
     // The bundled server, then the preflight, while vitest starts: the checks wait at the gate
     // (runSuite) until the preflight has passed, and are cancelled, having sent nothing, if not.
+    // A Ctrl-C during the preflight ends it at once: its answer is not waited for.
+    const onStop = new Promise<undefined>((resolve) => stop.signal.addEventListener('abort', () => resolve(undefined), { once: true }));
+    let before: 'refused' | 'interrupted' | undefined;
     const ready = (async (): Promise<boolean> => {
       if (listening) {
         const { serveOn } = await import('../server/index.js');
         server = serveOn(listening, { token: settings.token, seed: config.seed });
         io.out(`  reference server started on ${server.url}`);
       }
-      const reach = await checkTarget(settings, config.baseUrl ?? settings.baseUrl, secrets);
+      const reach = stop.signal.aborted ? undefined : await Promise.race([checkTarget(settings, config.baseUrl ?? settings.baseUrl, secrets), onStop]);
+      if (!reach) {
+        before = 'interrupted';
+        return false;
+      }
       if (!reach.ok) {
         // Said at once; the run ends once vitest, cancelled, has closed.
+        before = 'refused';
         io.err(`conformance: ${secrets.mask(reach.line)}`);
         io.err('exit 2: no check ran (the run stopped at the preflight)');
         return false;
@@ -298,7 +306,9 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     beat?.stop();
     if (!reached) {
       noLedger();
-      return 2;
+      if (before === 'refused') return 2;
+      io.err('exit 130: interrupted (Ctrl-C or SIGTERM) during the preflight: no check ran, nothing was created');
+      return 130;
     }
     for (const s of suite.secrets) secrets.add(s);
     const down = suite.results.find(notRun);
