@@ -82,7 +82,7 @@ Before any check, one authenticated GET shows the target is reachable, answers J
 accepts the token; if not, the run stops there with one line that says what to do (exit 2).
 
 Exit codes:
-  0  every MUST check passed (SHOULD failures are warnings unless --strict)
+  0  no MUST check failed (SHOULD failures are warnings unless --strict)
   1  a MUST check failed (or, with --strict, a SHOULD check), even if other checks could
      not run (the summary then says the results are incomplete)
   2  a usage error, or the suite could not do its work (unreachable target, refused token,

@@ -87,7 +87,10 @@ export function exitFor(results: readonly CheckResult[], suiteErrors: readonly s
   if (failing.length > 0) return { code: 1, reason: `exit 1: ${should} SHOULD check(s) failed and --strict is on${baselined}${incomplete}` };
   if (errors > 0) return { code: 2, reason: `exit 2: the suite could not complete ${errors} check(s) or step(s); the results are incomplete` };
   const warn = should > 0 ? ` (${should} SHOULD warning(s); --strict would fail them)` : '';
-  return { code: 0, reason: `exit 0: every MUST check passed${warn}${baselined}` };
+  // A skipped MUST check did not pass: the line says so rather than claim it did.
+  const skipped = counted.filter((r) => r.level === 'MUST' && r.outcome === 'skip').length;
+  const lead = skipped > 0 ? `no MUST check failed; ${skipped} could not be exercised (skipped)` : 'every MUST check passed';
+  return { code: 0, reason: `exit 0: ${lead}${warn}${baselined}` };
 }
 
 /**

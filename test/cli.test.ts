@@ -64,7 +64,8 @@ describe('runs', () => {
     const r = await cli(['--seed', '7', '--report-dir', dir]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/reference server started on http:\/\/127\.0\.0\.1:\d+/);
-    expect(r.stdout).toMatch(/exit 0: every MUST check passed/);
+    // The bundled server keeps one list empty: its MUST checks that need records are skipped.
+    expect(r.stdout).toMatch(/exit 0: no MUST check failed; \d+ could not be exercised \(skipped\)/);
     const report = readReport(dir);
     const expected = expandChecks(paginationSettings(endpoints()));
     expect(report.results).toHaveLength(expected.length);
