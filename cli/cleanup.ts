@@ -26,7 +26,8 @@ const HELP = `Usage: conformance cleanup [--run ID]... [--base-url URL] [--token
                    every run cleaned is sent it, so when runs left things on several targets
                    and neither --base-url nor --run names one, nothing is sent (exit 2)
   --config FILE    settings file (default: ./conformance.config.yaml when present)
-  A run still in progress (its process alive on this host) is never touched.
+  A run still in progress (its process alive on this host) is never touched: it cleans up
+  after itself, and it does not change the exit code.
   Exit 0 when nothing is left, 1 when something could not be deleted or was left alone (it is
   listed), 2 for a usage error.`;
 

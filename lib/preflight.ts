@@ -55,5 +55,5 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string)
   }
   // Nothing the preflight reads is served, but the target answered JSON with the token: the
   // checks judge the rest (an absent list skips).
-  return { ok: true, note: `${describe(last!)} (none of ${READS.join(', ')} is served)` };
+  return { ok: true, note: `${describe(last!)} (none of ${READS.join(', ')} is served; if the checks find nothing served either, --base-url may lack the API's path prefix)` };
 }

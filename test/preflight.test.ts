@@ -123,6 +123,13 @@ describe('preflight', () => {
     for (const later of log.slice(1)) expect(later.at, later.what).toBeGreaterThanOrEqual(answered);
   });
 
+  it('a target that serves none of the reads runs, and the line says what a wrong base URL looks like', async () => {
+    await withRaw((_req, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{"errors":[{"status":"404","title":"Not Found"}]}'), async (url) => {
+      const r = await cli(['--base-url', url, '--check', 'delete.unknown-id.404'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expect(r.stdout).toMatch(/preflight: GET .*\/v2\/customers answered 404 \(none of \/v2\/settings, \/v2\/accounts, \/v2\/customers is served; if the checks find nothing served either, --base-url may lack the API's path prefix\)/);
+    });
+  });
+
   it('a target that serves no /v2/settings still runs: the preflight reads a list instead', async () => {
     const error = (status: number) => JSON.stringify({ errors: [{ title: 'Not Found', status: String(status), detail: 'Not found' }] });
     await withRaw((req, res) => {
