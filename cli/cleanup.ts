@@ -27,7 +27,9 @@ const HELP = `Usage: conformance cleanup [--run ID]... [--base-url URL] [--token
                    and neither --base-url nor --run names one, nothing is sent (exit 2)
   --config FILE    settings file (default: ./conformance.config.yaml when present)
   A run still in progress (its process alive on this host) is never touched: it cleans up
-  after itself, and it does not change the exit code.
+  after itself, and it does not change the exit code. Each target is read once with the token
+  before any delete (the run's preflight): a refused token or an unreachable host sends no
+  delete and keeps the ledger.
   Exit 0 when nothing is left, 1 when something could not be deleted or was left alone (it is
   listed), 2 for a usage error.`;
 
@@ -51,7 +53,7 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
     return 0;
   }
   // Loaded here, not above: --help needs none of it (the HTTP layer loads undici).
-  const [{ cleanUp }, { resolveConfig, settingLabel }, { leftoverLine }] = await Promise.all([import('../lib/cleanup.js'), import('../lib/config.js'), import('../reporters/console.js')]);
+  const [{ cleanUp }, { resolveConfig, settingLabel }, { leftoverLine }, { checkTarget }] = await Promise.all([import('../lib/cleanup.js'), import('../lib/config.js'), import('../reporters/console.js'), import('../lib/preflight.js')]);
   const config = resolveConfig({ flags: { ...(values.token ? { token: values.token } : {}), ...(values['base-url'] ? { 'base-url': values['base-url'] } : {}) }, env: io.env, cwd: io.cwd, configFile: values.config, checks: [], operations: [], randomSeed: 0 });
   if (!config.token) throw new UsageError('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN', 'cleanup');
   // The target the user named, and where they named it: it selects runs, never redirects them.
@@ -103,6 +105,7 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   let found = 0;
   let busy = 0;
   let elsewhere = 0;
+  const reached = new Map<string, Awaited<ReturnType<typeof checkTarget>>>();
   for (const { runId, path, run, held } of ledgers) {
     const recorded = run?.baseUrl;
     // Not picked: it ran against another target than the one given.
@@ -131,6 +134,15 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
           ? `run ${runId}: its ledger does not record which target it ran against (${count} left): give the target with --base-url URL to clean it there`
           : `run ${runId}: its ledger does not record which target it ran against: not touched (${count} left); 'conformance cleanup --run ${runId} --base-url URL' cleans it on URL`,
       );
+      left += count;
+      continue;
+    }
+    // The target is read once with the token first, as before a run: a refused token, a dead
+    // host or a login page is one line, not a failed delete for each thing the run left.
+    let reach = reached.get(baseUrl);
+    if (!reach) reached.set(baseUrl, (reach = await checkTarget({ baseUrl, token: config.token, timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes }, baseUrl, secrets)));
+    if (!reach.ok) {
+      io.err(`run ${runId} (${baseUrl}): not cleaned (${count} left): ${secrets.mask(reach.line)}`);
       left += count;
       continue;
     }

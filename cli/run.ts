@@ -10,9 +10,8 @@ import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec, mergeCatalog, type CatalogSpec, type Endpoint } from '../lib/catalog.js';
 import { cleanUp, postponeCleanUp } from '../lib/cleanup.js';
 import { describeConfig, didYouMean, maskedConfig, settingLabel, type Config } from '../lib/config.js';
-import { HttpClient } from '../lib/http.js';
 import { packageVersion } from '../lib/package.js';
-import { preflight, type PreflightResult } from '../lib/preflight.js';
+import { checkTarget } from '../lib/preflight.js';
 import { Secrets } from '../lib/secrets.js';
 import { runSuite } from '../lib/vitest-run.js';
 import { interrupted as stoppedByUser, notRun, renderAreaLine, renderProgress } from '../reporters/console.js';
@@ -133,16 +132,6 @@ export function heartbeat(every: number, quiet: () => void): Heartbeat {
       clearTimeout(timer);
     },
   };
-}
-
-/** The preflight (lib/preflight.ts) on a client of its own, closed before the checks start. */
-async function checkTarget(settings: RunSettings, base: string, secrets: Secrets): Promise<PreflightResult> {
-  const http = new HttpClient({ baseUrl: settings.baseUrl, token: settings.token, timeoutMs: settings.timeoutMs, maxBodyBytes: settings.maxBodyBytes, concurrency: 1, secrets });
-  try {
-    return await preflight(http, base);
-  } finally {
-    await http.close();
-  }
 }
 
 export async function run(config: Config, definitions: CheckDefinition[], options: RunOptions, io: Io): Promise<number> {

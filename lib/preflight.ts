@@ -3,7 +3,8 @@
 // would otherwise end in hundreds of failures that blame the target, or of errors that say
 // nothing: here it ends in one line that says what to do (exit 2).
 import { isJsonContentType } from './expect.js';
-import type { HttpClient, HttpResponse } from './http.js';
+import { HttpClient, type HttpResponse } from './http.js';
+import type { Secrets } from './secrets.js';
 import { SuiteError } from './outcome.js';
 import { gist, printable } from './text.js';
 
@@ -56,4 +57,17 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string)
   // Nothing the preflight reads is served, but the target answered JSON with the token: the
   // checks judge the rest (an absent list skips).
   return { ok: true, note: `${describe(last!)} (none of ${READS.join(', ')} is served; if the checks find nothing served either, --base-url may lack the API's path prefix)` };
+}
+
+/**
+ * The preflight on a client of its own (one request at a time), closed when it is done: before
+ * a run's checks, and before a cleanup sends its deletes.
+ */
+export async function checkTarget(target: { baseUrl: string; token: string; timeoutMs: number; maxBodyBytes: number }, base: string, secrets: Secrets): Promise<PreflightResult> {
+  const http = new HttpClient({ baseUrl: target.baseUrl, token: target.token, timeoutMs: target.timeoutMs, maxBodyBytes: target.maxBodyBytes, concurrency: 1, secrets });
+  try {
+    return await preflight(http, base);
+  } finally {
+    await http.close();
+  }
 }

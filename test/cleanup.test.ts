@@ -174,6 +174,28 @@ describe('each run on its own target, and never one in progress', () => {
     );
   });
 
+  it('a token the target refuses: one line per run, no delete sent, the ledger kept for another try', async () => {
+    await withServer({ seed: 4 }, async (server) => {
+      const root = ownDir('conformance-ledgers-');
+      const k1 = await keyOn(server, 'conformance-eeee0005-k');
+      const k2 = await keyOn(server, 'conformance-ffff0006-k');
+      const of1 = ledgerOf(root, 'eeee0005', k1, { baseUrl: server.url, pid: 999_999_999, host: hostname() });
+      ledgerOf(root, 'ffff0006', k2, { baseUrl: server.url, pid: 999_999_999, host: hostname() });
+      const r = await cli(['cleanup', '--base-url', server.url], { env: { CONFORMANCE_TOKEN: 'not-the-token-9f3e', TMPDIR: root } });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).toHaveLength(2);
+      for (const line of lines) expect(line).toMatch(/^run (eeee0005|ffff0006) \(http:\/\/127\.0\.0\.1:\d+\): not cleaned \(1 left\): the target refused the token: GET .*\/v2\/settings answered 401/);
+      expect(r.stdout + r.stderr).not.toContain('not-the-token-9f3e');
+      expect(server.store.applicationKeys.has(k1) && server.store.applicationKeys.has(k2)).toBe(true);
+      expect(existsSync(of1)).toBe(true);
+      // With the right token, the same command cleans both.
+      const ok = await cli(['cleanup', '--base-url', server.url], { env: { CONFORMANCE_TOKEN: TOKEN, TMPDIR: root } });
+      expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+      expect(server.store.applicationKeys.has(k1) || server.store.applicationKeys.has(k2)).toBe(false);
+    });
+  });
+
   it('--run with a --base-url other than the target its ledger records is refused, naming both, before anything is sent', async () => {
     await withServer({ seed: 1 }, (a) =>
       withServer({ seed: 2 }, async (b) => {
