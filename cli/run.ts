@@ -217,24 +217,19 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     // (runSuite) until the preflight has passed, and are cancelled, having sent nothing, if not.
     // A Ctrl-C during the preflight ends it at once: its answer is not waited for.
     const onStop = new Promise<undefined>((resolve) => stop.signal.addEventListener('abort', () => resolve(undefined), { once: true }));
-    let before: 'refused' | 'interrupted' | undefined;
-    const ready = (async (): Promise<boolean> => {
+    const ready = (async (): Promise<'go' | 'refused' | 'interrupted'> => {
       if (listening) {
         const { serveOn } = await import('../server/index.js');
         server = serveOn(listening, { token: settings.token, seed: config.seed });
         io.out(`  reference server started on ${server.url}`);
       }
       const reach = stop.signal.aborted ? undefined : await Promise.race([checkTarget(settings, config.baseUrl ?? settings.baseUrl, secrets), onStop]);
-      if (!reach) {
-        before = 'interrupted';
-        return false;
-      }
+      if (!reach) return 'interrupted';
       if (!reach.ok) {
         // Said at once; the run ends once vitest, cancelled, has closed.
-        before = 'refused';
         io.err(`conformance: ${secrets.mask(reach.line)}`);
         io.err('exit 2: no check ran (the run stopped at the preflight)');
-        return false;
+        return 'refused';
       }
       io.out(`  preflight: ${secrets.mask(reach.note)}`);
       io.out('');
@@ -245,13 +240,13 @@ export async function run(config: Config, definitions: CheckDefinition[], option
           say(`  … ${done}/${checks.length} checks done; still running: ${running.join(', ') || 'the last checks'}`);
         });
       }
-      return true;
+      return 'go';
     })();
     const suite = await runSuite({
       settings,
       checks,
       signal: stop.signal,
-      gate: ready,
+      gate: ready.then((r) => r === 'go'),
       onResult: (result) => {
         // Live lines read a failure that does not fail the run (a SHOULD one without --strict,
         // a baselined one) as a warning, as the summary will.
@@ -293,9 +288,9 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     });
     // A heartbeat started by a preflight that ended after the suite did (vitest could not start).
     beat?.stop();
-    if (!reached) {
+    if (reached !== 'go') {
       noLedger();
-      if (before === 'refused') return 2;
+      if (reached === 'refused') return 2;
       io.err('exit 130: interrupted (Ctrl-C or SIGTERM) during the preflight: no check ran, nothing was created');
       return 130;
     }
