@@ -35,6 +35,11 @@ Lists:
   --default-page-length N   the expected default page length (default: GET /v2/settings
                         page_length, else 25)
   --require-all-endpoints   an absent list operation (404) fails instead of skipping
+  --explore N           requests drawn at random per list operation, and values drawn for
+                        key creation, each judged against a model of the list; a
+                        disagreement is shrunk to the smallest request (default 24; 0: off)
+  --explore-only        the list checks judge only the drawn requests (their fixed probes
+                        off): how far the model and the exploration reach alone
 
 Run:
   --seed N              seed for generated data (default: random, printed); replays a run
@@ -70,7 +75,7 @@ Certification and baselines:
 Serve: the reference server's own options are in 'conformance serve --help'.
 
 Precedence: flags > environment > config file > defaults. File keys: base-url, token, seed,
-  timeout, concurrency, max-body-bytes, report-dir, strict, request-budget, time-buffer,
+  timeout, concurrency, max-body-bytes, report-dir, strict, request-budget, time-buffer, explore, explore-only,
   default-page-length, require-all-endpoints, empty (each also a flag, --KEY); and operations:
   and parents: to override or extend the list catalog (see README). The file is checked
   against spec/config.schema.yaml; an error names the flag, the variable, or the file and key.

@@ -28,6 +28,8 @@ const OPTIONS = {
   'list-operations': { type: 'boolean' },
   'request-budget': { type: 'string' },
   'time-buffer': { type: 'string' },
+  explore: { type: 'string' },
+  'explore-only': { type: 'boolean' },
   'default-page-length': { type: 'string' },
   'require-all-endpoints': { type: 'boolean' },
   'report-dir': { type: 'string' },
@@ -117,6 +119,8 @@ function parseMain(args: string[]) {
   if (values.strict) flags.strict = true;
   if (values['request-budget'] !== undefined) flags['request-budget'] = values['request-budget'];
   if (values['time-buffer'] !== undefined) flags['time-buffer'] = values['time-buffer'];
+  if (values.explore !== undefined) flags.explore = values.explore;
+  if (values['explore-only']) flags['explore-only'] = true;
   if (values['default-page-length'] !== undefined) flags['default-page-length'] = values['default-page-length'];
   if (values['require-all-endpoints']) flags['require-all-endpoints'] = true;
   if (values['max-body-bytes'] !== undefined) flags['max-body-bytes'] = values['max-body-bytes'];

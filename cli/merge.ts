@@ -52,6 +52,8 @@ const SAME_RUN: Array<[string, (r: RunReport, s: OutcomeSettings) => unknown]> =
   ['--strict', (_, s) => s.strict ?? false],
   ['--request-budget', (_, s) => s.requestBudget],
   ['--time-buffer', (_, s) => s.timeBufferSeconds],
+  ['--explore', (_, s) => s.explore],
+  ['--explore-only', (_, s) => s.exploreOnly ?? false],
   ['--default-page-length', (_, s) => s.defaultPageLength],
   ['--require-all-endpoints', (_, s) => s.requireAllEndpoints ?? false],
   ['--check', (_, s) => [...(s.checks ?? [])].sort()],

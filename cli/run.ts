@@ -57,6 +57,7 @@ function paginationFor(config: Config, catalog: CatalogSpec, all: Endpoint[]): P
     ...(config.defaultPageLength !== undefined ? { defaultPageLength: config.defaultPageLength } : {}),
     requireAllEndpoints: config.requireAllEndpoints,
     startedAt: Date.now(),
+    ...(config.exploreOnly ? { exploreOnly: true } : {}),
   };
 }
 
@@ -172,6 +173,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     maxBodyBytes: config.maxBodyBytes,
     concurrency: config.concurrency,
     ledgerPath: ledgerPath(runId),
+    explore: config.explore,
     pagination,
   };
   const secrets = new Secrets();

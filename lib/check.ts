@@ -71,6 +71,11 @@ export interface RunSettings {
   maxBodyBytes: number;
   concurrency: number;
   ledgerPath: string;
+  /**
+   * Requests drawn at random per list operation, and values drawn for key creation, judged
+   * against a model (suites/pagination/explore.ts); 0 or absent: none.
+   */
+  explore?: number;
   /** The list operations and how to read them (absent: no pagination checks). */
   pagination?: PaginationSettings;
 }
@@ -87,6 +92,11 @@ export interface PaginationSettings {
   requireAllEndpoints: boolean;
   /** When the run started (epoch ms). */
   startedAt: number;
+  /**
+   * The list checks judge only the exploration's drawn requests, their own fixed probes off
+   * (--explore-only): how far the model and the exploration reach on their own.
+   */
+  exploreOnly?: boolean;
 }
 
 /**

@@ -42,6 +42,13 @@ export interface Config {
   requestBudget: number;
   /** Records newer than the run's start minus this many seconds stay out of comparisons. */
   timeBufferSeconds: number;
+  /**
+   * Requests drawn at random from the legal query space for each list operation, and the values
+   * drawn for key creation, judged against a model (0: exploration off).
+   */
+  explore: number;
+  /** List checks judge only the exploration's answers, their fixed probes off. */
+  exploreOnly: boolean;
   /** The expected default page length (absent: GET /v2/settings page_length, else 25). */
   defaultPageLength?: number;
   /** An absent list operation fails instead of skipping. */
@@ -77,6 +84,12 @@ export const CONFIG_FILE = 'conformance.config.yaml';
  */
 export const DEFAULT_CONCURRENCY = 64;
 
+/**
+ * Requests drawn for each list operation by default (--explore), besides what shrinking a
+ * disagreement takes; key creation draws a share of it (suites/create-application-key).
+ */
+export const DEFAULT_EXPLORE = 24;
+
 /** The settings a file, the environment or flags may give, by their key (the flag is --KEY). */
 const KEYS = {
   'base-url': { env: 'CONFORMANCE_BASE_URL', field: 'baseUrl' },
@@ -89,6 +102,8 @@ const KEYS = {
   strict: { env: 'CONFORMANCE_STRICT', field: 'strict' },
   'request-budget': { env: 'CONFORMANCE_REQUEST_BUDGET', field: 'requestBudget' },
   'time-buffer': { env: 'CONFORMANCE_TIME_BUFFER', field: 'timeBufferSeconds' },
+  explore: { env: 'CONFORMANCE_EXPLORE', field: 'explore' },
+  'explore-only': { env: 'CONFORMANCE_EXPLORE_ONLY', field: 'exploreOnly' },
   'default-page-length': { env: 'CONFORMANCE_DEFAULT_PAGE_LENGTH', field: 'defaultPageLength' },
   'require-all-endpoints': { env: 'CONFORMANCE_REQUIRE_ALL_ENDPOINTS', field: 'requireAllEndpoints' },
   empty: { env: 'CONFORMANCE_EMPTY', field: 'empty' },
@@ -345,6 +360,8 @@ export function resolveConfig(input: ConfigInput): Config {
     strict: raw.strict !== undefined ? bool(at('strict'), raw.strict) : false,
     requestBudget: whole('request-budget', 20, 1_000_000, 1000),
     timeBufferSeconds: whole('time-buffer', 0, 7 * 24 * 3600, 60),
+    explore: whole('explore', 0, 10_000, DEFAULT_EXPLORE),
+    exploreOnly: raw['explore-only'] !== undefined ? bool(at('explore-only'), raw['explore-only']) : false,
     ...(raw['default-page-length'] !== undefined ? { defaultPageLength: integer(at('default-page-length'), raw['default-page-length'], 1, 100) } : {}),
     requireAllEndpoints: raw['require-all-endpoints'] !== undefined ? bool(at('require-all-endpoints'), raw['require-all-endpoints']) : false,
     operations: input.operations ?? [],
@@ -377,6 +394,8 @@ export function describeConfig(c: Config): string[] {
     row('strict', String(c.strict), 'strict'),
     row('request budget', `${c.requestBudget} per list operation`, 'request-budget'),
     row('time buffer', `${c.timeBufferSeconds} s (newer records are left out of comparisons)`, 'time-buffer'),
+    row('explore', c.explore ? `${c.explore} drawn requests per list operation (replay with --seed)` : 'off', 'explore'),
+    ...(c.exploreOnly ? [row('explore only', 'the list checks\' fixed probes are off', 'explore-only')] : []),
     row('page length', c.defaultPageLength !== undefined ? String(c.defaultPageLength) : 'GET /v2/settings page_length, else 25', 'default-page-length'),
     ...(c.requireAllEndpoints ? [row('require all', 'absent list operations fail', 'require-all-endpoints')] : []),
     ...(c.sources['max-body-bytes'] !== 'default' ? [row('max body', `${c.maxBodyBytes} bytes`, 'max-body-bytes')] : []),

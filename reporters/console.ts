@@ -101,6 +101,8 @@ export function replayCommand(report: RunReport, r: { id: string; operation?: st
     ...(s.maxBodyBytes !== undefined ? ['--max-body-bytes', String(s.maxBodyBytes)] : []),
     ...(list && s.requestBudget !== undefined ? ['--request-budget', String(s.requestBudget)] : []),
     ...(list && s.timeBufferSeconds !== undefined ? ['--time-buffer', String(s.timeBufferSeconds)] : []),
+    ...(s.explore !== undefined ? ['--explore', String(s.explore)] : []),
+    ...(list && s.exploreOnly ? ['--explore-only'] : []),
     ...(list && s.defaultPageLength !== undefined ? ['--default-page-length', String(s.defaultPageLength)] : []),
     ...(list && s.requireAllEndpoints ? ['--require-all-endpoints'] : []),
     ...(s.strict ? ['--strict'] : []),

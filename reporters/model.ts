@@ -59,6 +59,8 @@ export interface OutcomeSettings {
   strict?: boolean;
   requestBudget?: number;
   timeBufferSeconds?: number;
+  explore?: number;
+  exploreOnly?: boolean;
   defaultPageLength?: number;
   requireAllEndpoints?: boolean;
   /** The run's selection: --check, --grep, --operation. */
@@ -84,6 +86,8 @@ export function settingsOf(report: Pick<RunReport, 'config'>): OutcomeSettings {
     strict: bool('strict'),
     requestBudget: num('requestBudget'),
     timeBufferSeconds: num('timeBufferSeconds'),
+    explore: num('explore'),
+    exploreOnly: bool('exploreOnly'),
     defaultPageLength: num('defaultPageLength'),
     requireAllEndpoints: bool('requireAllEndpoints'),
     checks: strs('checks'),

@@ -37,6 +37,9 @@ export const LEGAL_SPACE: readonly Dimension[] = [
   { name: 'default order', options: (['created_at', '-created_at', 'id', 'updated_at', 'insertion'] as const).map((defaultOrder) => ({ defaultOrder })) },
   { name: 'list ids', options: (['uuid', 'numeric', 'numeric-as-string', 'prefixed'] as const).map((listIds) => ({ listIds })) },
   { name: 'timestamps at', options: [{}, { timestampsAt: 'attributes' }] },
+  { name: 'current between multiples', options: [{}, { currentRounding: 'ceil' }] },
+  { name: 'filter value spellings', options: [{}, { filterValuesOwnSpelling: true }] },
+  { name: 'first parent', options: [{}, { firstParentEmpty: true }] },
 ];
 
 /** Whether an override is one option of the space (a range's make checked at its ends and inside). */

@@ -103,6 +103,12 @@ export interface Behaviour {
   customApiPlatformRules: boolean;
   /** Create needs a reserved_rate_limit (a fault: valid bodies without one are refused). */
   requireRateLimit: boolean;
+  /** Names stored in Unicode normalisation form NFC (a fault: an NFD name comes back changed). */
+  nameNormalizedNfc: boolean;
+  /** reserved_rate_limit kept in a 32-bit signed integer (a fault: 2^31 comes back negative). */
+  rateLimitInt32: boolean;
+  /** client_id derived from the key's name (a fault: two keys with one name share it). */
+  clientIdFromName: boolean;
 
   // Delete a Custom API: validating the id
   /** Only lower-case UUIDs pass validation (a fault: an upper-case well-formed UUID gets 400). */
@@ -179,6 +185,31 @@ export interface Behaviour {
   absentPaths: readonly string[];
   /** Where the list faults (LIST_FAULT_KNOBS) apply; null: every list request. */
   listFaultScope: ListFaultScope | null;
+  /**
+   * A nested list under the first record of its parent list holds no records (a choice: the
+   * suite must look under other parents before it calls a list empty).
+   */
+  firstParentEmpty: boolean;
+  /**
+   * meta.page.current for an offset that is not a multiple of the limit: floor(offset/limit) + 1
+   * or ceil(offset/limit) + 1 (the contract fixes the formula only for multiples).
+   */
+  currentRounding: 'floor' | 'ceil';
+  /** meta.page.offset echoes the start of the page the offset falls in, floor(offset/limit)·limit (a fault). */
+  offsetEchoPageStart: boolean;
+  /** meta.page.total counts the pages of the unfiltered list under a filter (a fault; results.total stays right). */
+  pageTotalIgnoresFilter: boolean;
+  /** meta.results.total counts only what lies at or past the offset: 0 past the end (a fault). */
+  totalFromOffset: boolean;
+  /** A timestamp filter value is cut to the whole second before it is compared (a fault). */
+  filterValueToSecond: boolean;
+  /** A timestamp filter value with a numeric offset (+05:30) is read as if it were UTC (a fault). */
+  filterValueOffsetIgnored: boolean;
+  /**
+   * Timestamp filter values only in the server's own spelling: a value with more fraction
+   * digits than it shows, or with another zone designator, is refused with 400 (a choice).
+   */
+  filterValuesOwnSpelling: boolean;
 }
 
 /**
@@ -188,14 +219,20 @@ export interface Behaviour {
 export interface ListFaultScope {
   /** Only these path templates (spec/list-operations.yaml), or only templates with a placeholder. */
   paths?: 'nested' | readonly string[];
-  /** Only requests with page[offset] > 0, with a filter, or with both. */
-  when?: 'offset' | 'filter' | 'filter-and-offset';
+  /**
+   * Only nested paths where a placeholder takes another value than the first record of its
+   * parent list ('later'): a bug a test under the first parent alone misses.
+   */
+  parents?: 'later';
+  /** Only requests with page[offset] > 0, with a filter, with both, or without page[limit]. */
+  when?: 'offset' | 'filter' | 'filter-and-offset' | 'no-limit';
 }
 
 /** The list knobs whose conforming value is the only right one: what a scope switches off. */
 export const LIST_FAULT_KNOBS = [
   'maxLimit', 'defaultLimit', 'offsetUnit', 'pageTotalUnit', 'currentFromZero', 'totalIgnoresFilter', 'emptyMeta', 'geAsGt', 'gtAsGe', 'ignoreFilter',
   'hiddenPrecision', 'ignoreSort', 'unstableTies', 'hardOffsetLimit', 'crashOnBadPaging', 'crashPastEnd', 'dropPageBoundary', 'listDataKey', 'metaAsStrings', 'invertSort',
+  'offsetEchoPageStart', 'pageTotalIgnoresFilter', 'totalFromOffset', 'filterValueToSecond', 'filterValueOffsetIgnored',
 ] as const satisfies ReadonlyArray<keyof Behaviour>;
 
 export const CONFORMING: Readonly<Behaviour> = Object.freeze({
@@ -247,6 +284,9 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   links: true,
   customApiPlatformRules: false,
   requireRateLimit: false,
+  nameNormalizedNfc: false,
+  rateLimitInt32: false,
+  clientIdFromName: false,
   uuidCaseSensitive: false,
   uuidPartialMatch: false,
   pageLength: 25,
@@ -281,4 +321,12 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   invertSort: false,
   absentPaths: [],
   listFaultScope: null,
+  firstParentEmpty: false,
+  currentRounding: 'floor',
+  offsetEchoPageStart: false,
+  pageTotalIgnoresFilter: false,
+  totalFromOffset: false,
+  filterValueToSecond: false,
+  filterValueOffsetIgnored: false,
+  filterValuesOwnSpelling: false,
 });

@@ -54,6 +54,9 @@ export const VARIANTS: readonly Variant[] = [
   { name: 'default-order-updated', choice: 'without sort, by updated_at', allowedBy: DEFAULT_ORDER, warns: [], behaviour: { defaultOrder: 'updated_at' } },
   { name: 'list-ids-numeric', choice: 'list records with digit-only ids, sorted and compared as numbers (9 before 10)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'numeric' } },
   { name: 'list-ids-numeric-as-string', choice: 'list records with digit-only ids, sorted and compared as strings (10 before 9)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'numeric-as-string' } },
+  { name: 'current-rounds-up', choice: 'for an offset that is not a multiple of the limit, meta.page.current is ceil(offset/limit) + 1', allowedBy: 'the reading (spec/contract/README.md#pagination-information): current = offset/limit + 1 is fixed for offsets that are multiples of the limit only; between them floor and ceiling both pass', warns: [], behaviour: { currentRounding: 'ceil' } },
+  { name: 'filter-values-own-spelling', choice: 'timestamp filter values accepted only as the server writes them (no finer fraction, the same zone designator); others refused with 400', allowedBy: 'the reading (spec/contract/README.md#list-endpoints): which spellings of a value a filter takes is not stated; a refusal (400 or 422) is never judged as a wrong answer', warns: [], behaviour: { filterValuesOwnSpelling: true } },
+  { name: 'first-parent-empty', choice: 'nested lists under the first record of each parent list hold no records', allowedBy: 'the reading (spec/contract/README.md#list-operations): a placeholder is filled from a record of its parent list, and nothing says the first one has children', warns: [], behaviour: { firstParentEmpty: true } },
   { name: 'list-ids-prefixed', choice: 'list records with prefixed ids (rec_00000042…)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'prefixed' } },
 ];
 

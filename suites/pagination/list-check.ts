@@ -1,7 +1,14 @@
 // A pagination check is written once and run once per list operation (one result per check
 // and operation). `appliesTo` narrows it (the hard offset limit is for orders and files).
+// Every one of them also answers for the exploration of its operation (explore.ts): a drawn
+// request whose answer breaks the check's rule fails it, with the smallest such request.
 import type { Check, CheckContext, CheckHeader } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
+import { fail } from '../../lib/expect.js';
+import { CheckSkip } from '../../lib/outcome.js';
+import { explore, explorationNote } from './explore.js';
+import { describeQuery } from './model.js';
+import { pagination } from './pages.js';
 
 /** A check of the pagination area: its area is AREA, so the header names it no more. */
 export interface ListCheck extends Omit<CheckHeader, 'area'> {
@@ -18,6 +25,38 @@ export const CLAUSE = {
   keyset: 'Endpoints / Keyset-style traversal',
 } as const;
 
+/**
+ * The check's own probes first (unless --explore-only), then what the exploration of its
+ * operation found against its rule. A failure of the probes stands as it is; a skip of the
+ * probes (too few records, a feature refused) gives way to a disagreement the exploration found.
+ */
+async function runListCheck(c: ListCheck, ctx: CheckContext, e: Endpoint): Promise<void> {
+  const probes = !pagination(ctx).exploreOnly;
+  let skipped: CheckSkip | undefined;
+  if (probes) {
+    try {
+      await c.run(ctx, e);
+    } catch (err) {
+      if (!(err instanceof CheckSkip)) throw err;
+      skipped = err;
+    }
+  }
+  const x = await explore(ctx, e);
+  if (x.drawn) ctx.note(explorationNote(x));
+  const f = x.found.get(c.id);
+  if (f) {
+    const d = f.disagreement;
+    const path = x.paths > 1 ? ` on ${f.draw.path}` : '';
+    fail(`${d.message}${path} (found by exploration: ${f.drawn} of ${x.drawn} drawn requests broke this rule; shown shrunk to the smallest request that still does, ${describeQuery(f.draw.q)}; seed ${x.seed})`, {
+      expected: d.expected,
+      actual: d.actual,
+      res: f.page.res,
+    });
+  }
+  if (skipped) throw skipped;
+  if (!probes && !x.judged) ctx.skip(`not testable: the exploration judged no answer (${explorationNote(x)})`);
+}
+
 export function expandListChecks(checks: readonly ListCheck[], endpoints: readonly Endpoint[]): Check[] {
   const out: Check[] = [];
   for (const c of checks) {
@@ -26,7 +65,7 @@ export function expandListChecks(checks: readonly ListCheck[], endpoints: readon
       // The two lists beyond the contract's 26 paginate on the real platform (READING.md, EP),
       // which is a fact, not a requirement: what would be a MUST there is held at SHOULD.
       const level = e.extra && c.level === 'MUST' ? 'SHOULD' : c.level;
-      out.push({ id: c.id, area: AREA, clause: c.clause, level, title: c.title, operation: e.key, run: (ctx) => c.run(ctx, e) });
+      out.push({ id: c.id, area: AREA, clause: c.clause, level, title: c.title, operation: e.key, run: (ctx) => runListCheck(c, ctx, e) });
     }
   }
   return out;

@@ -184,6 +184,15 @@ export function readParentPage(ctx: CheckContext, e: Endpoint, path: string): Pr
   return readOnce(ctx, e, path, {});
 }
 
+/**
+ * A page read for the exploration (explore.ts): read once per run and counted against the
+ * budget like any, but it tells no check how many records the list holds (which check's
+ * result carries the exploration's reads depends on which asked first).
+ */
+export function readExploredPage(ctx: CheckContext, e: Endpoint, path: string, params: Params): Promise<ListPage> {
+  return readOnce(ctx, e, path, params);
+}
+
 function readOnce(ctx: CheckContext, e: Endpoint, path: string, params: Params): Promise<ListPage> {
   return ctx.shared(`page ${path}?${query(params)}`, async (s) => {
     spend(ctx, e);
