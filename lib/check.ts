@@ -243,6 +243,11 @@ export class CheckContext extends Session {
   readonly notes: string[] = [];
   /** The most records this check saw its list hold, if it read the list (CheckResult.records). */
   records?: number;
+  /**
+   * Where the suite looked before it found the list empty (a nested list under each parent it
+   * tried): said after the reason of a skip for want of records when the list showed none.
+   */
+  emptyWhere?: string;
 
   constructor(run: RunContext, check: Check) {
     super(run, check.id);
@@ -272,7 +277,7 @@ export class CheckContext extends Session {
   /** Skips for want of records: the list showed `found` (a declared-empty list excuses this skip). */
   skipForRecords(reason: string, found: number): never {
     this.sawRecords(found);
-    throw new CheckSkip(reason, { wantsRecords: true });
+    throw new CheckSkip(found === 0 && this.emptyWhere ? `${reason} ${this.emptyWhere}` : reason, { wantsRecords: true });
   }
 }
 

@@ -199,18 +199,52 @@ export class ListData {
     return Math.max(0, records - 20 + (hash32(concrete) % 41));
   }
 
-  collection(t: ListTemplate, concrete: string): Collection {
-    let c = this.#collections.get(concrete);
+  /**
+   * The collection of a concrete path. `under` (the list route's: the path's placeholder values
+   * and the behaviour served) lets firstParentEmpty empty a nested list under the first record
+   * of a parent list; without it, or with the knob off, the data is the same as ever.
+   */
+  collection(t: ListTemplate, concrete: string, under?: ParentValues): Collection {
+    const empty = under !== undefined && under.b.firstParentEmpty && this.firstParents(t, under).some((first) => first);
+    const key = empty ? `${concrete}\n(first parent)` : concrete;
+    let c = this.#collections.get(key);
     if (!c) {
       const { seed, now, recent, shape } = this.options;
-      c = new Collection(generateRecords(seed, concrete, this.#sizeOf(t, concrete), now, recent, shape), { idOrder: shape.ids === 'numeric' ? 'numeric' : 'string' });
-      this.#collections.set(concrete, c);
+      c = new Collection(generateRecords(seed, concrete, empty ? 0 : this.#sizeOf(t, concrete), now, recent, shape), { idOrder: shape.ids === 'numeric' ? 'numeric' : 'string' });
+      this.#collections.set(key, c);
     }
     return c;
   }
 
+  /**
+   * For each placeholder of `t` filled from a parent list (a fixed `value`, such as release_id,
+   * is no such question), whether `under.values` gives it the first record of that list: the
+   * one a client reading the list without parameters meets first (the behaviour's default order).
+   */
+  firstParents(t: ListTemplate, under: ParentValues): boolean[] {
+    const out: boolean[] = [];
+    for (const name of t.params) {
+      const source = this.parents[name];
+      if (!source || 'value' in source) continue;
+      const parentTemplate = this.templates.find((x) => x.template === source.from);
+      if (!parentTemplate) continue;
+      const concrete = parentTemplate.params.reduce((p, n) => p.replace(`{${n}}`, under.values[n]!), parentTemplate.template);
+      const first = this.collection(parentTemplate, concrete, under).query({ offset: 0, limit: 1, sort: defaultOrder(under.b), filters: [] }).records[0];
+      out.push(first !== undefined && (source.field === 'slug' ? slugOf(first) : first.id) === under.values[name]);
+    }
+    return out;
+  }
+
+  /**
+   * Whether some placeholder of `t` takes another value than the first record of its parent
+   * list (ListFaultScope.parents 'later').
+   */
+  laterParent(t: ListTemplate, under: ParentValues): boolean {
+    return this.firstParents(t, under).some((first) => !first);
+  }
+
   /** The concrete path of a parent list, or a 404 when a parent id does not exist. */
-  checkParents(t: ListTemplate, values: Record<string, string>): void {
+  checkParents(t: ListTemplate, values: Record<string, string>, b?: Behaviour): void {
     for (const name of t.params) {
       const source = this.parents[name];
       const value = values[name]!;
@@ -220,12 +254,18 @@ export class ListData {
         continue;
       }
       const parentTemplate = this.templates.find((x) => x.template === source.from)!;
-      this.checkParents(parentTemplate, values);
+      this.checkParents(parentTemplate, values, b);
       const concrete = parentTemplate.params.reduce((p, n) => p.replace(`{${n}}`, values[n]!), parentTemplate.template);
-      const parent = this.collection(parentTemplate, concrete);
+      const parent = this.collection(parentTemplate, concrete, b ? { values, b } : undefined);
       if (!parent.find(source.field === 'slug' ? 'slug' : 'id', value)) throw new HttpError(404, `Parent '${value}' not found`);
     }
   }
+}
+
+/** A concrete list path's placeholder values, and the behaviour that serves it (the list route's). */
+export interface ParentValues {
+  values: Record<string, string>;
+  b: Behaviour;
 }
 
 // --- Query parameters ------------------------------------------------------------------
@@ -281,8 +321,14 @@ export function parseQuery(ctx: PageRequest, hardOffsetLimit: boolean): Query {
     if (!(SORT_FIELDS as readonly string[]).includes(field)) throw new HttpError(400, `Cannot sort by '${sortRaw}'; sortable: ${SORT_FIELDS.join(', ')}.`);
     if (!b.ignoreSort) sort = { field: field as SortField, descending: b.invertSort ? !descending : descending };
   }
-  const filterRaw = ctx.query.get('filter');
+  let filterRaw = ctx.query.get('filter');
+  if (filterRaw !== null && b.filterValuesOwnSpelling) ownSpellingOnly(filterRaw, b);
+  // The fault: a numeric offset dropped, the clock time read as UTC.
+  if (filterRaw !== null && b.filterValueOffsetIgnored) filterRaw = filterRaw.replace(/(\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)[+-]\d{2}:?\d{2}(?=\)(?::|$))/g, '$1Z');
   let filters: FilterTerm[] = filterRaw === null || filterRaw === '' ? [] : parseFilter(filterRaw);
+  if (b.filterValueToSecond) {
+    filters = filters.map((t) => (t.field === 'created_at' || t.field === 'updated_at' ? { ...t, values: t.values.map((v) => Math.floor((v as number) / S) * S) } : t));
+  }
   if (b.ignoreFilter) filters = [];
   if (b.hiddenPrecision) {
     // Half a microsecond below the value: a record shown equal to it compares as after it.
@@ -294,18 +340,49 @@ export function parseQuery(ctx: PageRequest, hardOffsetLimit: boolean): Query {
   return { offset, limit, sort, filters };
 }
 
+/** How many fraction digits the behaviour's timestamps show, and with which zone designator. */
+function spelling(b: Behaviour): { digits: number; zone: RegExp } {
+  switch (b.timestampStyle) {
+    case 'iso-ms-z':
+      return { digits: 3, zone: /^Z$/ };
+    case 'seconds-z':
+      return { digits: 0, zone: /^Z$/ };
+    case 'seconds-offset':
+      return { digits: 0, zone: /^\+00:00$/ };
+    case 'micros-z':
+      return { digits: 6, zone: /^Z$/ };
+    case 'mixed-offsets':
+      return { digits: 3, zone: /^[+-]\d{2}:\d{2}$/ };
+  }
+}
+
+/**
+ * The filterValuesOwnSpelling choice: a timestamp value must be written as the server writes
+ * its own (no more fraction digits, the same kind of zone designator), else 400.
+ */
+function ownSpellingOnly(raw: string, b: Behaviour): void {
+  const { digits, zone } = spelling(b);
+  for (const m of raw.matchAll(/(?:created_at|updated_at),([^)]*)\)/g)) {
+    const v = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.(\d+))?(.*)$/.exec(m[1]!);
+    if (!v || (v[1] ?? '').length > digits || !zone.test(v[2]!)) throw new HttpError(400, `Could not parse the supplied filter: '${m[1]}' is not a timestamp as this store writes them.`);
+  }
+}
+
 /**
  * The behaviour one list request sees: outside the fault's scope (another path, the first
- * page, no filter), the conforming values of the list fault knobs.
+ * page, no filter, the first parent), the conforming values of the list fault knobs.
+ * `laterParent`: some placeholder of the concrete path takes another value than the first
+ * record of its parent list (PageSource.laterParent).
  */
-export function scopedBehaviour(b: Behaviour, template: string | undefined, query: URLSearchParams): Behaviour {
+export function scopedBehaviour(b: Behaviour, template: string | undefined, query: URLSearchParams, laterParent = false): Behaviour {
   const scope = b.listFaultScope;
   if (!scope) return b;
   const offset = Number(query.get('page[offset]') ?? 0) > 0;
   const filter = (query.get('filter') ?? '') !== '';
   const onPath = scope.paths === undefined || (template !== undefined && (scope.paths === 'nested' ? template.includes('{') : scope.paths.includes(template)));
-  const now = scope.when === undefined || (scope.when === 'offset' ? offset : scope.when === 'filter' ? filter : filter && offset);
-  if (onPath && now) return b;
+  const now = scope.when === undefined || (scope.when === 'offset' ? offset : scope.when === 'filter' ? filter : scope.when === 'no-limit' ? !query.has('page[limit]') : filter && offset);
+  const parents = scope.parents === undefined || laterParent;
+  if (onPath && now && parents) return b;
   const out: Behaviour = { ...b };
   for (const k of LIST_FAULT_KNOBS) (out as unknown as Record<string, unknown>)[k] = CONFORMING[k];
   return out;
@@ -411,6 +488,11 @@ export interface PageSource {
   hardOffsetLimit: boolean;
   /** catalog lists link with `self`, /v2 lists with `current` (the real platform). */
   catalogStyle: boolean;
+  /**
+   * Some placeholder of the concrete path takes another value than the first record of its
+   * parent list (ListData.laterParent): where a fault scoped to parents 'later' shows.
+   */
+  laterParent?: boolean;
 }
 
 /**
@@ -427,7 +509,7 @@ function recordShape(b: Behaviour): string {
  * carry the request's host in their links and are created and deleted through the API.
  */
 export function sendPage(ctx: PageRequest, collection: Collection, source: PageSource, render?: (r: ListRecord) => unknown): void {
-  const b = scopedBehaviour(ctx.b, source.template, ctx.query);
+  const b = scopedBehaviour(ctx.b, source.template, ctx.query, source.laterParent);
   const q = parseQuery({ ...ctx, b }, source.hardOffsetLimit);
   const full = b.totalIgnoresFilter && q.filters.length ? collection.query({ ...q, filters: [], limit: 0 }).total : undefined;
   let page = collection.query(b.dropPageBoundary && q.offset > 0 ? { ...q, offset: q.offset + 1 } : q);
@@ -439,10 +521,11 @@ export function sendPage(ctx: PageRequest, collection: Collection, source: PageS
     page = { records: reverseTies(all.records, q.sort.field).slice(q.offset, q.offset + q.limit), total: all.total };
   }
   const records = page.records;
-  const total = full ?? page.total;
-  const pages = Math.ceil(total / q.limit);
-  const rawOffset = Number(ctx.query.get('page[offset]') ?? 0);
-  const formula = Math.floor(q.offset / q.limit) + (b.currentFromZero ? 0 : 1);
+  const total = b.totalFromOffset ? Math.max(0, (full ?? page.total) - q.offset) : (full ?? page.total);
+  const pages = Math.ceil((b.pageTotalIgnoresFilter && q.filters.length ? collection.query({ ...q, filters: [], limit: 0 }).total : total) / q.limit);
+  const asked = Number(ctx.query.get('page[offset]') ?? 0);
+  const rawOffset = b.offsetEchoPageStart ? Math.floor(asked / q.limit) * q.limit : asked;
+  const formula = (b.currentRounding === 'ceil' ? Math.ceil(q.offset / q.limit) : Math.floor(q.offset / q.limit)) + (b.currentFromZero ? 0 : 1);
   let current = formula;
   let pageTotal = b.pageTotalUnit === 'records' ? total : pages;
   // READING.md: with zero results, current and total may be 0 or 1 (or current the formula).

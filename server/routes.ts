@@ -1,7 +1,7 @@
 // The reference server's operations: the contract's two (Delete a Custom API, Create an
 // Application Key), what the suite needs around them (create a Custom API, delete a key,
 // the store settings), and small lists of both.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Behaviour } from './behaviour.js';
 import { HttpError, readJson, sendEmpty, sendJson } from './http.js';
@@ -196,7 +196,11 @@ function validKey(body: unknown, b: Behaviour): { name: string; type: string; re
   let stored = name as string;
   if (b.nameTrimmed) stored = stored.trim();
   if (b.nameHtmlEscaped) stored = stored.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]!);
-  return { name: stored, type: String(type), ...(limit !== undefined ? { reserved_rate_limit: limit as number } : {}) };
+  // The name-normalized-nfc fault: precomposed on the way in, so a decomposed name (e + U+0301) comes back changed.
+  if (b.nameNormalizedNfc) stored = stored.normalize('NFC');
+  // The rate-limit-int32 fault: kept in a 32-bit signed integer, so 2^31 comes back as -2^31 and 2^32 as 0.
+  const kept = limit === undefined ? undefined : b.rateLimitInt32 ? (limit as number) | 0 : (limit as number);
+  return { name: stored, type: String(type), ...(kept !== undefined ? { reserved_rate_limit: kept } : {}) };
 }
 
 // --- Lists ------------------------------------------------------------------------------
@@ -208,9 +212,14 @@ export function listRoute(t: ListTemplate): Route {
     pattern: t.pattern,
     handle(ctx) {
       const values = Object.fromEntries(t.params.map((n, i) => [n, ctx.params[i]!]));
-      ctx.store.lists.checkParents(t, values);
+      const lists = ctx.store.lists;
+      lists.checkParents(t, values, ctx.b);
       const concrete = t.params.reduce((p, n) => p.replace(`{${n}}`, values[n]!), t.template);
-      sendPage(ctx, ctx.store.lists.collection(t, concrete), { template: t.template, hardOffsetLimit: t.hardOffsetLimit, catalogStyle: t.catalogStyle });
+      // Which parents the path is under: firstParentEmpty empties the lists under a first one,
+      // and a fault scoped to parents 'later' shows only under another.
+      const under = { values, b: ctx.b };
+      const laterParent = ctx.b.listFaultScope?.parents === 'later' && lists.laterParent(t, under);
+      sendPage(ctx, lists.collection(t, concrete, under), { template: t.template, hardOffsetLimit: t.hardOffsetLimit, catalogStyle: t.catalogStyle, laterParent });
     },
   };
 }
@@ -303,7 +312,8 @@ export const ROUTES: Route[] = [
         id: newId(store, b),
         type: b.echoType === 'application_key' ? v.type : b.echoType,
         name: v.name,
-        client_id: randomBytes(16).toString('hex'),
+        // The client-id-from-name fault: a hash of the name, so two keys named alike share it.
+        client_id: b.clientIdFromName ? createHash('sha256').update(v.name).digest('hex').slice(0, 32) : randomBytes(16).toString('hex'),
         client_secret: b.repeatSecrets ? SHARED_SECRET : randomBytes(24).toString('base64url'),
         ...(v.reserved_rate_limit !== undefined ? { reserved_rate_limit: v.reserved_rate_limit } : {}),
         created: new Date(),

@@ -18,8 +18,7 @@ import { CheckSkip, SuiteError } from '../../lib/outcome.js';
 import { hash32 } from '../../lib/random.js';
 import { ATTRS, buildModel, describeQuery, judge, NoModel, paramsOf, predict, type Disagreement, type ListModel, type ListQuery, type Term } from './model.js';
 import { dig, readExploredPage, spend, type ListPage } from './pages.js';
-import { target } from './target.js';
-const exploredPaths = async (ctx: CheckContext, e: Endpoint): Promise<string[]> => [(await target(ctx, e)).path]; // TEMPORARY until target.ts has it
+import { exploredPaths } from './target.js';
 import { HARD_OFFSET_LIMIT, type Attr } from './walks.js';
 
 /** Most requests shrinking one disagreement may send. */
