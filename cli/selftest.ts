@@ -5,10 +5,13 @@ import { dirname, resolve } from 'node:path';
 import { didYouMean } from '../lib/config.js';
 import { liveProgress, parseFlags, UsageError, type Io } from './io.js';
 
-const SELFTEST_HELP = `Usage: conformance selftest [--fault NAME]... [--variant NAME]... [--quick] [--parallel N] [--seed N]
+const SELFTEST_HELP = `Usage: conformance selftest [--fault NAME]... [--variant NAME]... [--quick] [--explore-only] [--parallel N] [--seed N]
   Runs the suite, through the CLI, against every mutant (a reference server that breaks one rule)
   and every legitimate variant (one that makes a choice the contract allows), or only those named.
   --quick        run the checks in-process instead of through the CLI (faster; not the user's path)
+  --explore-only the list mutants alone, each run with the list checks' fixed probes off: prints,
+                 for each list rule, how many of its mutants the model and the exploration
+                 catch on their own (exit 0: a figure, not a verdict)
   --parallel N   runs at once (default: the number of cores, 2 to 8)
   --seed N       the servers' and the suite's seed (default 3)
   Exit 0 when every MUST mutant exits 1 caught by a check it names, every SHOULD/INFO mutant is
@@ -20,7 +23,7 @@ const SELFTEST_HELP = `Usage: conformance selftest [--fault NAME]... [--variant 
  * warnings it declares).
  */
 export async function selftest(args: string[], io: Io): Promise<number> {
-  const { values } = parseFlags({ args, options: { fault: { type: 'string', multiple: true }, variant: { type: 'string', multiple: true }, parallel: { type: 'string' }, seed: { type: 'string' }, quick: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }, 'selftest');
+  const { values } = parseFlags({ args, options: { fault: { type: 'string', multiple: true }, variant: { type: 'string', multiple: true }, parallel: { type: 'string' }, seed: { type: 'string' }, quick: { type: 'boolean' }, 'explore-only': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }, 'selftest');
   if (values.help) {
     io.out(SELFTEST_HELP);
     return 0;
@@ -28,7 +31,7 @@ export async function selftest(args: string[], io: Io): Promise<number> {
   if (values.parallel !== undefined && !/^[1-9]\d*$/.test(values.parallel)) throw new UsageError(`--parallel must be a whole number from 1 (got '${values.parallel}')`, 'selftest');
   if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed must be a whole number (got '${values.seed}')`, 'selftest');
   // Loaded here: the selftest drives main(), which imports this file.
-  const { renderSelftest, runSelftest } = await import('../selftest/index.js');
+  const { renderExploredFigure, renderSelftest, runSelftest } = await import('../selftest/index.js');
   const { FAULTS, VARIANTS } = await import('../server/index.js');
   for (const f of values.fault ?? []) if (!FAULTS.some((x) => x.name === f)) throw new UsageError(`unknown fault '${f}'${didYouMean(f, FAULTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'selftest');
   for (const v of values.variant ?? []) if (!VARIANTS.some((x) => x.name === v)) throw new UsageError(`unknown variant '${v}'${didYouMean(v, VARIANTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'selftest');
@@ -45,9 +48,13 @@ export async function selftest(args: string[], io: Io): Promise<number> {
     saidAt = Date.now();
     io.out(`  ${text}`);
   };
+  const exploreOnly = values['explore-only'] ?? false;
+  if (exploreOnly && values.quick) throw new UsageError('--explore-only runs through the CLI: it does not go with --quick', 'selftest');
   const result = await runSelftest({
-    faults: named ? (values.fault ?? []) : undefined,
-    variants: named ? (values.variant ?? []) : undefined,
+    // With --explore-only: the mutants of list rules, no variant.
+    faults: named ? (values.fault ?? []) : exploreOnly ? FAULTS.filter((f) => f.caughtBy.some((id) => id.startsWith('list.'))).map((f) => f.name) : undefined,
+    variants: named ? (values.variant ?? []) : exploreOnly ? [] : undefined,
+    exploreOnly,
     ...(values.parallel ? { parallel: Number(values.parallel) } : {}),
     ...(values.seed ? { seed: Number(values.seed) } : {}),
     quick: values.quick ?? false,
@@ -55,6 +62,10 @@ export async function selftest(args: string[], io: Io): Promise<number> {
     onVariant: (v) => progress(`${++done} done; variant ${v.name}: exit ${v.exitCode}`),
   });
   live?.(undefined);
+  if (exploreOnly) {
+    io.out(renderExploredFigure(result.mutants).trimEnd());
+    return 0;
+  }
   io.out(renderSelftest(result).trimEnd());
   if (values.quick) io.out('(--quick: the checks ran in-process, not through the CLI)');
   const clean = result.mutants.every((m) => m.outcome === 'caught') && result.variants.every((v) => v.exitCode === 0 && v.mustFailures.length === 0 && v.errors.length === 0 && v.warnings.every((w) => v.declaredWarnings.includes(w)));

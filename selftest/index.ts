@@ -81,12 +81,12 @@ async function withServer(options: Partial<ReferenceServerOptions>, seed: number
  * --base-url, --token, --seed, --operation and --report-dir, an empty environment and a
  * working directory of its own (no config file, no CONFORMANCE_* variables leak in).
  */
-export function runThroughCli(options: Partial<ReferenceServerOptions>, operations: readonly string[], seed: number): Promise<RunOutcome> {
+export function runThroughCli(options: Partial<ReferenceServerOptions>, operations: readonly string[], seed: number, extra: readonly string[] = []): Promise<RunOutcome> {
   return withServer(options, seed, async (url, dir) => {
     const output: string[] = [];
     const report = join(dir, 'report');
     const io = { out: (l: string) => output.push(l), err: (l: string) => output.push(l), env: {}, cwd: dir, isTTY: false };
-    const code = await main(['--base-url', url, '--token', TOKEN, '--seed', String(seed), '--operation', operations.join(','), '--report-dir', report], io);
+    const code = await main(['--base-url', url, '--token', TOKEN, '--seed', String(seed), '--operation', operations.join(','), '--report-dir', report, ...extra], io);
     const file = join(report, 'results.json');
     const run = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunReport) : undefined;
     // A mutant may keep the run from deleting what it made; its server is gone after this row,
@@ -182,6 +182,11 @@ export interface SelftestOptions {
   parallel?: number;
   /** runChecksDirectly instead of the CLI (quick, but not the path users run). */
   quick?: boolean;
+  /**
+   * The list checks judge only the exploration's drawn requests (--explore-only): what the
+   * model and the exploration catch alone (renderExploredFigure). Through the CLI only.
+   */
+  exploreOnly?: boolean;
   onMutant?: (row: MutantRow) => void;
   onVariant?: (row: VariantRow) => void;
 }
@@ -218,7 +223,7 @@ export async function runSelftest(options: SelftestOptions = {}): Promise<{ muta
   const seed = options.seed ?? 3;
   // At most 8: each run holds a vitest instance (~150 MB) and a SIGINT listener of main().
   const parallel = options.parallel ?? Math.min(8, Math.max(2, availableParallelism()));
-  const runOne = options.quick ? runChecksDirectly : runThroughCli;
+  const runOne = options.quick ? runChecksDirectly : options.exploreOnly ? (o: Partial<ReferenceServerOptions>, ops: readonly string[], s: number) => runThroughCli(o, ops, s, ['--explore-only']) : runThroughCli;
   const faults = FAULTS.filter((f) => !options.faults || options.faults.includes(f.name));
   const variants = VARIANTS.filter((v) => !options.variants || options.variants.includes(v.name));
   // One queue for both, so the pool stays full to the end.
@@ -250,6 +255,58 @@ function scoreLine(what: string, rows: readonly MutantRow[]): string {
   const n = (o: MutantRow['outcome']): number => rows.filter((r) => r.outcome === o).length;
   if (rows.length === 0) return `${what}: none run`;
   return `${what}: ${(mutationScore(rows) * 100).toFixed(1)}% (${n('caught')}/${rows.length} caught; ${n('survived')} survived; ${n('caught-wrongly')} caught wrongly; ${n('wrong-exit')} with the wrong exit code; ${n('error')} with errors of the suite)`;
+}
+
+/** A mutant of a list rule: a fault one of whose named checks is a list check. */
+function listRules(f: Fault): string[] {
+  return f.caughtBy.filter((id) => id.startsWith('list.'));
+}
+
+export interface ExploredFigure {
+  /** The check of a list rule. */
+  rule: string;
+  /** Mutants that name it, and of those, the ones caught (a check they name failed) with the fixed probes off. */
+  mutants: number;
+  caught: number;
+  /** Of the mutants that name it, those written for exploration (Fault.explored), and how many of them were caught. */
+  explored: number;
+  exploredCaught: number;
+  missed: string[];
+}
+
+/**
+ * From a selftest run with --explore-only: for each list rule, how many of the mutants that
+ * name it the model and the exploration catch on their own.
+ */
+export function exploredFigure(rows: readonly MutantRow[]): ExploredFigure[] {
+  const out = new Map<string, ExploredFigure>();
+  for (const m of rows) {
+    for (const rule of listRules(m.fault)) {
+      let x = out.get(rule);
+      if (!x) out.set(rule, (x = { rule, mutants: 0, caught: 0, explored: 0, exploredCaught: 0, missed: [] }));
+      const caught = m.caughtBy.length > 0;
+      x.mutants++;
+      if (caught) x.caught++;
+      else x.missed.push(m.fault.name);
+      if (m.fault.explored) {
+        x.explored++;
+        if (caught) x.exploredCaught++;
+      }
+    }
+  }
+  return [...out.values()].sort((a, b) => a.rule.localeCompare(b.rule));
+}
+
+/** The figure `conformance selftest --explore-only` prints. */
+export function renderExploredFigure(rows: readonly MutantRow[]): string {
+  const fig = exploredFigure(rows);
+  const w = Math.max(...fig.map((x) => x.rule.length), 4);
+  const lines = [`${'rule'.padEnd(w)}  caught with the fixed probes off   (mutants written for exploration)   missed`];
+  for (const x of fig) lines.push(`${x.rule.padEnd(w)}  ${`${x.caught}/${x.mutants}`.padEnd(33)}  ${(x.explored ? `${x.exploredCaught}/${x.explored}` : '-').padEnd(34)}  ${x.missed.join(', ') || '-'}`);
+  const mutants = rows.filter((m) => listRules(m.fault).length);
+  const caught = mutants.filter((m) => m.caughtBy.length > 0).length;
+  lines.push('', `list mutants caught by the model and the exploration alone: ${caught}/${mutants.length}`);
+  return `${lines.join('\n')}\n`;
 }
 
 /** The table `conformance selftest` prints. */

@@ -8,6 +8,7 @@ import { asciiName, astralName, codePoints, markupName, nonAsciiName, oneCharNam
 import { shown } from '../../lib/outcome.js';
 import { astralTag, bmpTag } from '../../lib/run-names.js';
 import { keyBody, keyData, postApplicationKey, validKeyBody } from './application-key.js';
+import type { Exploration, NameDraft } from './explore.js';
 import { rejectionCheck } from './rejections.js';
 
 const area = 'create-application-key';
@@ -17,8 +18,22 @@ function describeName(name: string): string {
   return `a name of ${codePoints(name)} characters (${name.length} UTF-16 units, ${Buffer.byteLength(name)} UTF-8 bytes)`;
 }
 
-/** Every name of the family is accepted with a 2xx and comes back byte for byte. */
-function accepts(id: string, level: Level, title: string, make: (faker: Faker, prefix: string, runId: string) => string[], clause = CLAUSE): Check {
+/**
+ * Names drawn for create.name.verbatim when the run explores (--explore; explore.ts, loaded
+ * only then): any plane, any Unicode form, invisible and right-to-left characters, markup.
+ */
+async function drawnNames(ctx: CheckContext): Promise<Exploration<NameDraft> | undefined> {
+  if (!ctx.run.settings.explore) return undefined;
+  const { explorationShare, nameExploration } = await import('./explore.js');
+  return nameExploration(ctx, explorationShare(ctx.run.settings.explore)!.names);
+}
+
+/**
+ * Every name of the family is accepted with a 2xx and comes back byte for byte. `explored`:
+ * names drawn beside it, sent at the same time, and judged after the family (a drawn name may
+ * also be refused with 400 or 422 and the Error shape).
+ */
+function accepts(id: string, level: Level, title: string, make: (faker: Faker, prefix: string, runId: string) => string[], clause = CLAUSE, explored?: (ctx: CheckContext) => Promise<Exploration<NameDraft> | undefined>): Check {
   return {
     id,
     area,
@@ -27,7 +42,15 @@ function accepts(id: string, level: Level, title: string, make: (faker: Faker, p
     title,
     async run(ctx: CheckContext) {
       const names = make(ctx.faker, `${ctx.name()}-`, ctx.run.settings.runId);
-      const sent = await Promise.all(names.map(async (name) => ({ name, res: await postApplicationKey(ctx, { json: validKeyBody(name) }) })));
+      // Not even a tick of delay without exploration: the fixed names go out when they always did.
+      const exploration = explored && ctx.run.settings.explore ? await explored(ctx) : undefined;
+      // Both sets go out together; the check ends only once every create has its answer.
+      const [fixed, drawn] = await Promise.allSettled([
+        Promise.all(names.map(async (name) => ({ name, res: await postApplicationKey(ctx, { json: validKeyBody(name) }) }))),
+        exploration?.send(),
+      ]);
+      if (fixed.status === 'rejected') throw fixed.reason;
+      const sent = fixed.value;
       for (const { name, res } of sent) {
         expectStatus(res, { range: '2xx' }, `Create an Application Key with ${describeName(name)}`);
         const echoed = keyData(res)?.name;
@@ -39,6 +62,8 @@ function accepts(id: string, level: Level, title: string, make: (faker: Faker, p
           });
         }
       }
+      if (drawn.status === 'rejected') throw drawn.reason;
+      await exploration?.judge(ctx);
     },
   };
 }
@@ -54,7 +79,9 @@ export const nameChecks: Check[] = [
   accepts('create.name.astral', 'INFO', 'a name of 255 characters outside the BMP (emoji, 510 UTF-16 units) is accepted and echoed exactly', (f, _prefix, runId) => [astralName(f, 255, astralTag(runId))]),
   // READING.md: the name comes back byte for byte. A target that "sanitises" names (escapes
   // HTML, trims whitespace) changes what a client stored.
-  accepts('create.name.verbatim', 'MUST', 'names with & < > quotes and a backslash, and with surrounding spaces, are accepted and echoed byte for byte', (f, prefix) => markupName(f, prefix), 'Resources / ApplicationKey: name'),
+  // With --explore, names drawn from every plane and Unicode form (NFC, NFD, NFKC), with
+  // combining, zero-width and right-to-left characters, markup and surrounding whitespace too.
+  accepts('create.name.verbatim', 'MUST', 'names with & < > quotes and a backslash, and with surrounding spaces, are accepted and echoed byte for byte', (f, prefix) => markupName(f, prefix), 'Resources / ApplicationKey: name', drawnNames),
   rejects('create.name.empty.rejected', 'an empty name is rejected with 400 or 422 and the Error shape', () => ['']),
   // Near misses of 256: 255 characters and a trailing space (a target that trims before it
   // counts takes it), and 256 characters of two bytes each.

@@ -169,8 +169,18 @@ function planArbitrary(m: ListModel): fc.Arbitrary<Plan> {
   return fc.record(
     {
       sort: fc.option(fc.record({ attr: fc.constantFrom(...(sortable.length ? sortable : ATTRS)), descending: fc.boolean() }), { nil: undefined, freq: 4 }),
-      filters: term ? fc.oneof({ arbitrary: fc.constant([] as TermPlan[]), weight: 2 }, { arbitrary: fc.array(term, { minLength: 1, maxLength: 3 }), weight: 3 }) : fc.constant([] as TermPlan[]),
-      limit: fc.oneof(fc.constant(undefined), fc.constant(1), fc.integer({ min: 1, max: 100 }), fc.constant(100), fc.integer({ min: 101, max: 1000 })),
+      // Mostly one term (each term narrows the result; three rarely leave a page to judge).
+      filters: term ? fc.oneof({ arbitrary: fc.constant([] as TermPlan[]), weight: 3 }, { arbitrary: term.map((t) => [t]), weight: 4 }, { arbitrary: fc.array(term, { minLength: 2, maxLength: 3 }), weight: 1 }) : fc.constant([] as TermPlan[]),
+      // Mostly short pages: a page's cost grows with its records, and what a page can break
+      // (its numbers, its order, its filter, its place) shows on a short one as well.
+      limit: fc.oneof(
+        { arbitrary: fc.constant(undefined), weight: 2 },
+        { arbitrary: fc.constant(1), weight: 1 },
+        { arbitrary: fc.integer({ min: 2, max: 30 }), weight: 3 },
+        { arbitrary: fc.integer({ min: 1, max: 100 }), weight: 1 },
+        { arbitrary: fc.constant(100), weight: 1 },
+        { arbitrary: fc.integer({ min: 101, max: 1000 }), weight: 1 },
+      ),
       offset: fc.oneof(...offsets),
     },
     { requiredKeys: ['filters', 'offset'] },
@@ -194,7 +204,7 @@ function resolvePlan(m: ListModel, plan: Plan, ids: readonly string[], values: R
     : o.kind === 'last' ? limit * Math.floor(Math.max(0, count - 1) / limit)
     : o.kind === 'total' ? count
     : o.kind === 'past' ? count + o.n
-    : HARD_OFFSET_LIMIT + o.n;
+    : HARD_OFFSET_LIMIT + 1 + (count > HARD_OFFSET_LIMIT + 1 ? o.n % (count - HARD_OFFSET_LIMIT - 1) : o.n);
   return offset === undefined ? q : { ...q, offset };
 }
 

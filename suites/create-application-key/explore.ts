@@ -1,0 +1,528 @@
+// Create an Application Key, explored (--explore N): values drawn with fast-check beside the
+// fixed probes of create.name.verbatim, create.rate-limit.echo and create.keys.distinct, for
+// the bugs that live in the values a short list never sends (a name stored in another Unicode
+// form, a rate limit kept in 32 bits, a client_id derived from the name). Everything is drawn
+// from the run's seed and a fixed key per check, so `--seed` replays a run value for value.
+//
+// How a value is judged: all drawn values are sent at once (the HTTP client bounds what is in
+// flight) and each answer is judged and kept by value. When one disagrees, fast-check shrinks
+// it: fc.check with the same seed and number of runs meets the same values first (their
+// answers are kept, nothing is sent again), then tries smaller ones, each a new create, at most
+// SHRINK_BUDGET of them; past that every untried value counts as agreeing, so fast-check keeps
+// the smallest disagreement it confirmed. The failure shows that value, what was expected and
+// what came back, and the seed.
+//
+// Loaded by the checks when they explore (a dynamic import): the check catalogue (--list)
+// never loads fast-check.
+import fc from 'fast-check';
+import type { CheckContext } from '../../lib/check.js';
+import { expectErrorBody, fail } from '../../lib/expect.js';
+import type { HttpResponse } from '../../lib/http.js';
+import { CheckFailure, shown } from '../../lib/outcome.js';
+import { hash32 } from '../../lib/random.js';
+import { keyData, postApplicationKey, validKeyBody } from './application-key.js';
+import { VALIDATION } from './rejections.js';
+
+/**
+ * The share of --explore that key creation takes. Every drawn value is a create, and most
+ * creates make a key, so the share stays modest: half of it in names (about half the names
+ * drawn are in a form NFC rewrites: with 12, a target that normalises names escapes about one
+ * seed in 2,000; with 8 it escaped one in 100), a quarter in rate limits (the 11 edges of
+ * RATE_LIMIT_EDGES are sent besides), and one group of GROUP_SIZE keys with one name per 24.
+ * At the default (24): 12 names, 6 + 11 rate limits and 3 keys with one name, 32 creates; at
+ * most SHRINK_BUDGET more per check when a value disagrees. Undefined when exploration is off.
+ */
+export function explorationShare(explore: number | undefined): { names: number; rateLimits: number; groups: number } | undefined {
+  if (!explore || explore <= 0) return undefined;
+  return { names: Math.ceil(explore / 2), rateLimits: Math.ceil(explore / 4), groups: Math.ceil(explore / 24) };
+}
+
+/** Keys created at once with one name and one reserved_rate_limit (create.keys.distinct). */
+export const GROUP_SIZE = 3;
+
+/** The most creates shrinking one disagreement may send. */
+export const SHRINK_BUDGET = 20;
+
+/** The fast-check seed of a check's draws: the run's seed and the check's fixed key. */
+export function drawSeed(runSeed: number, key: string): number {
+  return hash32(`${runSeed}:explore:${key}`) | 0;
+}
+
+// --- What is drawn ----------------------------------------------------------------------
+
+const MAX_NAME = 255;
+
+/** One code point of [min, max] (none of them a surrogate: the ranges below avoid them). */
+const cp = (min: number, max: number): fc.Arbitrary<string> => fc.integer({ min, max }).map((n) => String.fromCodePoint(n));
+const run = (a: fc.Arbitrary<string>, max = 4): fc.Arbitrary<string> => fc.array(a, { minLength: 1, maxLength: max }).map((xs) => xs.join(''));
+
+/**
+ * Text whose Unicode forms differ: precomposed and decomposed letters, marks out of canonical
+ * order, singletons NFC itself rewrites (Ångström and Ohm signs, CJK compatibility ideographs),
+ * Hangul syllables and their jamo, kana with a combining voiced mark, and compatibility
+ * characters NFKC rewrites (ligatures, circled and full-width letters, ½, ², ㎏).
+ */
+const COMPOSABLE = [
+  'é', 'e\u0301', 'Å', 'A\u030a', '\u212b', '\u2126', 'ñ', 'n\u0303', 'ệ', 'e\u0323\u0302', 'e\u0302\u0323', 'ǖ', 'u\u0308\u0304',
+  'ḱ', '\u0958', 'ǅ', 'Ǆ', 'ĳ', 'ﬁ', '①', 'Ａ', '½', 'x²', 'ℌ', '㎏', 'ﾊﾟ', '가', '\u1100\u1161', '한국어', '\u1112\u1161\u11ab',
+  'が', 'か\u3099', '\uf900', 'Café', 'Cafe\u0301',
+];
+/** Zero-width and format characters: spaces, joiners, the BOM, direction marks, overrides and isolates. */
+const INVISIBLE = ['\u200b', '\u200c', '\u200d', '\ufeff', '\u2060', '\u00ad', '\u034f', '\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069'];
+const RTL = ['שָׁלוֹם', 'עברית', 'مَرْحَبًا', 'العربية', '\u202eabc\u202c', 'abc\u200fשלום', '\ufdfa', '\ufefb'];
+const EMOJI = ['👨‍👩‍👧‍👦', '👍🏽', '🇫🇷', '🏳️‍🌈', '❤️', '1️⃣', '🧑🏿‍💻'];
+const SPACES = [' ', '  ', '\t', '\n', '\r\n', '\u00a0', '\u2003', '\u3000', '\u2028', '\u2029', '\u0085'];
+const MARKUP = ['<b>', '</b>', '&amp;', '&lt;', '"', "'", '\\', '<b>&amp;"\'</b>', '<script>', '${x}', '%s'];
+
+/** Text a normalising target changes: COMPOSABLE, or a base letter and combining marks (U+0300..U+036F), which NFC may compose into one. */
+const accented: fc.Arbitrary<string> = fc.oneof(
+  { weight: 2, arbitrary: fc.constantFrom(...COMPOSABLE) },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...'aeiounycAEIOUNC'), fc.array(cp(0x300, 0x36f), { minLength: 1, maxLength: 4 })).map(([b, m]) => b + m.join('')) },
+);
+
+/** A piece of a name; fast-check shrinks a piece within its kind, printable ASCII first. */
+const piece: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 6 }) },
+  { weight: 6, arbitrary: accented },
+  { weight: 1, arbitrary: fc.constantFrom(...MARKUP) },
+  { weight: 2, arbitrary: fc.constantFrom(...INVISIBLE) },
+  { weight: 2, arbitrary: fc.oneof(fc.constantFrom(...RTL), run(cp(0x5d0, 0x5ea)), run(cp(0x620, 0x64a))) },
+  // CJK ideographs, Hangul syllables, kana (with the combining voiced marks), CJK compatibility ideographs.
+  { weight: 2, arbitrary: fc.oneof(run(cp(0x4e00, 0x9fff)), run(cp(0xac00, 0xd7a3)), run(cp(0x3041, 0x30ff)), cp(0xf900, 0xfad9)) },
+  // Outside the BMP: emoji and their sequences, CJK extension B, mathematical letters (NFKC rewrites them), any plane.
+  { weight: 2, arbitrary: fc.oneof(fc.constantFrom(...EMOJI), cp(0x1f300, 0x1faff), cp(0x20000, 0x2a6df), cp(0x1d400, 0x1d7ff), cp(0x10000, 0x10ffff)) },
+  { weight: 1, arbitrary: fc.constantFrom(...SPACES) },
+  // Any code point at all (never half of a surrogate pair). Not fc.string's 'binary' unit: its
+  // shrinker maps all 1.1 million code points back to indexes once, about 0.7 s of CPU a run.
+  { weight: 2, arbitrary: run(fc.oneof(cp(0, 0xd7ff), cp(0xe000, 0x10ffff))) },
+);
+
+/**
+ * The form a name is sent in: as its pieces were drawn, or normalised. Mostly as drawn or NFD,
+ * the forms a normalising target changes; shrinking goes toward "as drawn".
+ */
+const form = fc.oneof(
+  { withCrossShrink: true },
+  { weight: 3, arbitrary: fc.constant('as drawn' as const) },
+  { weight: 4, arbitrary: fc.constant('NFD' as const) },
+  { weight: 1, arbitrary: fc.constant('NFC' as const) },
+  { weight: 1, arbitrary: fc.constant('NFKC' as const) },
+);
+
+/** Whitespace around a name, one time in four; shrinking drops it. */
+const around = fc.oneof({ withCrossShrink: true }, { weight: 3, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom(...SPACES) });
+
+/** The first `max` code points of `s` (never a half of a pair). */
+function cut(s: string, max: number): string {
+  const points = [...s];
+  return points.length <= max ? s : points.slice(0, max).join('');
+}
+
+/**
+ * What fast-check draws for a name: the drawn text and the form it is sent in. nameOf makes the
+ * name sent of it, with the run's tag; a draft does not depend on the run id, so a seed draws
+ * the same drafts in every run.
+ */
+export interface NameDraft {
+  lead: string;
+  body: string;
+  trail: string;
+  form: 'as drawn' | 'NFD' | 'NFC' | 'NFKC';
+}
+
+/** Drafts of short, long and filling (a piece repeated up to 255) names, maybe with surrounding whitespace. */
+export const nameDraftArb: fc.Arbitrary<NameDraft> = fc.record({
+  lead: around,
+  body: fc.oneof(
+    { weight: 3, arbitrary: fc.array(piece, { minLength: 1, maxLength: 8 }).map((xs) => xs.join('')) },
+    // Pieces around an accented one: most names carry text whose Unicode forms differ.
+    { weight: 3, arbitrary: fc.tuple(fc.array(piece, { maxLength: 4 }), accented, fc.array(piece, { maxLength: 4 })).map(([a, x, b]) => [...a, x, ...b].join('')) },
+    { weight: 1, arbitrary: fc.array(piece, { minLength: 9, maxLength: 120 }).map((xs) => xs.join('')) },
+    { weight: 1, arbitrary: piece.map((p) => p.repeat(MAX_NAME)) },
+  ),
+  trail: around,
+  form,
+});
+
+/**
+ * What every drawn name carries: `conformance-<run id>-`, so that a create whose answer never
+ * came (a run killed mid-flight) is still found by name and deleted (lib/run-names.ts,
+ * tracesTo). It is ASCII, the same in every normal form, and it goes after any leading
+ * whitespace. The price: no drawn name is shorter than the tag and one drawn character (22 code
+ * points for an 8-character run id); create.name.1-char sends the shortest name.
+ */
+export function runTag(runId: string): string {
+  return `conformance-${runId}-`;
+}
+
+/**
+ * The name sent for a draft: lead, tag, body, trail, in the draft's form, cut to 255 code points
+ * as sent (a name of 255 precomposed letters is cut to 255 code points of its NFD form; the tag,
+ * at its start, is never cut). Always 22 to 255 code points (for an 8-character run id), valid Unicode.
+ */
+export function nameOf(d: NameDraft, tag: string): string {
+  const name = `${d.lead}${tag}${d.body}${d.trail}`;
+  return cut(d.form === 'as drawn' ? name : name.normalize(d.form), MAX_NAME);
+}
+
+/**
+ * Integers that break narrow storage and careless bounds: 0 and 1, both sides of 2^31 and 2^32,
+ * the largest safe integer, and negatives. Sent whenever the check explores, smallest first.
+ */
+export const RATE_LIMIT_EDGES: readonly number[] = [0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 31) - 1, 2 ** 32 - 1, 2 ** 32, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER];
+
+/** Any safe integer (fast-check favours small ones now and then), or one around the 32-bit range. */
+export const rateLimitArb: fc.Arbitrary<number> = fc.oneof(
+  { weight: 2, arbitrary: fc.maxSafeInteger() },
+  { weight: 1, arbitrary: fc.integer({ min: -(2 ** 32), max: 2 ** 32 }) },
+);
+
+/** One name and one reserved_rate_limit (or none), for GROUP_SIZE keys. */
+export interface Group {
+  name: NameDraft;
+  limit?: number;
+}
+
+/** The limit is small (or absent) so a target that bounds it still creates the keys. */
+export const groupArb: fc.Arbitrary<Group> = fc
+  .tuple(nameDraftArb, fc.option(fc.nat({ max: 100 }), { nil: undefined }))
+  .map(([name, limit]) => (limit === undefined ? { name } : { name, limit }));
+
+// --- How a value is shown -----------------------------------------------------------------
+
+/** A string as JSON, every character outside printable ASCII as a \u escape: invisible ones show. */
+export function escaped(s: string): string {
+  return JSON.stringify(s).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+function measure(s: string): string {
+  return `${count([...s].length, 'code point')}, ${count(s.length, 'UTF-16 unit')}, ${count(Buffer.byteLength(s), 'UTF-8 byte')}`;
+}
+
+function clip(s: string, max = 240): string {
+  return s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more characters)`;
+}
+
+/** An integer, with the power of two it is next to (2^31, 2^53−1) when it is one. */
+export function describeInt(n: number): string {
+  const a = Math.abs(n);
+  for (let k = 8; k <= 53; k++) {
+    const sign = n < 0 ? '-' : '';
+    if (a === 2 ** k) return `${n} (${sign}2^${k})`;
+    if (a === 2 ** k - 1) return `${n} (${sign}(2^${k}-1))`;
+    if (a === 2 ** k + 1) return `${n} (${sign}(2^${k}+1))`;
+  }
+  return String(n);
+}
+
+/** What a changed name is, when it is a known rewriting of the name sent. */
+function rewriting(sent: string, echoed: string): string {
+  for (const form of ['NFC', 'NFD', 'NFKC', 'NFKD'] as const) if (echoed === sent.normalize(form)) return ` (the name sent, normalised to ${form})`;
+  if (echoed === sent.trim()) return ' (the name sent, trimmed)';
+  return '';
+}
+
+// --- How an answer is judged ----------------------------------------------------------------
+
+/**
+ * What an answer says about the rule: it agrees (`judged` when it exercised the rule: a name
+ * or a rate limit echoed, keys compared; not for a refusal or an absent member), or it does not.
+ */
+export type Verdict =
+  | { agrees: true; how: string; judged: boolean; res?: HttpResponse }
+  | { agrees: false; message: string; expected: string; actual: string; res?: HttpResponse };
+
+const agree = (how: string, res?: HttpResponse, judged = false): Verdict => ({ agrees: true, how, judged, res });
+
+const is2xx = (res: HttpResponse): boolean => res.status >= 200 && res.status < 300;
+
+/** Any answer but a 2xx: a refusal with one of `statuses` and the Error shape, or a disagreement. */
+function refusal(res: HttpResponse, statuses: readonly number[], what: string, wanted: string): Verdict {
+  if (statuses.includes(res.status)) {
+    try {
+      expectErrorBody(res, what);
+      return agree(`refused (${res.status})`, res);
+    } catch (e) {
+      if (e instanceof CheckFailure) return { agrees: false, message: e.message, expected: e.expected, actual: e.actual, res };
+      throw e;
+    }
+  }
+  const server = res.status >= 500 ? ' (a server error)' : '';
+  return { agrees: false, message: `${what}: status ${res.status}${server}`, expected: wanted, actual: `status ${res.status}`, res };
+}
+
+/** create.name.verbatim: a 2xx echoes the name byte for byte; a refusal is 400 or 422 with the Error shape. */
+export function judgeName(name: string, res: HttpResponse): Verdict {
+  if (!is2xx(res)) return refusal(res, VALIDATION, `Create an Application Key with the name ${clip(escaped(name))}`, 'a 2xx echoing the name byte for byte, or a refusal (400 or 422) with the Error shape');
+  const echoed = keyData(res)?.name;
+  if (echoed === name) return agree('accepted and echoed byte for byte', res, true);
+  return {
+    agrees: false,
+    message: 'data.name is not the name sent, byte for byte',
+    expected: `data.name ${escaped(name)} (${measure(name)}), as sent`,
+    actual: typeof echoed === 'string' ? `data.name ${escaped(echoed)} (${measure(echoed)})${rewriting(name, echoed)}` : `data.name ${shown(echoed)}`,
+    res,
+  };
+}
+
+/** create.rate-limit.echo: a 2xx carrying the member carries the integer sent; a refusal is 400, 409 or 422 with the Error shape. */
+export function judgeRateLimit(limit: number, res: HttpResponse): Verdict {
+  if (!is2xx(res)) return refusal(res, [...VALIDATION, 409], `Create an Application Key with reserved_rate_limit ${describeInt(limit)}`, 'a 2xx (with the same integer when the answer carries reserved_rate_limit), or a refusal (400, 409 or 422) with the Error shape');
+  const data = keyData(res);
+  if (!data) return agree('accepted, no data object (see create.response.schema)', res);
+  if (!('reserved_rate_limit' in data)) return agree('accepted, reserved_rate_limit not in the answer', res);
+  if (data.reserved_rate_limit === limit) return agree('accepted and echoed', res, true);
+  const got = data.reserved_rate_limit;
+  return {
+    agrees: false,
+    message: 'data.reserved_rate_limit is not the integer sent',
+    expected: `data.reserved_rate_limit ${describeInt(limit)}, the integer sent`,
+    actual: `data.reserved_rate_limit ${typeof got === 'number' ? describeInt(got) : shown(got)}`,
+    res,
+  };
+}
+
+/** A name sent, as the report shows it: escaped, measured, and its form when it was normalised. */
+export function describeName(d: NameDraft, tag: string): string {
+  const name = nameOf(d, tag);
+  return `the name ${escaped(name)} (${measure(name)}${d.form === 'as drawn' ? '' : `, in ${d.form}`})`;
+}
+
+/** A group as the report shows it. */
+export function describeGroup(group: Group, tag: string, keys = GROUP_SIZE): string {
+  return `${keys} keys with ${describeName(group.name, tag)} and ${group.limit === undefined ? 'no reserved_rate_limit' : `reserved_rate_limit ${describeInt(group.limit)}`}`;
+}
+
+/** create.keys.distinct: the keys of one group that were created have pairwise different id, client_id and client_secret. */
+export function judgeGroup(group: Group, tag: string, answers: readonly HttpResponse[]): Verdict {
+  const statuses = group.limit === undefined ? VALIDATION : [...VALIDATION, 409];
+  const made: Array<{ n: number; res: HttpResponse; data: Record<string, unknown> }> = [];
+  for (const [i, res] of answers.entries()) {
+    if (!is2xx(res)) {
+      const v = refusal(res, statuses, `Create an Application Key (key ${i + 1} of ${answers.length} with one name)`, 'a 2xx, or a refusal (400 or 422, 409 for a rate limit) with the Error shape');
+      if (!v.agrees) return v;
+      continue;
+    }
+    const data = keyData(res);
+    if (data) made.push({ n: i + 1, res, data: data as Record<string, unknown> });
+  }
+  if (made.length < 2) return agree(`with ${made.length} of ${answers.length} keys created (not testable)`);
+  for (const field of ['id', 'client_id', 'client_secret'] as const) {
+    const seen = new Map<string, number>();
+    for (const { n, res, data } of made) {
+      if (data[field] === undefined) continue;
+      const key = JSON.stringify(data[field]);
+      const first = seen.get(key);
+      // The value is never quoted: a client_secret must not reach a report.
+      if (first !== undefined) {
+        return {
+          agrees: false,
+          message: `two keys created with one name share their ${field}`,
+          expected: `${made.length} different values of data.${field}, for ${describeGroup(group, tag, answers.length)}`,
+          actual: `keys ${first} and ${n} of the ${answers.length} have the same ${field}`,
+          res,
+        };
+      }
+      seen.set(key, n);
+    }
+  }
+  return agree(`with ${made.length} keys, pairwise distinct`, undefined, true);
+}
+
+/** Waits for every promise, then throws the first rejection: nothing a check sent is left in flight. */
+export async function settled<T>(ps: ReadonlyArray<Promise<T>>): Promise<T[]> {
+  const all = await Promise.allSettled(ps);
+  const failed = all.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return all.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+// --- Drawing, sending, shrinking -------------------------------------------------------------
+
+export interface Plan<T> {
+  /** Fixed key mixed with the run's seed (the check's id). */
+  key: string;
+  arb: fc.Arbitrary<T>;
+  /** How many values are drawn. */
+  runs: number;
+  /** Values always sent before the drawn ones (fast-check's examples: shrunk like them). */
+  edges?: readonly T[];
+  /** What the values are called in the summary ("names", "reserved_rate_limit values"). */
+  noun: string;
+  /** What was sent, as the report shows it ("the name \"A\\u030a\" (2 code points, …)"). */
+  show(v: T): string;
+  /** Creates one probe sends. */
+  cost: number;
+  /** Sends the value and judges the answer. */
+  probe(v: T): Promise<Verdict>;
+}
+
+export interface Found<T> {
+  value: T;
+  verdict: Extract<Verdict, { agrees: false }>;
+  /** The first drawn value that disagreed, which shrinking started from. */
+  first: T;
+  shrinks: number;
+  /** Creates shrinking sent. */
+  spent: number;
+}
+
+/** The values of a plan: its edges, then what fast-check draws from the seed. */
+export function drawValues<T>(plan: Pick<Plan<T>, 'arb' | 'runs' | 'edges'>, seed: number): T[] {
+  return [...(plan.edges ?? []), ...(plan.runs > 0 ? fc.sample(plan.arb, { seed, numRuns: plan.runs }) : [])];
+}
+
+const idOf = (v: unknown): string => JSON.stringify(v) ?? 'undefined';
+
+export class Exploration<T> {
+  readonly plan: Plan<T>;
+  readonly runSeed: number;
+  readonly explore: number;
+  readonly seed: number;
+  readonly values: T[];
+  readonly #memo = new Map<string, Verdict>();
+  #spent = 0;
+  #stopped?: string;
+
+  constructor(ctx: CheckContext, plan: Plan<T>) {
+    this.plan = plan;
+    this.runSeed = ctx.run.settings.seed;
+    this.explore = ctx.run.settings.explore ?? 0;
+    this.seed = drawSeed(this.runSeed, plan.key);
+    this.values = drawValues(plan, this.seed);
+  }
+
+  /** Sends every value at once (each distinct value once) and keeps the verdicts. */
+  async send(): Promise<void> {
+    const distinct = [...new Map(this.values.map((v) => [idOf(v), v])).entries()];
+    const verdicts = await settled(distinct.map(([, v]) => this.plan.probe(v)));
+    distinct.forEach(([id], i) => this.#memo.set(id, verdicts[i]!));
+  }
+
+  verdictOf(v: T): Verdict | undefined {
+    return this.#memo.get(idOf(v));
+  }
+
+  /** A digest of the values drawn: two runs with one seed show the same. */
+  digest(): string {
+    return hash32(this.values.map(idOf).join('\u0000')).toString(16).padStart(8, '0');
+  }
+
+  /** "names: 12 drawn (seed …, draw …): 10 accepted and echoed byte for byte, 2 refused (400)". */
+  summary(): string {
+    const counts = new Map<string, number>();
+    for (const v of this.values) {
+      const verdict = this.verdictOf(v);
+      const how = !verdict ? 'not sent' : verdict.agrees ? verdict.how : 'disagreed';
+      counts.set(how, (counts.get(how) ?? 0) + 1);
+    }
+    const edges = this.plan.edges?.length ? `${this.plan.edges.length} edge values and ` : '';
+    return `${this.plan.noun}: ${edges}${this.plan.runs} drawn (seed ${this.runSeed}, draw ${this.digest()}): ${[...counts].map(([how, n]) => `${n} ${how}`).join(', ')}`;
+  }
+
+  /** Whether some value sent exercised the rule (and agreed): a name or rate limit echoed, keys compared. */
+  judgedAny(): boolean {
+    return this.values.some((v) => {
+      const verdict = this.verdictOf(v);
+      return verdict?.agrees === true && verdict.judged;
+    });
+  }
+
+  /** The smallest disagreement fast-check finds from the first one sent, or undefined when all agree. */
+  async smallest(): Promise<Found<T> | undefined> {
+    const failing = this.values.filter((v) => this.verdictOf(v)?.agrees === false);
+    if (failing.length === 0) return undefined;
+    const { plan } = this;
+    const property = fc.asyncProperty(plan.arb, async (v: T): Promise<boolean> => {
+      const known = this.verdictOf(v);
+      if (known) return known.agrees;
+      // Out of budget (or the target stopped answering): untried values count as agreeing.
+      if (this.#stopped !== undefined || this.#spent + plan.cost > SHRINK_BUDGET) return true;
+      this.#spent += plan.cost;
+      try {
+        const verdict = await plan.probe(v);
+        this.#memo.set(idOf(v), verdict);
+        return verdict.agrees;
+      } catch (e) {
+        this.#stopped = (e as Error)?.message ?? String(e);
+        return true;
+      }
+    });
+    const edges = plan.edges ?? [];
+    const details = await fc.check(property, { seed: this.seed, numRuns: edges.length + plan.runs, examples: edges.map((v) => [v] as [T]) });
+    const shrunk = details.failed && details.counterexample ? details.counterexample[0] : failing[0]!;
+    const verdict = this.verdictOf(shrunk);
+    const value = verdict?.agrees === false ? shrunk : failing[0]!;
+    return { value, verdict: this.verdictOf(value) as Found<T>['verdict'], first: failing[0]!, shrinks: details.failed ? details.numShrinks : 0, spent: this.#spent };
+  }
+
+  /** Fails the check with the smallest disagreement: the value, what was expected and came back, the seed. */
+  report(found: Found<T>): never {
+    const { plan } = this;
+    const from = idOf(found.first) === idOf(found.value) ? 'the first drawn value that disagrees; shrinking found none smaller' : `the smallest drawn value that disagrees, shrunk in ${found.shrinks} steps from ${clip(plan.show(found.first))}`;
+    const spent = `${count(found.spent, 'more create')} sent shrinking${found.spent + plan.cost > SHRINK_BUDGET ? ` (at most ${SHRINK_BUDGET})` : ''}`;
+    const stopped = this.#stopped !== undefined ? `; shrinking stopped: ${this.#stopped}` : '';
+    fail(`${found.verdict.message}, for ${plan.show(found.value)} (${from}; ${spent}${stopped}; drawn with seed ${this.runSeed}: replay with --seed ${this.runSeed} --explore ${this.explore})`, {
+      expected: found.verdict.expected,
+      actual: found.verdict.actual,
+      ...(found.verdict.res ? { res: found.verdict.res } : {}),
+    });
+  }
+
+  /** Notes the summary, or fails with the smallest disagreement. */
+  async judge(ctx: CheckContext): Promise<void> {
+    const found = await this.smallest();
+    if (found) this.report(found);
+    ctx.note(this.summary());
+  }
+}
+
+// --- The three plans ---------------------------------------------------------------------
+
+export function nameExploration(ctx: CheckContext, runs: number): Exploration<NameDraft> {
+  const tag = runTag(ctx.run.settings.runId);
+  return new Exploration(ctx, {
+    key: 'create.name.verbatim',
+    arb: nameDraftArb,
+    runs,
+    noun: 'names',
+    show: (d) => describeName(d, tag),
+    cost: 1,
+    probe: async (d) => {
+      const name = nameOf(d, tag);
+      return judgeName(name, await postApplicationKey(ctx, { json: validKeyBody(name) }));
+    },
+  });
+}
+
+export function rateLimitExploration(ctx: CheckContext, runs: number): Exploration<number> {
+  return new Exploration(ctx, {
+    key: 'create.rate-limit.echo',
+    arb: rateLimitArb,
+    runs,
+    edges: RATE_LIMIT_EDGES,
+    noun: 'reserved_rate_limit values',
+    show: (limit) => `reserved_rate_limit ${describeInt(limit)}`,
+    cost: 1,
+    probe: async (limit) => judgeRateLimit(limit, await postApplicationKey(ctx, { json: validKeyBody(ctx.name(), { reserved_rate_limit: limit }) })),
+  });
+}
+
+export function groupExploration(ctx: CheckContext, groups: number): Exploration<Group> {
+  const tag = runTag(ctx.run.settings.runId);
+  return new Exploration(ctx, {
+    key: 'create.keys.distinct',
+    arb: groupArb,
+    runs: groups,
+    noun: `groups of ${GROUP_SIZE} keys with one name and one reserved_rate_limit`,
+    show: (g) => describeGroup(g, tag),
+    cost: GROUP_SIZE,
+    probe: async (g) => {
+      const body = () => validKeyBody(nameOf(g.name, tag), g.limit === undefined ? {} : { reserved_rate_limit: g.limit });
+      const answers = await settled(Array.from({ length: GROUP_SIZE }, () => postApplicationKey(ctx, { json: body() })));
+      return judgeGroup(g, tag, answers);
+    },
+  });
+}
