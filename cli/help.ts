@@ -37,7 +37,7 @@ Lists:
   --require-all-endpoints   an absent list operation (404) fails instead of skipping
   --explore N           requests drawn at random per list operation, and values drawn for
                         key creation, each judged against a model of the list; a
-                        disagreement is shrunk to the smallest request (default 48; 0: off)
+                        disagreement is shrunk to the smallest request (default 24; 0: off)
   --explore-only        the list checks judge only the drawn requests (their fixed probes
                         off): how far the model and the exploration reach alone
 

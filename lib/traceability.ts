@@ -113,7 +113,7 @@ function listOperationsTable(catalog: CatalogSpec): string[] {
     '',
     '| placeholder | filled from |',
     '|---|---|',
-    ...Object.entries(catalog.parents).map(([name, p]) => `| \`{${name}}\` | ${'value' in p ? `the value \`${p.value}\`` : `\`${p.field}\` of the first record of \`${p.from}\``} |`),
+    ...Object.entries(catalog.parents).map(([name, p]) => `| \`{${name}}\` | ${'value' in p ? `the value \`${p.value}\`` : `\`${p.field}\` of a record of \`${p.from}\` (the first under which the list holds records)`} |`),
   ];
 }
 

@@ -72,10 +72,10 @@ export function paginationSettings(eps: Endpoint[], over: Partial<PaginationSett
   return { endpoints: eps, parents: loadCatalogSpec().parents, budget: 1000, timeBufferMs: 60_000, requireAllEndpoints: false, startedAt: Date.now(), ...over };
 }
 
-/** Runs the list checks on some operations of a reference server built from `options`. */
-export function runListChecks(options: Partial<ReferenceServerOptions>, eps: Endpoint[], over: Partial<PaginationSettings> = {}) {
+/** Runs the list checks on some operations of a reference server built from `options` (`settings`: the run's, such as explore). */
+export function runListChecks(options: Partial<ReferenceServerOptions>, eps: Endpoint[], over: Partial<PaginationSettings> = {}, settings: Partial<RunSettings> = {}) {
   const pagination = paginationSettings(eps, over);
-  return runAgainst({ seed: 3, ...options }, expandListChecks(listChecks, eps), { pagination });
+  return runAgainst({ seed: 3, ...options }, expandListChecks(listChecks, eps), { ...settings, pagination });
 }
 
 export function byId(results: readonly CheckResult[]): Map<string, CheckResult> {

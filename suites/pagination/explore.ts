@@ -155,7 +155,7 @@ function planArbitrary(m: ListModel): fc.Arbitrary<Plan> {
   const sortable = ATTRS.filter((a) => m.sortable[a]);
   const filterable = ATTRS.filter((a) => (a === 'id' ? m.idOrder !== undefined && m.records.size > 0 : [...m.records.values()].some((r) => (a === 'created_at' ? r.created : r.updated) !== undefined)));
   const term: fc.Arbitrary<TermPlan> | undefined = filterable.length
-    ? fc.record({ op: fc.constantFrom('ge' as const, 'gt' as const), attr: fc.constantFrom(...filterable), place: fc.constantFrom(...PLACES), index: fc.nat(), spelling: fc.oneof({ arbitrary: fc.constant('utc' as const), weight: 2 }, { arbitrary: fc.constant('offset' as const), weight: 2 }, fc.constant('own' as const)), zone: fc.nat() })
+    ? fc.record({ op: fc.constantFrom('ge' as const, 'gt' as const), attr: fc.constantFrom(...filterable), place: fc.constantFrom(...PLACES), index: fc.nat(), spelling: fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant('utc' as const), weight: 2 }, { arbitrary: fc.constant('offset' as const), weight: 2 }, fc.constant('own' as const)), zone: fc.nat() })
     : undefined;
   const offsets: Array<fc.Arbitrary<OffsetPlan>> = [
     fc.constant({ kind: 'absent' as const }),
@@ -170,10 +170,11 @@ function planArbitrary(m: ListModel): fc.Arbitrary<Plan> {
     {
       sort: fc.option(fc.record({ attr: fc.constantFrom(...(sortable.length ? sortable : ATTRS)), descending: fc.boolean() }), { nil: undefined, freq: 4 }),
       // Mostly one term (each term narrows the result; three rarely leave a page to judge).
-      filters: term ? fc.oneof({ arbitrary: fc.constant([] as TermPlan[]), weight: 3 }, { arbitrary: term.map((t) => [t]), weight: 4 }, { arbitrary: fc.array(term, { minLength: 2, maxLength: 3 }), weight: 1 }) : fc.constant([] as TermPlan[]),
+      filters: term ? fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant([] as TermPlan[]), weight: 3 }, { arbitrary: term.map((t) => [t]), weight: 4 }, { arbitrary: fc.array(term, { minLength: 2, maxLength: 3 }), weight: 1 }) : fc.constant([] as TermPlan[]),
       // Mostly short pages: a page's cost grows with its records, and what a page can break
       // (its numbers, its order, its filter, its place) shows on a short one as well.
       limit: fc.oneof(
+        { withCrossShrink: true },
         { arbitrary: fc.constant(undefined), weight: 2 },
         { arbitrary: fc.constant(1), weight: 1 },
         { arbitrary: fc.integer({ min: 2, max: 30 }), weight: 3 },
@@ -181,7 +182,7 @@ function planArbitrary(m: ListModel): fc.Arbitrary<Plan> {
         { arbitrary: fc.constant(100), weight: 1 },
         { arbitrary: fc.integer({ min: 101, max: 1000 }), weight: 1 },
       ),
-      offset: fc.oneof(...offsets),
+      offset: fc.oneof({ withCrossShrink: true }, ...offsets),
     },
     { requiredKeys: ['filters', 'offset'] },
   );
@@ -253,7 +254,7 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     const models: ListModel[] = [];
     for (const path of paths) {
       try {
-        const m = await buildModel(ctx, e, path);
+        const m = await buildModel(ctx, e, path, models[0]);
         models.push(m);
         notes.push(...m.notes);
       } catch (err) {

@@ -98,17 +98,23 @@ function collation(sorted: readonly Rec[]): Comparator | undefined {
 /**
  * The model of the list at `path`, from the traversals the fixed checks read (shared: no page is
  * asked twice). Throws NoModel when the default traversal broke or read nothing.
+ *
+ * `like`: the model of the same operation under another parent. Where the default traversal
+ * reads the whole list, what the sorted traversals would add (which sorts the target takes, how
+ * it collates ids) is taken from it instead of three more traversals.
  */
-export function buildModel(ctx: CheckContext, e: Endpoint, path: string): Promise<ListModel> {
+export function buildModel(ctx: CheckContext, e: Endpoint, path: string, like?: ListModel): Promise<ListModel> {
   return ctx.shared(`model ${path}`, async () => {
-    const [plain, ...sorted] = await Promise.all([offsetWalk(ctx, e, path), ...ATTRS.map((a) => offsetWalk(ctx, e, path, a))]);
+    const plain = await offsetWalk(ctx, e, path);
+    const borrow = like !== undefined && plain.complete && !plain.broken;
+    const sorted = borrow ? [] : await Promise.all(ATTRS.map((a) => offsetWalk(ctx, e, path, a)));
     const first = plain.pages[0];
     if (!first || !first.ok) throw new NoModel(`the first page of ${path} is not a list (${plain.stop})`);
     if (plain.broken) throw new NoModel(`the traversal of ${path} broke: ${plain.broken.message}`);
     const total = metaInt(first, 'results.total');
     if (total === undefined) throw new NoModel(`the first page of ${path} has no integer meta.results.total`);
     const notes: string[] = [];
-    const walks = new Map<Attr, Walk>(ATTRS.map((a, i) => [a, sorted[i]!]));
+    const walks = new Map<Attr, Walk | undefined>(ATTRS.map((a, i) => [a, sorted[i]]));
     const usable = (w: Walk): boolean => w.pages.length > 0 && w.pages[0]!.ok && !w.broken && !refusesFeature(w.pages[0]);
     const records = new Map<string, Rec>();
     const fresh = new Set<string>();
@@ -124,17 +130,18 @@ export function buildModel(ctx: CheckContext, e: Endpoint, path: string): Promis
     const known = {} as Record<Attr, string | null | undefined>;
     const sortable = {} as Record<Attr, boolean>;
     for (const a of ATTRS) {
-      const w = walks.get(a)!;
-      sortable[a] = usable(w);
+      const w = walks.get(a);
+      sortable[a] = w ? usable(w) : like!.sortable[a];
       if (complete) known[a] = undefined;
+      else if (!w) known[a] = null;
       else if (!usable(w) || w.records.length === 0) known[a] = null;
       else {
         const last = value(w.records.at(-1)!, a);
         known[a] = last === undefined ? null : String(last);
       }
     }
-    const idWalk = walks.get('id')!;
-    const idOrder = usable(idWalk) ? collation(idWalk.records) : undefined;
+    const idWalk = walks.get('id');
+    const idOrder = idWalk ? (usable(idWalk) ? collation(idWalk.records) : undefined) : like!.idOrder;
     if (sortable.id && !idOrder) notes.push('sort=id follows none of the collations the suite knows: filters on id are not drawn');
     // The horizon: as the traversal comparisons take it (compare.ts), waived to the run's start
     // where fewer than 3 records are older (a store seeded just now).

@@ -27,7 +27,7 @@ export const MAX_PARENTS = 6;
 /** Parent lists read by one search, at most (a parent whose own list of children is empty yields no combination). */
 const MAX_PARENT_LISTS = 12;
 /** Concrete paths exploredPaths gives, at most. */
-const EXPLORED = 3;
+const EXPLORED = 2;
 
 /** The first record of a parent list: the original resolution, and its reasons when it fails. */
 async function resolveParam(ctx: CheckContext, e: Endpoint, name: string, depth = 0): Promise<{ ok: true; value: string } | { ok: false; reason: string }> {
@@ -182,7 +182,7 @@ export function resolvePath(ctx: CheckContext, e: Endpoint): Promise<Resolution>
 }
 
 /**
- * Up to 3 concrete paths of `e` (parent combinations) whose list holds records, the target's
+ * Up to EXPLORED (2) concrete paths of `e` (parent combinations) whose list holds records, the target's
  * own path first: for exploration under more than one parent. A list without placeholders has
  * its one path; a list empty under every parent tried, the one resolvePath gives; none when
  * the operation cannot be resolved.
