@@ -230,7 +230,10 @@ function storeList<T extends { id: string; name: string; created: Date }>(ctx: R
   const records: ListRecord[] = [];
   for (const item of items) {
     byId.set(item.id, item);
-    const t = item.created.getTime() * 1000;
+    // Sorted and filtered at the precision its timestamps show: a store that compares finer than
+    // it shows returns, under gt, a record shown equal to the value (the gt-hidden-precision fault).
+    const ms = item.created.getTime();
+    const t = (ctx.b.timestampStyle === 'seconds-z' || ctx.b.timestampStyle === 'seconds-offset' ? ms - (ms % 1000) : ms) * 1000;
     records.push({ id: item.id, type: 'item', name: item.name, seq: records.length, created: t, updated: t });
   }
   sendPage(ctx, new Collection(records), { hardOffsetLimit: false, catalogStyle: false }, (r) => render(byId.get(r.id)!));

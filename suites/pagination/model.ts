@@ -127,6 +127,7 @@ export function buildModel(ctx: CheckContext, e: Endpoint, path: string, like?: 
       }
     }
     const complete = plain.complete || sorted.some((w) => usable(w) && w.complete);
+    if (!complete) notes.push(`the model of ${path} is a window: ${records.size} of ${total} records read (${plain.stop}); past it, answers are held to their order, their filter and their own numbers`);
     const known = {} as Record<Attr, string | null | undefined>;
     const sortable = {} as Record<Attr, boolean>;
     for (const a of ATTRS) {
