@@ -37,9 +37,12 @@ Lists:
   --require-all-endpoints   an absent list operation (404) fails instead of skipping
   --explore N           requests drawn at random per list operation, and values drawn for
                         key creation, each judged against a model of the list; a
-                        disagreement is shrunk to the smallest request (default 24; 0: off)
+                        disagreement is shrunk by fast-check; --seed draws them again
+                        (default 24; 0: off; env CONFORMANCE_EXPLORE)
   --explore-only        the list checks judge only the drawn requests (their fixed probes
-                        off): how far the model and the exploration reach alone
+                        off, so a list check with no disagreement skips): how far the
+                        exploration reaches alone; not with --certify (env
+                        CONFORMANCE_EXPLORE_ONLY)
 
 Run:
   --seed N              seed for generated data (default: random, printed); replays a run

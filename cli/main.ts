@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { clauseLink } from '../lib/clauses.js';
-import { closest, CONFIG_FILE, ConfigError, readConfigFile, resolveConfig, type RawSettings } from '../lib/config.js';
+import { closest, CONFIG_FILE, ConfigError, readConfigFile, resolveConfig, settingLabel, type RawSettings } from '../lib/config.js';
 import { packageVersion } from '../lib/package.js';
 import { Secrets } from '../lib/secrets.js';
 import type { CheckDefinition } from '../suites/index.js';
@@ -186,6 +186,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     // --empty is not refused without --certify, as the key `empty` of a shared config file is
     // not: a run says it counts only in a certification (cli/run.ts).
     if ((options.product || options.declaredAbsent.length) && !options.certifyDir) throw new UsageError('--product, --product-version and --absent go with --certify DIR');
+    // --explore-only measures the exploration; with the fixed probes off no list rule is proved.
+    if (config.exploreOnly && options.certifyDir) throw new UsageError(`${settingLabel(config, 'explore-only')} turns the list checks' fixed probes off: it does not go with --certify`);
+    if (config.exploreOnly && config.explore === 0) throw new UsageError(`${settingLabel(config, 'explore-only')} needs drawn requests, and ${settingLabel(config, 'explore')} is 0`);
     const { run } = await import('./run.js');
     return await run(config, selected, options, { ...io, env: values['no-color'] ? { ...io.env, NO_COLOR: '1' } : io.env });
   } catch (e) {

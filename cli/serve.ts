@@ -44,9 +44,10 @@ export async function serve(args: string[], io: Io): Promise<number> {
   const { FAULTS, startReferenceServer, VARIANTS } = await import('../server/index.js');
   if (values['list-faults']) {
     io.out('Faults (each breaks one rule; the checks that must catch it):');
-    for (const f of FAULTS) io.out(`  ${f.name.padEnd(34)}${f.breaks}  [${f.caughtBy.join(', ')}]`);
+    const w = Math.max(...[...FAULTS, ...VARIANTS].map((x) => x.name.length)) + 2;
+    for (const f of FAULTS) io.out(`  ${f.name.padEnd(w)}${f.breaks}  [${f.caughtBy.join(', ')}]`);
     io.out('\nLegitimate variants (every MUST check passes against them):');
-    for (const v of VARIANTS) io.out(`  ${v.name.padEnd(34)}${v.choice}\n  ${''.padEnd(34)}allowed by ${v.allowedBy}`);
+    for (const v of VARIANTS) io.out(`  ${v.name.padEnd(w)}${v.choice}\n  ${''.padEnd(w)}allowed by ${v.allowedBy}`);
     return 0;
   }
   const port = values.port === undefined ? 0 : Number(values.port);

@@ -394,7 +394,7 @@ export function describeConfig(c: Config): string[] {
     row('strict', String(c.strict), 'strict'),
     row('request budget', `${c.requestBudget} per list operation`, 'request-budget'),
     row('time buffer', `${c.timeBufferSeconds} s (newer records are left out of comparisons)`, 'time-buffer'),
-    row('explore', c.explore ? `${c.explore} drawn requests per list operation (replay with --seed)` : 'off', 'explore'),
+    row('explore', c.explore ? `${c.explore} drawn requests per list operation, and values for key creation (replay with --seed)` : 'off', 'explore'),
     ...(c.exploreOnly ? [row('explore only', 'the list checks\' fixed probes are off', 'explore-only')] : []),
     row('page length', c.defaultPageLength !== undefined ? String(c.defaultPageLength) : 'GET /v2/settings page_length, else 25', 'default-page-length'),
     ...(c.requireAllEndpoints ? [row('require all', 'absent list operations fail', 'require-all-endpoints')] : []),

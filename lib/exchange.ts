@@ -40,6 +40,8 @@ export function toCurl(x: Pick<Exchange, 'method' | 'url' | 'requestHeaders' | '
     const cut = x.requestBodyBytes !== undefined && x.requestBody.length > REQUEST_BODY_MAX;
     parts.push('--data-raw', shellQuote(cut ? excerpt(x.requestBody, REQUEST_BODY_MAX) : x.requestBody));
   }
+  // curl reads [ and ] in a URL as a range to expand (page[limit]) unless told not to.
+  if (/[[\]]/.test(x.url)) parts.push('--globoff');
   return parts.join(' ');
 }
 

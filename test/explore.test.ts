@@ -13,7 +13,7 @@ import { instantKey, type ListPage, type Rec } from '../suites/pagination/pages.
 import { plainOrder } from '../suites/pagination/walks.js';
 import { listChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/pagination/list-check.js';
-import { endpoints, listening, paginationSettings, runChecks, runListChecks } from './support.js';
+import { cli, endpoints, listening, paginationSettings, runChecks, runListChecks } from './support.js';
 
 // --- A small model, by hand ------------------------------------------------------------
 
@@ -136,6 +136,26 @@ describe('the judge', () => {
     expect([p.low, p.high]).toEqual([6, 1000]);
     // Position 3 is d; what follows is not known.
     expect(rules(m, q, page([...byId('d', 'e', 'f'), rec('x', '2026-01-01T00:00:09Z'), rec('y', '2026-01-01T00:00:09Z')], { limit: 5, offset: 3, current: 1, total: 200, results: 1000 }))).toEqual([]);
+  });
+});
+
+describe('--explore-only', () => {
+  it('proves nothing alone: not with --certify, not with --explore 0, one line and exit 2 each', async () => {
+    const certify = await cli(['--explore-only', '--certify', 'bundle']);
+    expect(certify.code).toBe(2);
+    expect(certify.stderr.split('\n')[0]).toBe("conformance: --explore-only turns the list checks' fixed probes off: it does not go with --certify");
+    const none = await cli(['--explore-only', '--explore', '0']);
+    expect(none.code).toBe(2);
+    expect(none.stderr.split('\n')[0]).toBe('conformance: --explore-only needs drawn requests, and --explore is 0');
+  });
+
+  it('a list check whose rule no drawn answer broke skips: it was not proved', async () => {
+    const { results } = await runListChecks({}, endpoints(['accounts']), { exploreOnly: true }, { explore: 8 });
+    expect(results.length).toBeGreaterThan(0);
+    for (const r of results) {
+      expect(r.outcome, r.id).toBe('skip');
+      expect(r.reason).toMatch(/^explore only: no drawn answer broke this rule/);
+    }
   });
 });
 

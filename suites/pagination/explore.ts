@@ -16,8 +16,8 @@ import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { CheckSkip, SuiteError } from '../../lib/outcome.js';
 import { hash32 } from '../../lib/random.js';
-import { ATTRS, buildModel, describeQuery, judge, NoModel, paramsOf, predict, type Disagreement, type ListModel, type ListQuery, type Term } from './model.js';
-import { dig, readExploredPage, spend, type ListPage } from './pages.js';
+import { ATTRS, buildModel, describeQuery, judge, NoModel, paramsOf, predict, queryOfUrl, type Disagreement, type ListModel, type ListQuery, type Term } from './model.js';
+import { dig, instantKey, readExploredPage, spend, type ListPage } from './pages.js';
 import { exploredPaths } from './target.js';
 import { HARD_OFFSET_LIMIT, type Attr } from './walks.js';
 
@@ -169,8 +169,9 @@ function planArbitrary(m: ListModel): fc.Arbitrary<Plan> {
   return fc.record(
     {
       sort: fc.option(fc.record({ attr: fc.constantFrom(...(sortable.length ? sortable : ATTRS)), descending: fc.boolean() }), { nil: undefined, freq: 4 }),
-      // Mostly one term (each term narrows the result; three rarely leave a page to judge).
-      filters: term ? fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant([] as TermPlan[]), weight: 3 }, { arbitrary: term.map((t) => [t]), weight: 4 }, { arbitrary: fc.array(term, { minLength: 2, maxLength: 3 }), weight: 1 }) : fc.constant([] as TermPlan[]),
+      // Mostly one term (each term narrows the result; three rarely leave a page to judge); one
+      // array of one to three, so that shrinking can drop a term.
+      filters: term ? fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant([] as TermPlan[]), weight: 3 }, { arbitrary: fc.array(term, { minLength: 1, maxLength: 3, size: 'xsmall' }), weight: 5 }) : fc.constant([] as TermPlan[]),
       // Mostly short pages: a page's cost grows with its records, and what a page can break
       // (its numbers, its order, its filter, its place) shows on a short one as well.
       limit: fc.oneof(
@@ -206,7 +207,9 @@ function resolvePlan(m: ListModel, plan: Plan, ids: readonly string[], values: R
     : o.kind === 'total' ? count
     : o.kind === 'past' ? count + o.n
     : HARD_OFFSET_LIMIT + 1 + (count > HARD_OFFSET_LIMIT + 1 ? o.n % (count - HARD_OFFSET_LIMIT - 1) : o.n);
-  return offset === undefined ? q : { ...q, offset };
+  if (offset === undefined) return q;
+  // Past the hard limit only where the plan says so: elsewhere an offset the limit refuses tells nothing.
+  return { ...q, offset: m.hardOffsetLimit && o.kind !== 'beyond-hard' && offset > HARD_OFFSET_LIMIT ? offset % (HARD_OFFSET_LIMIT + 1) : offset };
 }
 
 // --- Running it ------------------------------------------------------------------------
@@ -223,10 +226,11 @@ export interface Found {
 }
 
 export interface Exploration {
-  /** Drawn requests, answered and judged, refused (not judged), and not answered (budget, transport). */
+  /** Drawn requests, answered and judged, refused (not judged), not sent (the budget spent), and unanswered (transport). */
   drawn: number;
   judged: number;
   refused: number;
+  notSent: number;
   unanswered: number;
   paths: number;
   seed: number;
@@ -235,7 +239,7 @@ export interface Exploration {
   notes: string[];
 }
 
-const NONE = (notes: string[], seed = 0): Exploration => ({ drawn: 0, judged: 0, refused: 0, unanswered: 0, paths: 0, seed, found: new Map(), notes });
+const NONE = (notes: string[], seed = 0): Exploration => ({ drawn: 0, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: 0, seed, found: new Map(), notes });
 
 /** The operation's exploration, run once per run whichever check asks first. */
 export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
@@ -274,6 +278,8 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
 
     // Every answer is asked for once; shrinking asks only for what the draws did not.
     const answers = new Map<string, Promise<ListPage | undefined>>();
+    /** Drawn requests the budget kept from being sent. */
+    const unsent = new Set<string>();
     let shrinking = false;
     let shrinkSent = 0;
     const ask = (d: Draw): Promise<ListPage | undefined> => {
@@ -286,6 +292,7 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
           (page) => (page.res.status === 429 ? undefined : page),
           (err: unknown) => {
             // The budget spent, or a transport fault the client could not absorb: no answer, no verdict.
+            if (err instanceof CheckSkip) unsent.add(key);
             if (err instanceof CheckSkip || err instanceof SuiteError) return undefined;
             throw err;
           },
@@ -298,12 +305,22 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
 
     const draws = fc.sample(space, { seed, numRuns: n });
     const pages = await Promise.all(draws.map(ask));
-    const x: Exploration = { drawn: draws.length, judged: 0, refused: 0, unanswered: 0, paths: models.length, seed, found: new Map(), notes };
+    // The pages the models were built from are answers too: each is held to its model as well
+    // (reported as read; a traversal's page is not drawn, so not shrunk).
+    const walked: Array<{ d: Draw; page: ListPage }> = [];
+    for (const m of models) {
+      for (const page of m.pages) {
+        const q = queryOfUrl(page.res.exchange.url);
+        if (q) walked.push({ d: { path: m.path, q }, page });
+      }
+    }
+    const x: Exploration = { drawn: draws.length, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: models.length, seed, found: new Map(), notes };
     const counts = new Map<string, number>();
     const broken: Array<{ d: Draw; page: ListPage; dis: Disagreement[] }> = [];
     for (const [i, page] of pages.entries()) {
       if (!page) {
-        x.unanswered++;
+        if (unsent.has(`${draws[i]!.path}?${describeQuery(draws[i]!.q)}`)) x.notSent++;
+        else x.unanswered++;
         continue;
       }
       if (page.res.status !== 200 && page.res.status < 500) x.refused++;
@@ -312,17 +329,23 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       if (dis.length) broken.push({ d: draws[i]!, page, dis });
       for (const id of new Set(dis.map((y) => y.checkId))) counts.set(id, (counts.get(id) ?? 0) + 1);
     }
+    const fromWalks: typeof broken = [];
+    for (const { d, page } of walked) {
+      const dis = judged(d, page);
+      if (dis.length) fromWalks.push({ d, page, dis });
+    }
+    broken.push(...fromWalks);
     if (!broken.length) return x;
 
-    // What rests on the model holds only if the list is still as the model read it: read its
-    // first page once more (not from the memo) and compare the total.
+    // What rests on the model holds only if the list is still as the model read it: read it
+    // once more (not from the memo), its total and its records updated last.
     const stale = new Set<string>();
     if (broken.some((b) => b.dis.some((y) => y.byModel))) {
       for (const m of models) {
-        const now = await totalNow(ctx, e, m.path);
-        if (now !== m.total) {
+        const change = await changedSince(ctx, e, m);
+        if (change) {
           stale.add(m.path);
-          notes.push(`${m.path} changed while the run read it (results.total ${m.total}, now ${now ?? 'unreadable'}): what rests on the records read is not judged`);
+          notes.push(`${m.path} changed while the run read it (${change}): what rests on the records read is not judged`);
         }
       }
     }
@@ -339,11 +362,17 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
         const y = page ? judged(d, page).find((z) => z.checkId === id && holds(d, z)) : undefined;
         return page && y ? { page, y } : undefined;
       };
-      const r = await fc.check(fc.asyncProperty(space, async (d) => (await breaks(d)) === undefined), { seed, numRuns: n });
-      const smallest = r.failed && r.counterexample ? r.counterexample[0] : broken.find((b) => b.dis.some((y) => y.checkId === id))!.d;
-      const hit = await breaks(smallest);
-      if (!hit) continue;
-      x.found.set(id, { draw: smallest, disagreement: hit.y, page: hit.page, drawn: counts.get(id) ?? 0, shrinkRequests: shrinkSent });
+      const r = (counts.get(id) ?? 0) > 0 ? await fc.check(fc.asyncProperty(space, async (d) => (await breaks(d)) === undefined), { seed, numRuns: n }) : undefined;
+      if (r?.failed && r.counterexample) {
+        const hit = await breaks(r.counterexample[0]);
+        if (hit) {
+          x.found.set(id, { draw: r.counterexample[0], disagreement: hit.y, page: hit.page, drawn: counts.get(id)!, shrinkRequests: shrinkSent });
+          continue;
+        }
+      }
+      // Broken by a page of the traversals alone (or shrinking could not confirm it): as read.
+      const first = broken.find((b) => b.dis.some((y) => y.checkId === id && holds(b.d, y)))!;
+      x.found.set(id, { draw: first.d, disagreement: first.dis.find((y) => y.checkId === id && holds(first.d, y))!, page: first.page, drawn: counts.get(id) ?? 0, shrinkRequests: shrinkSent });
     }
     shrinking = false;
     return x;
@@ -356,15 +385,38 @@ function idsOf(m: ListModel): string[] {
   return ids;
 }
 
-/** results.total of the list now: one request, never from the memo. */
-async function totalNow(ctx: CheckContext, e: Endpoint, path: string): Promise<number | undefined> {
-  try {
+/**
+ * How the list differs now from what the model read, or undefined: its total (records created
+ * or deleted), and, where the target sorts by it, the records updated last (a record changed
+ * since, which may now match a filter it did not). Read now, never from the memo; an answer
+ * that cannot be read counts as a change (nothing is reported on a list the suite cannot see).
+ */
+async function changedSince(ctx: CheckContext, e: Endpoint, m: ListModel): Promise<string | undefined> {
+  const read = async (query: Record<string, string | number>): Promise<unknown> => {
     spend(ctx, e);
-    const res = await ctx.request({ method: 'GET', path, query: { 'page[limit]': 1 } });
-    const v = res.status === 200 && res.isJson ? dig(res.json(), 'meta.results.total') : undefined;
-    return typeof v === 'number' ? v : undefined;
+    const res = await ctx.request({ method: 'GET', path: m.path, query });
+    return res.status === 200 && res.isJson ? res.json() : undefined;
+  };
+  try {
+    const total = dig(await read({ 'page[limit]': 1 }), 'meta.results.total');
+    if (total !== m.total) return `results.total ${m.total}, now ${typeof total === 'number' ? total : 'unreadable'}`;
+    if (!m.sortable.updated_at) return undefined;
+    const latest = dig(await read({ sort: '-updated_at', 'page[limit]': 100 }), 'data');
+    if (!Array.isArray(latest)) return undefined;
+    for (const raw of latest) {
+      const id = dig(raw, e.record.id);
+      const updated = dig(raw, e.record.updated_at);
+      const known = m.records.get(String(id));
+      // A window of a list does not hold every record: one it never read says nothing there.
+      if (!known) {
+        if (m.complete) return `a record read now that the model never read: ${String(id)}`;
+        continue;
+      }
+      if (typeof updated === 'string' && known.updated !== instantKey(updated)) return `record ${String(id)} updated since: updated_at ${known.updatedRaw ?? '?'}, now ${updated}`;
+    }
+    return undefined;
   } catch (err) {
-    if (err instanceof CheckSkip || err instanceof SuiteError) return undefined;
+    if (err instanceof CheckSkip || err instanceof SuiteError) return `not read again (${err.message})`;
     throw err;
   }
 }
@@ -372,5 +424,6 @@ async function totalNow(ctx: CheckContext, e: Endpoint, path: string): Promise<n
 /** A one-line account of an exploration, for a check's notes. */
 export function explorationNote(x: Exploration): string {
   if (!x.drawn) return x.notes[0] ?? 'not explored';
-  return `explored: ${x.drawn} drawn request(s) under ${x.paths} path(s), seed ${x.seed}: ${x.judged} judged against the model, ${x.refused} refused (not judged), ${x.unanswered} unanswered${x.notes.length ? `; ${x.notes.join('; ')}` : ''}`;
+  const parents = x.paths > 1 ? ` under ${x.paths} parents` : '';
+  return `explored: ${x.drawn} drawn request(s)${parents}: ${x.judged} judged against the model, ${x.refused} refused (not judged)${x.notSent ? `, ${x.notSent} not sent (the request budget spent)` : ''}${x.unanswered ? `, ${x.unanswered} unanswered` : ''}${x.notes.length ? `; ${x.notes.join('; ')}` : ''}`;
 }

@@ -7,7 +7,6 @@ import type { Endpoint } from '../../lib/catalog.js';
 import { fail } from '../../lib/expect.js';
 import { CheckSkip } from '../../lib/outcome.js';
 import { explore, explorationNote } from './explore.js';
-import { describeQuery } from './model.js';
 import { pagination } from './pages.js';
 
 /** A check of the pagination area: its area is AREA, so the header names it no more. */
@@ -47,14 +46,21 @@ async function runListCheck(c: ListCheck, ctx: CheckContext, e: Endpoint): Promi
   if (f) {
     const d = f.disagreement;
     const path = x.paths > 1 ? ` on ${f.draw.path}` : '';
-    fail(`${d.message}${path} (found by exploration: ${f.drawn} of ${x.drawn} drawn requests broke this rule; shown shrunk to the smallest request that still does, ${describeQuery(f.draw.q)}; seed ${x.seed})`, {
+    // The request shown is the shrunk one: it joins the check's history of exchanges.
+    if (!ctx.exchanges.includes(f.page.res.exchange)) ctx.exchanges.push(f.page.res.exchange);
+    const how = f.drawn
+      ? `found by exploration: ${f.drawn} of ${x.drawn} drawn requests broke this rule; the request is the one fast-check shrank the first of them to${f.shrinkRequests ? ` in ${f.shrinkRequests} more request(s)` : ''}; the run's --seed ${ctx.run.settings.seed} draws them again`
+      : 'found by holding a page of the traversals the model was built from to the model';
+    fail(`${d.message}${path} (${how})`, {
       expected: d.expected,
       actual: d.actual,
       res: f.page.res,
     });
   }
   if (skipped) throw skipped;
-  if (!probes && !x.judged) ctx.skip(`not testable: the exploration judged no answer (${explorationNote(x)})`);
+  // With the fixed probes off, no disagreement proves nothing: the drawn requests may never
+  // have reached this rule (an invalid parameter, a record count the list does not have).
+  if (!probes) ctx.skip(`explore only: no drawn answer broke this rule; the fixed probes that prove it were off (${explorationNote(x)})`);
 }
 
 export function expandListChecks(checks: readonly ListCheck[], endpoints: readonly Endpoint[]): Check[] {

@@ -79,6 +79,8 @@ export interface ListModel {
   digits: number;
   /** What the model could not use, for a note. */
   notes: string[];
+  /** The list pages of the traversals it was built from: they are held to it as drawn answers are. */
+  pages: ListPage[];
 }
 
 /** Why no model could be built for a path (the traversals it rests on failed). */
@@ -167,8 +169,45 @@ export function buildModel(ctx: CheckContext, e: Endpoint, path: string, like?: 
       fresh,
       digits,
       notes,
+      pages: [plain, ...sorted].flatMap((w) => w.pages.filter((p) => p.ok)),
     };
   });
+}
+
+const TERM = /(ge|gt)\((created_at|updated_at|id),(.*?)\)(?::|$)/y;
+
+/**
+ * The request a page answered, read back from its URL, when it lies in the space the model
+ * judges (sort on one attribute either way, ge/gt terms, page[limit], page[offset]); else
+ * undefined.
+ */
+export function queryOfUrl(url: string): ListQuery | undefined {
+  const at = url.indexOf('?');
+  const q: ListQuery = { filters: [] };
+  if (at < 0) return q;
+  for (const part of url.slice(at + 1).split('&')) {
+    const eq = part.indexOf('=');
+    const k = decodeURIComponent(part.slice(0, eq));
+    const v = decodeURIComponent(part.slice(eq + 1));
+    if (k === 'sort') {
+      const attr = v.replace(/^-/, '');
+      if (!(ATTRS as readonly string[]).includes(attr)) return undefined;
+      q.sort = { attr: attr as Attr, descending: v.startsWith('-') };
+    } else if (k === 'filter') {
+      TERM.lastIndex = 0;
+      while (TERM.lastIndex < v.length) {
+        const start = TERM.lastIndex;
+        const m = TERM.exec(v);
+        if (!m || m.index !== start) return undefined;
+        q.filters.push({ op: m[1] as 'ge' | 'gt', attr: m[2] as Attr, value: m[3]! });
+      }
+    } else if (k === 'page[limit]' || k === 'page[offset]') {
+      if (!/^\d+$/.test(v)) return undefined;
+      if (k === 'page[limit]') q.limit = Number(v);
+      else q.offset = Number(v);
+    } else return undefined;
+  }
+  return q;
 }
 
 // --- Prediction ------------------------------------------------------------------------
@@ -269,6 +308,11 @@ function sortRule(q: ListQuery): string {
   return s.descending ? 'list.sort.descending' : `list.sort.${s.attr.replace('_', '-')}`;
 }
 
+/** A record's value of `attr` as the target wrote it (instant keys are the model's, not for people). */
+function shownValue(r: Rec, attr: Attr): string {
+  return (attr === 'id' ? r.id : attr === 'created_at' ? r.createdRaw : r.updatedRaw) ?? '(none)';
+}
+
 function ids(rs: readonly Rec[], max = 6): string {
   const shown = rs.slice(0, max).map((r) => r.id);
   return `${shown.join(', ')}${rs.length > max ? `, … (${rs.length} in all)` : ''}`;
@@ -290,7 +334,8 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage): Disagreement[
   const pastHard = m.hardOffsetLimit && offset > HARD_OFFSET_LIMIT;
   const pastSoft = !m.hardOffsetLimit && offset > HARD_OFFSET_LIMIT;
   if (status >= 500) {
-    const rule = pastHard ? 'list.offset.hard-limit' : pastSoft ? 'list.offset.soft-limit' : q.filters.length ? filterRule(q) : q.sort ? sortRule(q) : limitRule(q);
+    const past = m.complete && offset > 0 && offset >= predict(m, q).selected.length;
+    const rule = pastHard ? 'list.offset.hard-limit' : pastSoft ? 'list.offset.soft-limit' : past ? 'list.meta.past-end' : q.filters.length ? filterRule(q) : q.sort ? sortRule(q) : limitRule(q);
     add(rule, `${asked}: a server error for a request of the legal query space`, 'a list page, or a refusal with a 4xx', `status ${status}`);
     return out;
   }
@@ -383,15 +428,16 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage): Disagreement[
       if (a === undefined || b === undefined) continue;
       const c = cmp(a, b);
       if (descending ? c < 0 : c > 0) {
-        add(sortRule(q), `${asked}: record ${i} of the page is out of order`, `${descending ? 'non-increasing' : 'non-decreasing'} ${attr}`, `${rs[i - 1]!.id} (${attr} ${a}) then ${rs[i]!.id} (${attr} ${b})`);
+        add(sortRule(q), `${asked}: record ${i} of the page is out of order`, `${descending ? 'non-increasing' : 'non-decreasing'} ${attr}`, `${rs[i - 1]!.id} (${attr} ${shownValue(rs[i - 1]!, attr)}) then ${rs[i]!.id} (${attr} ${shownValue(rs[i]!, attr)})`);
         break;
       }
     }
   }
 
   // Record by record, where the model knows which records stand at these positions (up to the
-  // order of ties): a sorted request on a list it holds, no record newer than the horizon.
-  if (q.sort && !moved && !p.opaque) {
+  // order of ties): a sorted request on a list it holds, no record newer than the horizon. Not
+  // where the page already broke the filter or the order: that is the cause, named above.
+  if (q.sort && !moved && !p.opaque && !out.some((d) => d.checkId.startsWith('list.filter.') || d.checkId.startsWith('list.sort.'))) {
     const attr = q.sort.attr;
     const upto = Math.min(offset + n, p.exact, p.selected.length);
     const groups = new Map<string, Set<string>>();
@@ -407,8 +453,10 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage): Disagreement[
       const k = String(value(at, attr));
       if (groups.get(k)!.has(got.id) && String(value(got, attr)) === k) continue;
       const lost = p.selected.slice(offset, upto).filter((r) => !rs.some((x) => x.id === r.id));
-      const rule = q.filters.length && rs.every((r) => q.filters.every((t) => satisfies(m, r, t) !== false)) && lost.length ? filterRule(q) : 'list.offset.records';
-      add(rule, `${asked}: record ${i} of the ${q.filters.length ? 'filtered ' : ''}listing is not the one the model predicts`, `at position ${i}: ${at.id} (${attr} ${value(at, attr)})${groups.get(k)!.size > 1 ? ` or another of the ${groups.get(k)!.size} records tied with it` : ''}${lost.length ? `; missing from the page: ${ids(lost)}` : ''}`, `${got.id} (${attr} ${value(got, attr)})`, true);
+      // Under a filter, records of the selection missing: the filter lost them; else the records
+      // at an offset are not those the offset names; at offset 0, the sort put others first.
+      const rule = q.filters.length && lost.length ? filterRule(q) : offset > 0 ? 'list.offset.records' : sortRule(q);
+      add(rule, `${asked}: record ${i} of the ${q.filters.length ? 'filtered ' : ''}listing is not the one the model predicts`, `at position ${i}: ${at.id} (${attr} ${shownValue(at, attr)})${groups.get(k)!.size > 1 ? ` or another of the ${groups.get(k)!.size} records tied with it` : ''}${lost.length ? `; missing from the page: ${ids(lost)}` : ''}`, `${got.id} (${attr} ${shownValue(got, attr)})`, true);
       break;
     }
   }

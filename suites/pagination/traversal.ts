@@ -44,7 +44,11 @@ function keysetCheck(attr: Attr): ListCheck {
       }
       const inside = inWindow([byOffset, keyset], attr);
       const ok = comparable(ctx, byOffset.records, attr);
-      const pick = (w: Walk) => uniqueById(w.records.filter((r) => ok(r) && inside(r)));
+      // A record changed while the walks read it (read newer than the horizon by one of them, or
+      // with another value of attr) sits elsewhere in one than in the other: left out of both.
+      const before = new Map(byOffset.records.map((r) => [r.id, value(r, attr)]));
+      const moved = new Set([...byOffset.records, ...keyset.records].filter((r) => !ok(r) || (before.has(r.id) && before.get(r.id) !== value(r, attr))).map((r) => r.id));
+      const pick = (w: Walk) => uniqueById(w.records.filter((r) => ok(r) && inside(r) && !moved.has(r.id)));
       const fromOffset = pick(byOffset);
       const fromKeyset = pick(keyset);
       if (fromOffset.size === 0) ctx.skipForRecords(`needs records created before the run, found none (offset traversal ${byOffset.stop})`, uniqueById(byOffset.records).size);

@@ -100,7 +100,11 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
     /** Takes the page at `offset` into the walk; the next offset, or undefined when the walk ended. */
     const take = (page: ListPage, offset: number): number | undefined => {
       walk.pages.push(page);
-      if (!page.ok && offset > HARD_OFFSET_LIMIT && page.res.status >= 400 && page.res.status < 500) {
+      // On a list with the hard limit, a page that would reach past record 10,000 may be refused
+      // too (a store that bounds offset + limit, as search engines do): the limit is stated in
+      // records, and what a target answers at its edge is not.
+      const atLimit = offset > HARD_OFFSET_LIMIT || (e.hardOffsetLimit && offset + PAGE > HARD_OFFSET_LIMIT);
+      if (!page.ok && atLimit && page.res.status >= 400 && page.res.status < 500) {
         // Past the soft offset limit the contract does not say what happens: a refusal there
         // ends the walk, unfinished, and is no failure.
         walk.stop = `stopped past the soft offset limit: offset ${offset} answered ${page.res.status} after ${walk.records.length} records`;
@@ -229,9 +233,12 @@ async function keysetSegment(ctx: CheckContext, e: Endpoint, path: string, attr:
     seg.pages.push(page);
     if (!page.ok) return Object.assign(seg, { ended: 'broken', message: `a keyset page answered ${page.res.status} without a list` });
     if (page.records.length === 0) return Object.assign(seg, { ended: 'end' });
-    const fresh = page.records.filter((r) => !seen.has(r.id));
+    // A record met again with another value was changed meanwhile (by updated_at, the contract
+    // says a record can come twice so): it is news, not a page that does not advance.
+    const seenAs = (r: Rec): string => `${r.id}\u0000${value(r, attr) ?? ''}`;
+    const fresh = page.records.filter((r) => !seen.has(seenAs(r)));
     seg.records.push(...page.records);
-    for (const r of fresh) seen.add(r.id);
+    for (const r of fresh) seen.add(seenAs(r));
     const last = page.records.at(-1)!;
     const lastRaw = raw(last, attr);
     const lastValue = value(last, attr);
