@@ -155,7 +155,7 @@ function planArbitrary(m: ListModel): fc.Arbitrary<Plan> {
   const sortable = ATTRS.filter((a) => m.sortable[a]);
   const filterable = ATTRS.filter((a) => (a === 'id' ? m.idOrder !== undefined && m.records.size > 0 : [...m.records.values()].some((r) => (a === 'created_at' ? r.created : r.updated) !== undefined)));
   const term: fc.Arbitrary<TermPlan> | undefined = filterable.length
-    ? fc.record({ op: fc.constantFrom('ge' as const, 'gt' as const), attr: fc.constantFrom(...filterable), place: fc.constantFrom(...PLACES), index: fc.nat(), spelling: fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant('utc' as const), weight: 2 }, { arbitrary: fc.constant('offset' as const), weight: 2 }, fc.constant('own' as const)), zone: fc.nat() })
+    ? fc.record({ op: fc.constantFrom('ge' as const, 'gt' as const), attr: fc.constantFrom(...filterable), place: fc.oneof({ arbitrary: fc.constant<Place>('record'), weight: 2 }, { arbitrary: fc.constantFrom(...PLACES.filter((p) => p !== 'record')), weight: 7 }), index: fc.nat(), spelling: fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant('utc' as const), weight: 2 }, { arbitrary: fc.constant('offset' as const), weight: 2 }, fc.constant('own' as const)), zone: fc.nat() })
     : undefined;
   const offsets: Array<fc.Arbitrary<OffsetPlan>> = [
     fc.constant({ kind: 'absent' as const }),
