@@ -38,7 +38,7 @@ Lists:
   --explore N           requests drawn at random per list operation, and values drawn for
                         key creation, each judged against a model of the list; a
                         disagreement is shrunk by fast-check; --seed draws them again
-                        (default 24; 0: off; env CONFORMANCE_EXPLORE)
+                        (default 20; 0: off; env CONFORMANCE_EXPLORE)
   --explore-only        the list checks judge only the drawn requests (their fixed probes
                         off, so a list check with no disagreement skips): how far the
                         exploration reaches alone; not with --certify (env

@@ -88,7 +88,7 @@ export const DEFAULT_CONCURRENCY = 64;
  * Requests drawn for each list operation by default (--explore), besides what shrinking a
  * disagreement takes; key creation draws a share of it (suites/create-application-key).
  */
-export const DEFAULT_EXPLORE = 24;
+export const DEFAULT_EXPLORE = 20;
 
 /** The settings a file, the environment or flags may give, by their key (the flag is --KEY). */
 const KEYS = {

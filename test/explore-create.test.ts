@@ -28,7 +28,8 @@ describe('the share of --explore', () => {
   it('is off at 0 or absent, and modest at the default 24', () => {
     expect(explorationShare(0)).toBeUndefined();
     expect(explorationShare(undefined)).toBeUndefined();
-    expect(explorationShare(24)).toEqual({ names: 12, rateLimits: 6, groups: 1 });
+    expect(explorationShare(20)).toEqual({ names: 12, rateLimits: 5, groups: 1 });
+    expect(explorationShare(24)).toEqual({ names: 15, rateLimits: 6, groups: 1 });
     expect(explorationShare(1)).toEqual({ names: 1, rateLimits: 1, groups: 1 });
   });
 
@@ -81,7 +82,7 @@ describe('replay: one seed, one draw', () => {
     expect(ra.evidence?.actual).toBe(rb.evidence?.actual);
     // The summary names the seed and a digest of what was drawn.
     for (const id of IDS) expect(c.results.get(id)!.notes?.find((n) => n.includes('drawn'))).toBe(d.results.get(id)!.notes?.find((n) => n.includes('drawn')));
-    expect(c.results.get('create.name.verbatim')!.notes!.join('\n')).toMatch(new RegExp(`names: 12 drawn \\(seed ${SEED + 1}, draw [0-9a-f]{8}\\)`));
+    expect(c.results.get('create.name.verbatim')!.notes!.join('\n')).toMatch(new RegExp(`names: 15 drawn \\(seed ${SEED + 1}, draw [0-9a-f]{8}\\)`));
   });
 });
 

@@ -8,7 +8,7 @@ import type { CheckResult } from '../lib/check.js';
 import { HttpResponse } from '../lib/http.js';
 import { FAULTS } from '../server/index.js';
 import { isoAt } from '../suites/pagination/explore.js';
-import { judge, predict, type ListModel, type ListQuery } from '../suites/pagination/model.js';
+import { judge, predict, queryOfUrl, type ListModel, type ListQuery } from '../suites/pagination/model.js';
 import { instantKey, type ListPage, type Rec } from '../suites/pagination/pages.js';
 import { plainOrder } from '../suites/pagination/walks.js';
 import { listChecks } from '../suites/index.js';
@@ -156,6 +156,19 @@ describe('--explore-only', () => {
       expect(r.outcome, r.id).toBe('skip');
       expect(r.reason).toMatch(/^explore only: no drawn answer broke this rule/);
     }
+  });
+});
+
+describe('a traversal page read back as a request', () => {
+  it('gives the query the model judges it by, or nothing when it lies outside that space', () => {
+    expect(queryOfUrl('http://t/v2/orders?sort=-updated_at&filter=ge(created_at%2C2026-01-01T00:00:00%2B05:30):gt(id,abc)&page[limit]=100&page[offset]=200')).toEqual({
+      sort: { attr: 'updated_at', descending: true },
+      filters: [{ op: 'ge', attr: 'created_at', value: '2026-01-01T00:00:00+05:30' }, { op: 'gt', attr: 'id', value: 'abc' }],
+      limit: 100,
+      offset: 200,
+    });
+    expect(queryOfUrl('http://t/v2/orders')).toEqual({ filters: [] });
+    for (const url of ['http://t/x?sort=name', 'http://t/x?filter=eq(id,1)', 'http://t/x?page[limit]=abc', 'http://t/x?include=all']) expect(queryOfUrl(url), url).toBeUndefined();
   });
 });
 

@@ -101,7 +101,7 @@ describe('a replay reproduces the outcome', () => {
     const run = await cli(['--check', 'list.limit.default', '--operation', 'accounts', '--seed', '5', '--report-dir', dir], { env: { CONFORMANCE_DEFAULT_PAGE_LENGTH: '20', CONFORMANCE_TIMEOUT_MS: '4000' } });
     expect(run.code, run.stdout + run.stderr).toBe(1);
     const failed = readReport(dir).results.find((x) => x.outcome === 'fail')!;
-    expect(failed.replay).toBe('npx conformance --check list.limit.default --operation accounts --seed 5 --timeout 4000 --max-body-bytes 16777216 --request-budget 1000 --time-buffer 60 --explore 24 --default-page-length 20');
+    expect(failed.replay).toBe('npx conformance --check list.limit.default --operation accounts --seed 5 --timeout 4000 --max-body-bytes 16777216 --request-budget 1000 --time-buffer 60 --explore 20 --default-page-length 20');
     expect(run.stdout).toContain(`replay:   ${failed.replay}`);
     // Without the setting the same check passes: it is the setting the replay had to carry.
     const [again, without] = await Promise.all([replay(failed.replay!), replay(failed.replay!.replace(' --default-page-length 20', ''))]);
@@ -118,7 +118,7 @@ describe('a replay reproduces the outcome', () => {
       const run = await cli(['--config', 'ci.yaml', '--check', 'create.valid.201', '--seed', '8', '--report-dir', dir], { cwd });
       expect(run.code, run.stdout + run.stderr).toBe(1);
       const failed = readReport(dir).results.find((x) => x.outcome === 'fail')!;
-      expect(failed.replay).toBe(`npx conformance --config ${join(cwd, 'ci.yaml')} --check create.valid.201 --seed 8 --base-url ${server.url} --timeout 3000 --max-body-bytes 16777216 --explore 24 --strict`);
+      expect(failed.replay).toBe(`npx conformance --config ${join(cwd, 'ci.yaml')} --check create.valid.201 --seed 8 --base-url ${server.url} --timeout 3000 --max-body-bytes 16777216 --explore 20 --strict`);
       expect(`${run.stdout}${readFileSync(join(dir, 'results.json'), 'utf8')}`).not.toContain(TOKEN);
       // From another directory, with an empty environment: the file gives the token.
       const again = await replay(failed.replay!);

@@ -16,7 +16,7 @@ import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { CheckSkip, SuiteError } from '../../lib/outcome.js';
 import { hash32 } from '../../lib/random.js';
-import { ATTRS, buildModel, describeQuery, judge, NoModel, paramsOf, predict, queryOfUrl, type Disagreement, type ListModel, type ListQuery, type Term } from './model.js';
+import { ATTRS, buildModel, describeQuery, judge, NoModel, paramsOf, predictor, queryOfUrl, type Disagreement, type ListModel, type ListQuery, type Prediction, type Term } from './model.js';
 import { dig, instantKey, readExploredPage, spend, type ListPage } from './pages.js';
 import { exploredPaths } from './target.js';
 import { HARD_OFFSET_LIMIT, type Attr } from './walks.js';
@@ -190,7 +190,7 @@ function planArbitrary(m: ListModel): fc.Arbitrary<Plan> {
 }
 
 /** The concrete request of a plan: values from the model's records, offsets from its counts. */
-function resolvePlan(m: ListModel, plan: Plan, ids: readonly string[], values: Record<'created_at' | 'updated_at', Array<{ ps: bigint; raw: string }>>): ListQuery {
+function resolvePlan(m: ListModel, plan: Plan, ids: readonly string[], values: Record<'created_at' | 'updated_at', Array<{ ps: bigint; raw: string }>>, predicted: (q: ListQuery) => Prediction): ListQuery {
   const filters: Term[] = [];
   for (const t of plan.filters) {
     const value = termValue(m, t, ids, values);
@@ -198,7 +198,7 @@ function resolvePlan(m: ListModel, plan: Plan, ids: readonly string[], values: R
   }
   const q: ListQuery = { ...(plan.sort ? { sort: plan.sort } : {}), filters, ...(plan.limit !== undefined ? { limit: plan.limit } : {}) };
   const limit = Math.min(100, plan.limit ?? m.defaultLength);
-  const count = predict(m, q).selected.length;
+  const count = predicted(q).selected.length;
   const o = plan.offset;
   const offset = o.kind === 'absent' ? undefined
     : o.kind === 'zero' ? 0
@@ -268,11 +268,11 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       }
     }
     if (!models.length) return NONE(notes, seed);
-    const context = new Map(models.map((m) => [m.path, { m, ids: idsOf(m), values: { created_at: valuesOf(m, 'created_at'), updated_at: valuesOf(m, 'updated_at') } }]));
+    const context = new Map(models.map((m) => [m.path, { m, ids: idsOf(m), values: { created_at: valuesOf(m, 'created_at'), updated_at: valuesOf(m, 'updated_at') }, predicted: predictor(m) }]));
     const space: fc.Arbitrary<Draw> = fc.oneof(
       ...models.map((m) => {
         const c = context.get(m.path)!;
-        return planArbitrary(m).map((plan): Draw => ({ path: m.path, q: resolvePlan(m, plan, c.ids, c.values) }));
+        return planArbitrary(m).map((plan): Draw => ({ path: m.path, q: resolvePlan(m, plan, c.ids, c.values, c.predicted) }));
       }),
     );
 
@@ -301,7 +301,10 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       }
       return a;
     };
-    const judged = (d: Draw, page: ListPage): Disagreement[] => judge(context.get(d.path)!.m, d.q, page);
+    const judged = (d: Draw, page: ListPage): Disagreement[] => {
+      const c = context.get(d.path)!;
+      return judge(c.m, d.q, page, c.predicted);
+    };
 
     const draws = fc.sample(space, { seed, numRuns: n });
     const pages = await Promise.all(draws.map(ask));

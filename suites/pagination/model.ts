@@ -224,11 +224,20 @@ function termKey(t: Term): string | undefined {
 
 /** Whether `r` satisfies `t`; undefined when `r` has no value to compare. */
 export function satisfies(m: ListModel, r: Rec, t: Term): boolean | undefined {
-  const x = value(r, t.attr);
+  return tester(m, t)(r);
+}
+
+/** satisfies for one term, its value read once (a prediction asks it of every record). */
+function tester(m: ListModel, t: Term): (r: Rec) => boolean | undefined {
   const v = termKey(t);
-  if (x === undefined || v === undefined) return undefined;
-  const c = comparator(m, t.attr)(x, v);
-  return t.op === 'ge' ? c >= 0 : c > 0;
+  const cmp = comparator(m, t.attr);
+  const ge = t.op === 'ge';
+  return (r) => {
+    const x = value(r, t.attr);
+    if (x === undefined || v === undefined) return undefined;
+    const c = cmp(x, v);
+    return ge ? c >= 0 : c > 0;
+  };
 }
 
 export interface Prediction {
@@ -241,15 +250,42 @@ export interface Prediction {
   high: number;
   /** The answer cannot be predicted record by record (a record the filter or sort cannot read). */
   opaque: boolean;
+  /** The ids of `selected`, made when first asked for. */
+  ids?: Set<string>;
+}
+
+/** What a prediction depends on: the sort and the filter (page[limit] and page[offset] only cut it). */
+export function selectionKey(q: ListQuery): string {
+  return describeQuery({ ...(q.sort ? { sort: q.sort } : {}), filters: q.filters });
+}
+
+/**
+ * predict, once per selection (sort and filter) while it is in use: a traversal's pages share
+ * one, and a prediction costs a pass over the model's records and a sort. At most a few are
+ * kept (a list of a million records holds tens of thousands in each), and all are dropped with
+ * the exploration, so a run's memory stays set by its budget.
+ */
+export function predictor(m: ListModel, keep = 4): (q: ListQuery) => Prediction {
+  const made = new Map<string, Prediction>();
+  return (q) => {
+    const key = selectionKey(q);
+    let p = made.get(key);
+    if (!p) {
+      if (made.size >= keep) made.clear();
+      made.set(key, (p = predict(m, q)));
+    }
+    return p;
+  };
 }
 
 export function predict(m: ListModel, q: ListQuery): Prediction {
   let opaque = false;
   const selected: Rec[] = [];
+  const tests = q.filters.map((t) => tester(m, t));
   for (const r of m.records.values()) {
     let take = true;
-    for (const t of q.filters) {
-      const s = satisfies(m, r, t);
+    for (const test of tests) {
+      const s = test(r);
       if (s === undefined) opaque = true;
       if (!s) take = false;
     }
@@ -323,7 +359,7 @@ function ids(rs: readonly Rec[], max = 6): string {
  * each under the check of its rule; an empty list where the answer agrees, or where nothing can
  * be judged of it (a refusal of a request the target does not support, a 429).
  */
-export function judge(m: ListModel, q: ListQuery, page: ListPage): Disagreement[] {
+export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q: ListQuery) => Prediction = (x) => predict(m, x)): Disagreement[] {
   const out: Disagreement[] = [];
   const add = (checkId: string, message: string, expected: string, actual: string, byModel = false): void => {
     out.push({ checkId, message, expected, actual, byModel });
@@ -334,7 +370,7 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage): Disagreement[
   const pastHard = m.hardOffsetLimit && offset > HARD_OFFSET_LIMIT;
   const pastSoft = !m.hardOffsetLimit && offset > HARD_OFFSET_LIMIT;
   if (status >= 500) {
-    const past = m.complete && offset > 0 && offset >= predict(m, q).selected.length;
+    const past = m.complete && offset > 0 && offset >= predicted(q).selected.length;
     const rule = pastHard ? 'list.offset.hard-limit' : pastSoft ? 'list.offset.soft-limit' : past ? 'list.meta.past-end' : q.filters.length ? filterRule(q) : q.sort ? sortRule(q) : limitRule(q);
     add(rule, `${asked}: a server error for a request of the legal query space`, 'a list page, or a refusal with a 4xx', `status ${status}`);
     return out;
@@ -379,7 +415,7 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage): Disagreement[
   }
 
   // results.total, against the model: exact where it knows every record the request selects.
-  const p = predict(m, q);
+  const p = predicted(q);
   const unknownIds = rs.filter((r) => !m.records.has(r.id));
   const changed = rs.filter((r) => {
     const k = m.records.get(r.id);
@@ -413,7 +449,8 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage): Disagreement[
   const twice = rs.filter((r) => (seen.has(r.id) ? true : (seen.add(r.id), false)));
   if (twice.length) add('list.offset.traversal', `${asked}: a page holds a record twice`, 'every record once', `twice: ${ids(twice)}`);
   for (const t of q.filters) {
-    const wrong = rs.filter((r) => satisfies(m, r, t) === false);
+    const test = tester(m, t);
+    const wrong = rs.filter((r) => test(r) === false);
     if (wrong.length) {
       const r = wrong[0]!;
       add(`list.filter.${t.op}`, `${asked}: records that do not match ${t.op}(${t.attr},${t.value})`, `only records with ${t.attr} ${t.op === 'ge' ? '≥' : '>'} ${t.value}`, `${wrong.length} record(s), e.g. ${r.id} with ${t.attr} ${t.attr === 'id' ? r.id : t.attr === 'created_at' ? r.createdRaw : r.updatedRaw}`);
@@ -440,23 +477,20 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage): Disagreement[
   if (q.sort && !moved && !p.opaque && !out.some((d) => d.checkId.startsWith('list.filter.') || d.checkId.startsWith('list.sort.'))) {
     const attr = q.sort.attr;
     const upto = Math.min(offset + n, p.exact, p.selected.length);
-    const groups = new Map<string, Set<string>>();
-    for (const r of p.selected) {
-      const k = String(value(r, attr));
-      let g = groups.get(k);
-      if (!g) groups.set(k, (g = new Set()));
-      g.add(r.id);
-    }
+    // A record of the selection with the value the prediction has at that position: the right
+    // record, or one tied with it.
+    const chosen = (r: Rec): boolean => (p.ids ??= new Set(p.selected.map((x) => x.id))).has(r.id);
     for (let i = offset; i < upto; i++) {
       const got = rs[i - offset]!;
       const at = p.selected[i]!;
-      const k = String(value(at, attr));
-      if (groups.get(k)!.has(got.id) && String(value(got, attr)) === k) continue;
+      const k = value(at, attr);
+      if (value(got, attr) === k && chosen(got)) continue;
+      const tied = p.selected.filter((r) => value(r, attr) === k).length;
       const lost = p.selected.slice(offset, upto).filter((r) => !rs.some((x) => x.id === r.id));
       // Under a filter, records of the selection missing: the filter lost them; else the records
       // at an offset are not those the offset names; at offset 0, the sort put others first.
       const rule = q.filters.length && lost.length ? filterRule(q) : offset > 0 ? 'list.offset.records' : sortRule(q);
-      add(rule, `${asked}: record ${i} of the ${q.filters.length ? 'filtered ' : ''}listing is not the one the model predicts`, `at position ${i}: ${at.id} (${attr} ${shownValue(at, attr)})${groups.get(k)!.size > 1 ? ` or another of the ${groups.get(k)!.size} records tied with it` : ''}${lost.length ? `; missing from the page: ${ids(lost)}` : ''}`, `${got.id} (${attr} ${shownValue(got, attr)})`, true);
+      add(rule, `${asked}: record ${i} of the ${q.filters.length ? 'filtered ' : ''}listing is not the one the model predicts`, `at position ${i}: ${at.id} (${attr} ${shownValue(at, attr)})${tied > 1 ? ` or another of the ${tied} records tied with it` : ''}${lost.length ? `; missing from the page: ${ids(lost)}` : ''}`, `${got.id} (${attr} ${shownValue(got, attr)})`, true);
       break;
     }
   }
