@@ -28,8 +28,8 @@ describe('the share of --explore', () => {
   it('is off at 0 or absent, and modest at the default 24', () => {
     expect(explorationShare(0)).toBeUndefined();
     expect(explorationShare(undefined)).toBeUndefined();
-    expect(explorationShare(20)).toEqual({ names: 12, rateLimits: 5, groups: 1 });
-    expect(explorationShare(24)).toEqual({ names: 15, rateLimits: 6, groups: 1 });
+    expect(explorationShare(20)).toEqual({ names: 12, rateLimits: 3, groups: 1 });
+    expect(explorationShare(24)).toEqual({ names: 15, rateLimits: 3, groups: 1 });
     expect(explorationShare(1)).toEqual({ names: 1, rateLimits: 1, groups: 1 });
   });
 

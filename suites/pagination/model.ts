@@ -79,7 +79,7 @@ export interface ListModel {
   digits: number;
   /** What the model could not use, for a note. */
   notes: string[];
-  /** The list pages of the traversals it was built from: they are held to it as drawn answers are. */
+  /** Pages of the traversals it was built from (the first four and the last two of each): held to it as drawn answers are. */
   pages: ListPage[];
 }
 
@@ -169,7 +169,12 @@ export function buildModel(ctx: CheckContext, e: Endpoint, path: string, like?: 
       fresh,
       digits,
       notes,
-      pages: [plain, ...sorted].flatMap((w) => w.pages.filter((p) => p.ok)),
+      // A long traversal's middle pages are alike: its first ones (where a tie is split) and its
+      // end are held to the model, as many as a short list has.
+      pages: [plain, ...sorted].flatMap((w) => {
+        const ok = w.pages.filter((p) => p.ok);
+        return ok.length <= 6 ? ok : [...ok.slice(0, 4), ...ok.slice(-2)];
+      }),
     };
   });
 }
