@@ -283,32 +283,51 @@ export function predictor(m: ListModel, keep = 4): (q: ListQuery) => Prediction 
   };
 }
 
+/** The records with a value of `attr`, in its ascending order, and those without one: once per model. */
+const orders = new WeakMap<ListModel, Partial<Record<Attr, { sorted: Rec[]; missing: Rec[] }>>>();
+
+function inOrder(m: ListModel, attr: Attr): { sorted: Rec[]; missing: Rec[] } {
+  let byAttr = orders.get(m);
+  if (!byAttr) orders.set(m, (byAttr = {}));
+  let o = byAttr[attr];
+  if (!o) {
+    const cmp = comparator(m, attr);
+    const all = [...m.records.values()];
+    const sorted = all.filter((r) => value(r, attr) !== undefined).sort((a, b) => cmp(value(a, attr)!, value(b, attr)!));
+    byAttr[attr] = o = { sorted, missing: all.filter((r) => value(r, attr) === undefined) };
+  }
+  return o;
+}
+
 export function predict(m: ListModel, q: ListQuery): Prediction {
   let opaque = false;
-  const selected: Rec[] = [];
   const tests = q.filters.map((t) => tester(m, t));
-  for (const r of m.records.values()) {
+  const matches = (r: Rec): boolean => {
     let take = true;
     for (const test of tests) {
       const s = test(r);
       if (s === undefined) opaque = true;
       if (!s) take = false;
     }
-    if (take) selected.push(r);
-  }
+    return take;
+  };
+  let selected: Rec[];
   let exact = 0;
   if (q.sort) {
     const { attr, descending } = q.sort;
     const cmp = comparator(m, attr);
-    if (selected.some((r) => value(r, attr) === undefined)) opaque = true;
-    const sortable = selected.filter((r) => value(r, attr) !== undefined);
-    sortable.sort((a, b) => cmp(value(a, attr)!, value(b, attr)!));
-    if (descending) sortable.reverse();
-    selected.splice(0, selected.length, ...sortable);
+    // The model's records in that order, once; a prediction only filters them.
+    const { sorted, missing } = inOrder(m, attr);
+    if (missing.some(matches)) opaque = true;
+    selected = sorted.filter(matches);
+    if (descending) selected.reverse();
     const bound = m.known[attr];
     if (bound === undefined) exact = selected.length;
     else if (bound !== null && !descending) exact = selected.findIndex((r) => cmp(value(r, attr)!, bound) >= 0);
     if (exact < 0) exact = selected.length;
+  } else {
+    selected = [];
+    for (const r of m.records.values()) if (matches(r)) selected.push(r);
   }
   const freshMatching = selected.filter((r) => m.fresh.has(r.id)).length;
   const unknown = Math.max(0, m.total - m.records.size);
