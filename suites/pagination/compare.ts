@@ -21,11 +21,17 @@ export const WAIVED = 'time buffer waived: fewer than 3 records are older than i
  * are compared instead, and the check says so in a note.
  */
 export function comparable(ctx: CheckContext, records: readonly Rec[], attr?: Attr): (r: Rec) => boolean {
+  const { old, waived } = horizon(ctx, records, attr);
+  if (waived && !ctx.notes.includes(WAIVED)) ctx.note(WAIVED);
+  return old;
+}
+
+/** comparable's rule without its note: which records are older than the horizon, and whether the buffer was waived. */
+export function horizon(ctx: CheckContext, records: readonly Rec[], attr?: Attr): { old: (r: Rec) => boolean; waived: boolean } {
   const { startedAt, timeBufferMs } = pagination(ctx);
   const buffered = olderThan(startedAt - timeBufferMs, attr);
-  if (timeBufferMs === 0 || records.filter(buffered).length >= 3) return buffered;
-  if (!ctx.notes.includes(WAIVED)) ctx.note(WAIVED);
-  return olderThan(startedAt, attr);
+  if (timeBufferMs === 0 || records.filter(buffered).length >= 3) return { old: buffered, waived: false };
+  return { old: olderThan(startedAt, attr), waived: true };
 }
 
 /**

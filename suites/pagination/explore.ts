@@ -16,8 +16,8 @@ import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { CheckSkip, SuiteError } from '../../lib/outcome.js';
 import { hash32 } from '../../lib/random.js';
-import { ATTRS, buildModel, describeQuery, judge, NoModel, paramsOf, predictor, queryOfUrl, type Disagreement, type ListModel, type ListQuery, type Prediction, type Term } from './model.js';
-import { dig, instantKey, readExploredPage, spend, type ListPage } from './pages.js';
+import { ATTRS, buildModel, describeQuery, inOrder, judge, NoModel, paramsOf, predictor, queryOfUrl, type Disagreement, type ListModel, type ListQuery, type Prediction, type Term } from './model.js';
+import { dig, readExploredPage, spend, toRec, type ListPage } from './pages.js';
 import { exploredPaths } from './target.js';
 import { HARD_OFFSET_LIMIT, type Attr } from './walks.js';
 
@@ -91,17 +91,22 @@ export interface Draw {
   q: ListQuery;
 }
 
-/** The values of `attr` the model knows, sorted as instants (picoseconds), with a spelling the target used for each. */
+/**
+ * The distinct values of `attr` the model knows, in time order (the model's own order of its
+ * records), each with a spelling the target used for it; picoseconds are read only for the few
+ * values a draw uses.
+ */
 function valuesOf(m: ListModel, attr: 'created_at' | 'updated_at'): Array<{ ps: bigint; raw: string }> {
-  const byKey = new Map<string, string>();
-  for (const r of m.records.values()) {
-    const key = attr === 'created_at' ? r.created : r.updated;
+  const out: Array<{ ps: bigint; raw: string }> = [];
+  let last: string | undefined;
+  for (const r of inOrder(m, attr).sorted) {
+    const key = attr === 'created_at' ? r.created! : r.updated!;
     const raw = attr === 'created_at' ? r.createdRaw : r.updatedRaw;
-    if (key !== undefined && raw !== undefined && !byKey.has(key)) byKey.set(key, raw);
+    if (key === last || raw === undefined) continue;
+    last = key;
+    out.push({ raw, get ps(): bigint { return psOf(key); } });
   }
-  // Instant keys are fixed width: their string order is time order. The picoseconds are read
-  // only for the few values a draw uses.
-  return [...byKey.keys()].sort().map((k) => ({ raw: byKey.get(k)!, get ps(): bigint { return psOf(k); } }));
+  return out;
 }
 
 /** A filter value for `plan`, from the model's records. */
@@ -270,7 +275,7 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       }
     }
     if (!models.length) return NONE(notes, seed);
-    const context = new Map(models.map((m) => [m.path, { m, ids: idsOf(m), values: { created_at: valuesOf(m, 'created_at'), updated_at: valuesOf(m, 'updated_at') }, predicted: predictor(m) }]));
+    const context = new Map(models.map((m) => [m.path, { m, ids: inOrder(m, 'id').sorted.map((r) => r.id), values: { created_at: valuesOf(m, 'created_at'), updated_at: valuesOf(m, 'updated_at') }, predicted: predictor(m) }]));
     const space: fc.Arbitrary<Draw> = fc.oneof(
       ...models.map((m) => {
         const c = context.get(m.path)!;
@@ -284,8 +289,9 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     const unsent = new Set<string>();
     let shrinking = false;
     let shrinkSent = 0;
+    const keyOf = (d: Draw): string => `${d.path}?${describeQuery(d.q)}`;
     const ask = (d: Draw): Promise<ListPage | undefined> => {
-      const key = `${d.path}?${describeQuery(d.q)}`;
+      const key = keyOf(d);
       let a = answers.get(key);
       if (!a) {
         if (shrinking && shrinkSent >= SHRINK_REQUESTS) return Promise.resolve(undefined);
@@ -324,7 +330,7 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     const broken: Array<{ d: Draw; page: ListPage; dis: Disagreement[] }> = [];
     for (const [i, page] of pages.entries()) {
       if (!page) {
-        if (unsent.has(`${draws[i]!.path}?${describeQuery(draws[i]!.q)}`)) x.notSent++;
+        if (unsent.has(keyOf(draws[i]!))) x.notSent++;
         else x.unanswered++;
         continue;
       }
@@ -384,11 +390,6 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
   });
 }
 
-function idsOf(m: ListModel): string[] {
-  const ids = [...m.records.keys()];
-  if (m.idOrder) ids.sort(m.idOrder as (a: string, b: string) => number);
-  return ids;
-}
 
 /**
  * How the list differs now from what the model read, or undefined: its total (records created
@@ -409,15 +410,14 @@ async function changedSince(ctx: CheckContext, e: Endpoint, m: ListModel): Promi
     const latest = dig(await read({ sort: '-updated_at', 'page[limit]': 100 }), 'data');
     if (!Array.isArray(latest)) return undefined;
     for (const raw of latest) {
-      const id = dig(raw, e.record.id);
-      const updated = dig(raw, e.record.updated_at);
-      const known = m.records.get(String(id));
+      const r = toRec(raw, e);
+      const known = m.records.get(r.id);
       // A window of a list does not hold every record: one it never read says nothing there.
       if (!known) {
-        if (m.complete) return `a record read now that the model never read: ${String(id)}`;
+        if (m.complete) return `a record read now that the model never read: ${r.id}`;
         continue;
       }
-      if (typeof updated === 'string' && known.updated !== instantKey(updated)) return `record ${String(id)} updated since: updated_at ${known.updatedRaw ?? '?'}, now ${updated}`;
+      if (r.updatedRaw !== undefined && known.updated !== r.updated) return `record ${r.id} updated since: updated_at ${known.updatedRaw ?? '?'}, now ${r.updatedRaw}`;
     }
     return undefined;
   } catch (err) {

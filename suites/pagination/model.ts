@@ -14,7 +14,8 @@
 // withdrawn for an answer that shows the list has changed since the model was read.
 import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
-import { instantKey, metaInt, pagination, refusesFeature, type ListPage, type Rec } from './pages.js';
+import { horizon } from './compare.js';
+import { instantKey, metaInt, refusesFeature, type ListPage, type Rec } from './pages.js';
 import { offsetWalk, orderOf, value, type Attr, type Comparator, type Walk, HARD_OFFSET_LIMIT } from './walks.js';
 import { defaultPageLength } from './target.js';
 
@@ -146,14 +147,11 @@ export function buildModel(ctx: CheckContext, e: Endpoint, path: string, like?: 
     const idWalk = walks.get('id');
     const idOrder = idWalk ? (usable(idWalk) ? collation(idWalk.records) : undefined) : like!.idOrder;
     if (sortable.id && !idOrder) notes.push('sort=id follows none of the collations the suite knows: filters on id are not drawn');
-    // The horizon: as the traversal comparisons take it (compare.ts), waived to the run's start
-    // where fewer than 3 records are older (a store seeded just now).
-    const { startedAt, timeBufferMs } = pagination(ctx);
-    const keyAt = (ms: number): string => instantKey(new Date(ms).toISOString())!;
-    const older = (h: string) => (r: Rec): boolean => (r.created === undefined || r.created < h) && (r.updated === undefined || r.updated < h);
-    let horizon = keyAt(startedAt - timeBufferMs);
-    if (timeBufferMs > 0 && [...records.values()].filter(older(horizon)).length < 3) horizon = keyAt(startedAt);
-    for (const r of records.values()) if (!older(horizon)(r)) fresh.add(r.id);
+    // The horizon, as the traversal comparisons take it (compare.ts): created and updated
+    // before the run's start less the time buffer, waived to the run's start where fewer than 3
+    // records are older (a store seeded just now).
+    const { old } = horizon(ctx, [...records.values()], 'updated_at');
+    for (const r of records.values()) if (!old(r)) fresh.add(r.id);
     let digits = 0;
     for (const r of records.values()) digits = Math.max(digits, fractionDigits(r.createdRaw), fractionDigits(r.updatedRaw));
     return {
@@ -228,11 +226,7 @@ function termKey(t: Term): string | undefined {
 }
 
 /** Whether `r` satisfies `t`; undefined when `r` has no value to compare. */
-export function satisfies(m: ListModel, r: Rec, t: Term): boolean | undefined {
-  return tester(m, t)(r);
-}
-
-/** satisfies for one term, its value read once (a prediction asks it of every record). */
+/** Whether a record satisfies one term (undefined: it has no value to compare), the term's value read once (a prediction asks it of every record). */
 function tester(m: ListModel, t: Term): (r: Rec) => boolean | undefined {
   const v = termKey(t);
   const cmp = comparator(m, t.attr);
@@ -260,7 +254,7 @@ export interface Prediction {
 }
 
 /** What a prediction depends on: the sort and the filter (page[limit] and page[offset] only cut it). */
-export function selectionKey(q: ListQuery): string {
+function selectionKey(q: ListQuery): string {
   return describeQuery({ ...(q.sort ? { sort: q.sort } : {}), filters: q.filters });
 }
 
@@ -286,7 +280,7 @@ export function predictor(m: ListModel, keep = 4): (q: ListQuery) => Prediction 
 /** The records with a value of `attr`, in its ascending order, and those without one: once per model. */
 const orders = new WeakMap<ListModel, Partial<Record<Attr, { sorted: Rec[]; missing: Rec[] }>>>();
 
-function inOrder(m: ListModel, attr: Attr): { sorted: Rec[]; missing: Rec[] } {
+export function inOrder(m: ListModel, attr: Attr): { sorted: Rec[]; missing: Rec[] } {
   let byAttr = orders.get(m);
   if (!byAttr) orders.set(m, (byAttr = {}));
   let o = byAttr[attr];

@@ -130,7 +130,8 @@ function digger(path: string): (value: unknown) => unknown {
 
 const readers = new WeakMap<Endpoint['record'], { id: (v: unknown) => unknown; created: (v: unknown) => unknown; updated: (v: unknown) => unknown }>();
 
-function toRec(raw: unknown, e: Endpoint): Rec {
+/** A record as the suite reads it: its id and timestamps where the catalog says they live. */
+export function toRec(raw: unknown, e: Endpoint): Rec {
   let read = readers.get(e.record);
   if (!read) readers.set(e.record, (read = { id: digger(e.record.id), created: digger(e.record.created_at), updated: digger(e.record.updated_at) }));
   const id = read.id(raw);
