@@ -35,8 +35,8 @@ Lists:
   --default-page-length N   the expected default page length (default: GET /v2/settings
                         page_length, else 25)
   --require-all-endpoints   an absent list operation (404) fails instead of skipping
-  --explore N           requests drawn at random per list operation, and values drawn for
-                        key creation, each judged against a model of the list; a
+  --explore N           requests drawn at random per list operation (shared by its paths),
+                        and values drawn for key creation, each judged against a model; a
                         disagreement is shrunk by fast-check; --seed draws them again
                         (default 20; 0: off; env CONFORMANCE_EXPLORE)
   --explore-only        the list checks judge only the drawn requests (their fixed probes

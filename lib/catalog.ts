@@ -41,6 +41,8 @@ export interface Endpoint {
   /** The placeholders of `path`, in order. */
   placeholders: string[];
   extra: boolean;
+  /** How many paths the operation has (this one among them): they share its exploration. */
+  paths: number;
 }
 
 export interface CatalogOverrides {
@@ -90,6 +92,7 @@ export function endpointsOf(spec: CatalogSpec): Endpoint[] {
         record: { ...spec.defaults.record, ...o.record },
         placeholders: placeholders(path),
         extra: o.extra ?? false,
+        paths: variants.length,
       });
     }
   }

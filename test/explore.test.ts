@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { CheckResult } from '../lib/check.js';
 import { HttpResponse } from '../lib/http.js';
 import { FAULTS } from '../server/index.js';
-import { isoAt } from '../suites/pagination/explore.js';
+import { drawsPerPath, isoAt } from '../suites/pagination/explore.js';
 import { judge, predict, queryOfUrl, type ListModel, type ListQuery } from '../suites/pagination/model.js';
 import { instantKey, type ListPage, type Rec } from '../suites/pagination/pages.js';
 import { plainOrder } from '../suites/pagination/walks.js';
@@ -181,6 +181,23 @@ describe('filter values', () => {
     for (const [digits, offset] of [[0, undefined], [3, -300], [6, 545], [9, 0]] as const) {
       expect(instantKey(isoAt(ps, digits, offset))).toBe(instantKey('2026-03-04T05:06:07.000123456Z'));
     }
+  });
+});
+
+describe('the draws of an operation', () => {
+  it('are --explore N per operation, shared by its paths, each path at least one, whatever the run selects', () => {
+    const all = endpoints();
+    const hierarchies = all.filter((e) => e.operation === 'hierarchy-nodes');
+    expect(hierarchies.length).toBe(2);
+    for (const e of hierarchies) {
+      expect(e.paths).toBe(2);
+      expect(drawsPerPath(20, e)).toBe(10);
+      expect(drawsPerPath(1, e)).toBe(1);
+    }
+    expect(drawsPerPath(20, all.find((e) => e.key === 'accounts')!)).toBe(20);
+    expect(drawsPerPath(0, hierarchies[0]!)).toBe(0);
+    // One path selected alone still draws its share, so a replay of it asks the same questions.
+    expect(endpoints(['hierarchy-nodes@by-release'])[0]!.paths).toBe(2);
   });
 });
 

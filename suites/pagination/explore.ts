@@ -8,7 +8,7 @@
 // reported by the check whose rule it breaks. The draws come from the run's seed and the model,
 // so a run with the same seed against the same data asks the same questions.
 //
-// Cost: `--explore N` requests per operation, sent at once (the HTTP client bounds what is in
+// Cost: `--explore N` requests per operation (shared by its paths: drawsPerPath), sent at once (the HTTP client bounds what is in
 // flight), plus what shrinking sends (at most SHRINK_REQUESTS per rule broken); all count
 // against the operation's request budget.
 import fc from 'fast-check';
@@ -248,10 +248,19 @@ export interface Exploration {
 
 const NONE = (notes: string[], seed = 0): Exploration => ({ drawn: 0, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: 0, seed, found: new Map(), notes });
 
+/**
+ * `--explore N` draws per list operation: an operation read at several paths (the latest
+ * release's list and a given release's) shares them, each path at least one. Read from the
+ * catalog, not from the operations a run selects, so a replay of one path draws the same.
+ */
+export function drawsPerPath(explore: number, e: Pick<Endpoint, 'paths'>): number {
+  return explore > 0 ? Math.ceil(explore / Math.max(1, e.paths)) : 0;
+}
+
 /** The operation's exploration, run once per run whichever check asks first. */
 export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
   return ctx.shared(`explore ${e.key}`, async () => {
-    const n = ctx.run.settings.explore ?? 0;
+    const n = drawsPerPath(ctx.run.settings.explore ?? 0, e);
     const seed = hash32(`${ctx.run.settings.seed}:explore:${e.key}`);
     if (n <= 0) return NONE(['exploration off (--explore 0)'], seed);
     const notes: string[] = [];

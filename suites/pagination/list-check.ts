@@ -6,7 +6,6 @@ import type { Check, CheckContext, CheckHeader } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { fail } from '../../lib/expect.js';
 import { CheckSkip } from '../../lib/outcome.js';
-import { explore, explorationNote } from './explore.js';
 import { pagination } from './pages.js';
 
 /** A check of the pagination area: its area is AREA, so the header names it no more. */
@@ -40,27 +39,32 @@ async function runListCheck(c: ListCheck, ctx: CheckContext, e: Endpoint): Promi
       skipped = err;
     }
   }
-  const x = await explore(ctx, e);
-  if (x.drawn) ctx.note(explorationNote(x));
-  const f = x.found.get(c.id);
-  if (f) {
-    const d = f.disagreement;
-    const path = x.paths > 1 ? ` on ${f.draw.path}` : '';
-    // The request shown is the shrunk one: it joins the check's history of exchanges.
-    if (!ctx.exchanges.includes(f.page.res.exchange)) ctx.exchanges.push(f.page.res.exchange);
-    const how = f.drawn
-      ? `found by exploration: ${f.drawn} of ${x.drawn} drawn requests broke this rule; the request is the one fast-check shrank the first of them to${f.shrinkRequests ? ` in ${f.shrinkRequests} more request(s)` : ''}; the run's --seed ${ctx.run.settings.seed} draws them again`
-      : 'found by holding a page of the traversals the model was built from to the model';
-    fail(`${d.message}${path} (${how})`, {
-      expected: d.expected,
-      actual: d.actual,
-      res: f.page.res,
-    });
+  // Loaded when a check first explores (fast-check is large): the check catalogue, the CLI's own
+  // process and a run with --explore 0 never load it.
+  if (ctx.run.settings.explore) {
+    const { explore, explorationNote } = await import('./explore.js');
+    const x = await explore(ctx, e);
+    if (x.drawn) ctx.note(explorationNote(x));
+    const f = x.found.get(c.id);
+    if (f) {
+      const d = f.disagreement;
+      const path = x.paths > 1 ? ` on ${f.draw.path}` : '';
+      // The request shown is the shrunk one: it joins the check's history of exchanges.
+      if (!ctx.exchanges.includes(f.page.res.exchange)) ctx.exchanges.push(f.page.res.exchange);
+      const how = f.drawn
+        ? `found by exploration: ${f.drawn} of ${x.drawn} drawn requests broke this rule; the request is the one fast-check shrank the first of them to${f.shrinkRequests ? ` in ${f.shrinkRequests} more request(s)` : ''}; the run's --seed ${ctx.run.settings.seed} draws them again`
+        : 'found by holding a page of the traversals the model was built from to the model';
+      fail(`${d.message}${path} (${how})`, {
+        expected: d.expected,
+        actual: d.actual,
+        res: f.page.res,
+      });
+    }
+    // With the fixed probes off, no disagreement proves nothing: the drawn requests may never
+    // have reached this rule (an invalid parameter, a record count the list does not have).
+    if (!probes) ctx.skip(`explore only: no drawn answer broke this rule; the fixed probes that prove it were off (${explorationNote(x)})`);
   }
   if (skipped) throw skipped;
-  // With the fixed probes off, no disagreement proves nothing: the drawn requests may never
-  // have reached this rule (an invalid parameter, a record count the list does not have).
-  if (!probes) ctx.skip(`explore only: no drawn answer broke this rule; the fixed probes that prove it were off (${explorationNote(x)})`);
 }
 
 export function expandListChecks(checks: readonly ListCheck[], endpoints: readonly Endpoint[]): Check[] {

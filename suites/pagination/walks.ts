@@ -203,7 +203,8 @@ interface Segment {
 /** A segment under way: what it read, and where it goes on from. */
 interface SegmentRun {
   seg: Segment;
-  seen: Set<string>;
+  /** Each record met, by id: the value of the walk's attribute it had then. */
+  seen: Map<string, string | number | undefined>;
   /** The next page to ask for. */
   params: Params;
 }
@@ -235,10 +236,9 @@ async function keysetSegment(ctx: CheckContext, e: Endpoint, path: string, attr:
     if (page.records.length === 0) return Object.assign(seg, { ended: 'end' });
     // A record met again with another value was changed meanwhile (by updated_at, the contract
     // says a record can come twice so): it is news, not a page that does not advance.
-    const seenAs = (r: Rec): string => `${r.id}\u0000${value(r, attr) ?? ''}`;
-    const fresh = page.records.filter((r) => !seen.has(seenAs(r)));
+    const fresh = page.records.filter((r) => !seen.has(r.id) || seen.get(r.id) !== value(r, attr));
     seg.records.push(...page.records);
-    for (const r of fresh) seen.add(seenAs(r));
+    for (const r of fresh) seen.set(r.id, value(r, attr));
     const last = page.records.at(-1)!;
     const lastRaw = raw(last, attr);
     const lastValue = value(last, attr);
@@ -321,7 +321,7 @@ export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: A
     // First every segment's opening pages side by side (the walk's own first two for segment 0),
     // then whatever a segment still needs, in cursor order: where the budget runs out, the
     // window compared is the stretch from the start, as a walk page by page would have read.
-    const runs: SegmentRun[] = starts.map((params) => ({ seg: { records: [], pages: [], ended: 'cut' }, seen: new Set(), params }));
+    const runs: SegmentRun[] = starts.map((params) => ({ seg: { records: [], pages: [], ended: 'cut' }, seen: new Map(), params }));
     await Promise.all(runs.map((run, k) => keysetSegment(ctx, e, path, attr, run, reaches[k], order, pagesLeft, k === 0 ? 2 : 1)));
     for (const [k, run] of runs.entries()) {
       if (run.seg.ended !== 'cut') {
