@@ -30,8 +30,15 @@ export function comparable(ctx: CheckContext, records: readonly Rec[], attr?: At
 export function horizon(ctx: CheckContext, records: readonly Rec[], attr?: Attr): { old: (r: Rec) => boolean; waived: boolean } {
   const { startedAt, timeBufferMs } = pagination(ctx);
   const buffered = olderThan(startedAt - timeBufferMs, attr);
-  if (timeBufferMs === 0 || records.filter(buffered).length >= 3) return { old: buffered, waived: false };
+  if (timeBufferMs === 0 || atLeast(records, buffered, 3)) return { old: buffered, waived: false };
   return { old: olderThan(startedAt, attr), waived: true };
+}
+
+/** Whether at least `n` of the records pass `test` (read only as far as it takes). */
+function atLeast(records: readonly Rec[], test: (r: Rec) => boolean, n: number): boolean {
+  let found = 0;
+  for (const r of records) if (test(r) && ++found >= n) return true;
+  return found >= n;
 }
 
 /**

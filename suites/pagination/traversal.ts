@@ -46,8 +46,12 @@ function keysetCheck(attr: Attr): ListCheck {
       const ok = comparable(ctx, byOffset.records, attr);
       // A record changed while the walks read it (read newer than the horizon by one of them, or
       // with another value of attr) sits elsewhere in one than in the other: left out of both.
-      const before = new Map(byOffset.records.map((r) => [r.id, value(r, attr)]));
-      const moved = new Set([...byOffset.records, ...keyset.records].filter((r) => !ok(r) || (before.has(r.id) && before.get(r.id) !== value(r, attr))).map((r) => r.id));
+      const before = new Map<string, ReturnType<typeof value>>();
+      for (const r of byOffset.records) before.set(r.id, value(r, attr));
+      const moved = new Set<string>();
+      for (const w of [byOffset, keyset]) {
+        for (const r of w.records) if (!ok(r) || (before.has(r.id) && before.get(r.id) !== value(r, attr))) moved.add(r.id);
+      }
       const pick = (w: Walk) => uniqueById(w.records.filter((r) => ok(r) && inside(r) && !moved.has(r.id)));
       const fromOffset = pick(byOffset);
       const fromKeyset = pick(keyset);
