@@ -4,10 +4,10 @@
 // file picks runs, it never sends a run's deletes elsewhere (nothing on a user's server is
 // touched that the suite did not create there). The token is never in a ledger: it comes from
 // --token, CONFORMANCE_TOKEN or the config file, as for a run.
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { Ledger, ledgerPath, ledgersRoot, runInProgress } from '../lib/ledger.js';
+import { isRunId, Ledger, ledgerPath, ledgersRoot, runInProgress } from '../lib/ledger.js';
 import { Secrets } from '../lib/secrets.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 
@@ -15,7 +15,8 @@ const HELP = `Usage: conformance cleanup [--run ID]... [--base-url URL] [--token
   Deletes what interrupted or crashed runs created and did not delete, from their ledgers
   (${ledgersRoot()}/<run>/ledger.jsonl), and nothing else. Each run is cleaned on the
   target its ledger records, and nowhere else.
-  --run ID         only this run (repeatable); without it, every run whose ledger still holds
+  --run ID         only this run (repeatable): its id as the run printed it (8 hexadecimal
+                   digits; never a path); without it, every run whose ledger still holds
                    something
   --base-url URL   only the runs whose ledger records this target (also CONFORMANCE_BASE_URL,
                    or base-url in the config file). It picks runs and never redirects them: a
@@ -46,6 +47,16 @@ export function sameTarget(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
+/** A ledger, and its run's folder once nothing else is in it: never a file the suite did not write. */
+function removeLedger(path: string): void {
+  rmSync(path, { force: true });
+  try {
+    rmdirSync(dirname(path));
+  } catch {
+    // Not empty (or already gone): what else is there stays.
+  }
+}
+
 export async function cleanup(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags({ args, options: { run: { type: 'string', multiple: true }, token: { type: 'string' }, 'base-url': { type: 'string' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, 'cleanup');
   if (values.help) {
@@ -60,11 +71,14 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   const wanted = config.baseUrl;
   const from = wanted ? settingLabel(config, 'base-url') : '';
   const named = values.run ?? [];
+  // A run is named by its id, and its ledger is looked for in the ledgers' folder only: a path
+  // given as a run would otherwise name any folder, which cleanup reads and then removes.
+  for (const id of named) if (!isRunId(id)) throw new UsageError(`--run takes a run id (8 hexadecimal digits, as the run printed it: 'run 1a2b3c4d'), not ${JSON.stringify(id)}`, 'cleanup');
   for (const id of named) if (!existsSync(ledgerPath(id))) throw new UsageError(`no ledger for run '${id}' (looked in ${dirname(ledgerPath(id))})`, 'cleanup');
   const host = hostname();
   // Each ledger read once: the run it records, and how much it still holds (read only for
   // the runs that get that far).
-  const ledgers = (values.run ?? (existsSync(ledgersRoot()) ? readdirSync(ledgersRoot()) : []))
+  const ledgers = (values.run ?? (existsSync(ledgersRoot()) ? readdirSync(ledgersRoot()).filter(isRunId) : []))
     .filter((runId) => existsSync(ledgerPath(runId)))
     .map((runId) => {
       const ledger = new Ledger(ledgerPath(runId));
@@ -76,7 +90,7 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
         }
         return count;
       };
-      return { runId, path: ledgerPath(runId), run: ledger.run(), held };
+      return { runId, path: ledgerPath(runId), run: ledger.run(), held, torn: () => ledger.torn };
     });
   // Refused before anything is sent: a named run that ran elsewhere than the target given.
   for (const { runId, run } of ledgers) {
@@ -106,7 +120,7 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   let busy = 0;
   let elsewhere = 0;
   const reached = new Map<string, Awaited<ReturnType<typeof checkTarget>>>();
-  for (const { runId, path, run, held } of ledgers) {
+  for (const { runId, path, run, held, torn } of ledgers) {
     const recorded = run?.baseUrl;
     // Not picked: it ran against another target than the one given.
     if (wanted && recorded && !sameTarget(recorded, wanted)) {
@@ -121,8 +135,9 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
       continue;
     }
     const count = held();
+    if (torn()) io.err(`run ${runId}: ${torn()} line(s) of its ledger could not be read (a write cut short): read up to them`);
     if (count === 0) {
-      rmSync(dirname(path), { recursive: true, force: true });
+      removeLedger(path);
       continue;
     }
     found++;
@@ -150,7 +165,7 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
     io.out(`run ${runId} (${baseUrl}): deleted ${report.deleted}; ${report.leftovers.length} left over`);
     for (const l of report.leftovers) io.out(leftoverLine(l));
     left += report.leftovers.length;
-    if (report.leftovers.length === 0) rmSync(dirname(path), { recursive: true, force: true });
+    if (report.leftovers.length === 0) removeLedger(path);
   }
   if (elsewhere) io.out(`${elsewhere} run(s) against targets other than ${wanted} (${from}): not touched`);
   if (found === 0 && busy === 0) io.out(values.run ? 'nothing left to delete' : wanted ? `no run against ${wanted} left anything to delete` : 'no run left anything to delete');

@@ -24,7 +24,7 @@ import { listen, type Listening } from '../server/listen.js';
 import { expandChecks, WRITTEN_LISTS, type CheckDefinition } from '../suites/index.js';
 import { interactive, liveProgress, UsageError, type Io } from './io.js';
 import { publish } from './publish.js';
-import { Ledger, ledgerPath } from '../lib/ledger.js';
+import { Ledger, ledgerPath, newRunId } from '../lib/ledger.js';
 
 /**
  * Operation names as results name them (`orders`, `hierarchies@by-release`); an operation id
@@ -140,7 +140,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
   // a pipe, a file or under CI (cli/io.ts). There, plain lines tell the progress instead.
   const color = interactive(io) && !io.env.NO_COLOR && !io.env.CONFORMANCE_NO_COLOR;
   const progress = liveProgress(io);
-  const runId = randomBytes(4).toString('hex');
+  const runId = newRunId();
   const startedAt = new Date();
   const catalog = mergeCatalog(loadCatalogSpec(), config.catalog);
   const endpoints = endpointsOf(catalog);

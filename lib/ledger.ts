@@ -3,12 +3,31 @@
 // answer created nothing), and its deletion the moment it is gone. The file is append-only
 // JSON lines, synchronous, so nothing is lost to a crash: `conformance cleanup` reads what an
 // interrupted run left open, including a create whose answer never came (found by its name).
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-/** Where a run's ledger lives: kept after the run while it holds anything undeleted. */
+/** The shape of every run id (newRunId): nothing else names a ledger folder. */
+const RUN_ID = /^[0-9a-f]{8}$/;
+
+/** A new run's id: 8 hexadecimal digits. */
+export function newRunId(): string {
+  return randomBytes(4).toString('hex');
+}
+
+/** Whether `s` has the shape of a run id: no path, no separator, nothing but what newRunId makes. */
+export function isRunId(s: string): boolean {
+  return RUN_ID.test(s);
+}
+
+/**
+ * Where a run's ledger lives, inside ledgersRoot() and nowhere else: kept after the run while
+ * it holds anything undeleted. Anything but a run id is refused, so that no path given as a run
+ * (`../../somewhere`) can name a folder the cleanup would then read or remove.
+ */
 export function ledgerPath(runId: string): string {
+  if (!isRunId(runId)) throw new RangeError(`not a run id: ${JSON.stringify(runId)} (a run id is 8 hexadecimal digits, as the run printed it)`);
   return join(ledgersRoot(), runId, 'ledger.jsonl');
 }
 
@@ -123,12 +142,25 @@ export class Ledger {
     this.#append({ op: 'deleted', deletePath });
   }
 
+  /** Lines that could not be read (a write cut short by a crash tears the last one): skipped. */
+  torn = 0;
+
   #lines(): Line[] {
     if (!existsSync(this.path)) return [];
-    return readFileSync(this.path, 'utf8')
-      .split('\n')
-      .filter((raw) => raw.trim())
-      .map((raw) => JSON.parse(raw) as Line);
+    const lines: Line[] = [];
+    this.torn = 0;
+    for (const raw of readFileSync(this.path, 'utf8').split('\n')) {
+      if (!raw.trim()) continue;
+      let line: unknown;
+      try {
+        line = JSON.parse(raw);
+      } catch {
+        line = undefined;
+      }
+      if (line && typeof line === 'object' && typeof (line as { op?: unknown }).op === 'string') lines.push(line as Line);
+      else this.torn++;
+    }
+    return lines;
   }
 
   /** The run this ledger belongs to, when it says. */

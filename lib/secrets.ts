@@ -3,41 +3,182 @@
 // mask what they record with what they know; the CLI's main process learns what every area
 // learned (suites/register.ts, lib/vitest-run.ts) and masks the whole report with all of it
 // before any renderer escapes a character: one registry for the run's outputs.
+//
+// A target may write a secret in any spelling its encoders produce: a JSON encoder may escape
+// any character as \uXXXX, in either case (.NET writes + as \u002B, Go writes < as \u003c), or /
+// as \/ (PHP), maybe under several layers of JSON; a URL or form encoder percent-escapes bytes in
+// either case and writes a space as +; an HTML page writes character references; a Basic
+// credential or a token carries it in base64 at any offset. So a text is read as a reader of
+// each encoding would read it (readings below), the secrets are looked for in those readings,
+// and what they were written as in the text is masked; their base64 forms are looked for as
+// written. Besides values, the value of any `client_secret` member is masked whatever its length.
 export const MASK = '***';
 
+/** Shorter secrets are masked only where they stand alone (not inside a longer word or number). */
+const SHORT = 4;
+
+const JSON_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+function isHex(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+}
+
+/** A text as a decoder read it: each character with the span of the original text it came from. */
+interface Reading {
+  text: string;
+  from: number[];
+  to: number[];
+}
+
 /**
- * The ways a value can be spelled in what a target sends: as is, inside a JSON string (a `"`
- * or `\` escaped), with the characters some serialisers also escape (Go writes < > & as
- * \u003c, \u003e, \u0026), and percent-encoded in a URL.
+ * `s` read once as a JSON string, a URL and an HTML text would be (a \uXXXX escape in either
+ * case, \/ and the other short escapes, %XX runs as UTF-8, character references; with
+ * `plusAsSpace`, + as a form's space), each character mapped to the span of the original text
+ * it came from (through `under`, the reading `s` is itself); undefined when nothing in `s` is
+ * an escape.
  */
-function spellings(value: string): string[] {
-  const json = JSON.stringify(value).slice(1, -1);
-  const unicode = json.replace(/[<>&'\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return [...new Set([value, json, unicode, encodeURIComponent(value)])];
+function decode(s: string, plusAsSpace: boolean, under?: Reading): Reading | undefined {
+  if (!(plusAsSpace ? /[\\%&+]/ : /[\\%&]/).test(s)) return undefined;
+  let text = '';
+  const from: number[] = [];
+  const to: number[] = [];
+  let changed = false;
+  const emit = (chars: string, a: number, b: number): void => {
+    text += chars;
+    const fa = under ? under.from[a]! : a;
+    const tb = under ? under.to[b - 1]! : b;
+    for (let k = 0; k < chars.length; k++) {
+      from.push(fa);
+      to.push(tb);
+    }
+  };
+  let i = 0;
+  while (i < s.length) {
+    const c = s[i]!;
+    const n = s[i + 1];
+    if (c === '\\' && n === 'u' && isHex(s.charCodeAt(i + 2)) && isHex(s.charCodeAt(i + 3)) && isHex(s.charCodeAt(i + 4)) && isHex(s.charCodeAt(i + 5))) {
+      emit(String.fromCharCode(parseInt(s.slice(i + 2, i + 6), 16)), i, i + 6);
+      i += 6;
+      changed = true;
+    } else if (c === '\\' && n !== undefined && JSON_ESCAPES[n] !== undefined) {
+      emit(JSON_ESCAPES[n]!, i, i + 2);
+      i += 2;
+      changed = true;
+    } else if (c === '%' && isHex(s.charCodeAt(i + 1)) && isHex(s.charCodeAt(i + 2))) {
+      // A run of percent escapes is one UTF-8 sequence (or several): decoded together.
+      let j = i;
+      const bytes: number[] = [];
+      while (s[j] === '%' && isHex(s.charCodeAt(j + 1)) && isHex(s.charCodeAt(j + 2))) {
+        bytes.push(parseInt(s.slice(j + 1, j + 3), 16));
+        j += 3;
+      }
+      emit(Buffer.from(bytes).toString('utf8'), i, j);
+      i = j;
+      changed = true;
+    } else if (c === '+' && plusAsSpace) {
+      emit(' ', i, i + 1);
+      i++;
+      changed = true;
+    } else {
+      const m = c === '&' && n === '#' ? /^&#(?:[xX]([0-9a-fA-F]{1,6})|(\d{1,7}));/.exec(s.slice(i, i + 12)) : null;
+      const cp = m ? parseInt(m[1] ?? m[2]!, m[1] ? 16 : 10) : NaN;
+      if (m && cp <= 0x10ffff) {
+        emit(String.fromCodePoint(cp), i, i + m[0].length);
+        i += m[0].length;
+        changed = true;
+      } else {
+        emit(c, i, i + 1);
+        i++;
+      }
+    }
+  }
+  return changed ? { text, from, to } : undefined;
+}
+
+/**
+ * The ways to read `text`: as it is, decoded once, decoded twice (a JSON string inside another,
+ * a URL inside JSON), and as a form (+ for a space).
+ */
+function readings(text: string): Array<Reading | undefined> {
+  const out: Array<Reading | undefined> = [undefined];
+  const once = decode(text, false);
+  if (once) {
+    out.push(once);
+    const twice = decode(once.text, false, once);
+    if (twice) out.push(twice);
+  }
+  if (text.includes('+')) {
+    const form = decode(text, true);
+    if (form) out.push(form);
+  }
+  return out;
+}
+
+/**
+ * The runs of base64 (and base64url) characters a secret's bytes always produce, wherever they
+ * sit in a longer encoded text (a Basic credential `id:secret`, a token that embeds it): one per
+ * offset of its first byte modulo 3, without the characters its neighbours share; and its whole
+ * encoding, padded.
+ */
+function base64Forms(value: string): string[] {
+  const bytes = Buffer.from(value, 'utf8');
+  const out = new Set<string>([bytes.toString('base64'), bytes.toString('base64url')]);
+  for (let k = 0; k < 3; k++) {
+    const b64 = Buffer.concat([Buffer.alloc(k), bytes]).toString('base64');
+    const core = b64.slice(Math.ceil((k * 8) / 6), Math.floor(((k + bytes.length) * 8) / 6));
+    // Fewer characters than that would turn up by chance in any base64 text.
+    if (core.length < 4) continue;
+    out.add(core);
+    out.add(core.replaceAll('+', '-').replaceAll('/', '_'));
+  }
+  return [...out].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * The member `client_secret` and its string value, its name maybe \u-escaped: in JSON, in JSON
+ * inside a JSON string (its quotes escaped), or as client_secret=value in a form or a query.
+ */
+const MEMBER = (() => {
+  const hex = (c: string): string => [...c.charCodeAt(0).toString(16).padStart(4, '0')].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join('');
+  const name = [...'client_secret'].map((c) => `(?:${c}|\\\\+u${hex(c)})`).join('');
+  const plain = `("${name}"\\s*:\\s*")((?:[^"\\\\]|\\\\.)*)"`;
+  const nested = `(\\\\+"${name}\\\\+"\\s*:\\s*\\\\+")((?:[^"\\\\]|\\\\{2,}[^\\\\]|\\\\[^"\\\\])*)\\\\+"`;
+  const form = `(${name}(?:=|%3[dD]))([^&\\s"'<>]*)`;
+  return new RegExp(`${plain}|${nested}|${form}`, 'g');
+})();
+
+interface Known {
+  value: string;
+  base64: string[];
+  short: boolean;
+}
+
+function isWordChar(c: string | undefined): boolean {
+  return c !== undefined && /[A-Za-z0-9]/.test(c);
 }
 
 export class Secrets {
-  readonly #values = new Set<string>();
-  readonly #spelled = new Set<string>();
-  #sorted: string[] | undefined;
+  readonly #values = new Map<string, Known>();
+  /** Longest first, so a secret that contains another is masked whole. */
+  #sorted: Known[] | undefined;
 
+  /** Registers a value to mask, of any length (one under 4 characters is masked only where it stands alone). */
   add(value: string | undefined | null): void {
-    // Very short values would mask ordinary text ("a", "1"); a real token or secret is longer.
-    if (typeof value !== 'string' || value.length < 4 || this.#values.has(value)) return;
-    this.#values.add(value);
-    for (const s of spellings(value)) this.#spelled.add(s);
+    if (typeof value !== 'string' || value.length === 0 || this.#values.has(value)) return;
+    const short = value.length < SHORT;
+    this.#values.set(value, { value, base64: short ? [] : base64Forms(value), short });
     this.#sorted = undefined;
   }
 
   /** The values registered, as given (to hand on to the process that writes the reports). */
   values(): string[] {
-    return [...this.#values];
+    return [...this.#values.keys()];
   }
 
   /**
    * Registers every string found under a key named client_secret, at any depth, in a parsed
-   * JSON body. `text` (the body as sent) lets a body that cannot hold that key go unwalked: JSON
-   * spells a key either as is or with \u escapes.
+   * JSON body, whatever its length. `text` (the body as sent) lets a body that cannot hold that
+   * key go unwalked: JSON spells a key either as is or with \u escapes.
    */
   addFromBody(value: unknown, text?: string): void {
     if (text !== undefined && !text.includes('client_secret') && !text.includes('\\u')) return;
@@ -51,6 +192,56 @@ export class Secrets {
     }
   }
 
+  /** The spans of `text` to mask that start before `limit`: secrets in any spelling, and client_secret values. */
+  #hits(text: string, limit: number): Array<[number, number]> {
+    const hits: Array<[number, number]> = [];
+    if (text.includes('secret') || text.includes('\\u')) {
+      MEMBER.lastIndex = 0;
+      for (let m = MEMBER.exec(text); m && m.index < limit; m = MEMBER.exec(text)) {
+        const lead = (m[1] ?? m[3] ?? m[5])!.length;
+        const value = (m[2] ?? m[4] ?? m[6])!;
+        if (value.length) hits.push([m.index + lead, m.index + lead + value.length]);
+      }
+    }
+    if (this.#values.size === 0) return hits;
+    this.#sorted ??= [...this.#values.values()].sort((a, b) => b.value.length - a.value.length);
+    const all = readings(text);
+    for (const k of this.#sorted) {
+      for (const r of all) {
+        const read = r ? r.text : text;
+        for (let i = read.indexOf(k.value); i >= 0; i = read.indexOf(k.value, i + 1)) {
+          const start = r ? r.from[i]! : i;
+          if (start >= limit) break;
+          if (k.short && (isWordChar(read[i - 1]) || isWordChar(read[i + k.value.length]))) continue;
+          hits.push([start, r ? r.to[i + k.value.length - 1]! : i + k.value.length]);
+        }
+      }
+      for (const form of k.base64) {
+        for (let i = text.indexOf(form); i >= 0 && i < limit; i = text.indexOf(form, i + 1)) hits.push([i, i + form.length]);
+      }
+    }
+    return hits;
+  }
+
+  /** `text` with every span of `hits` before `limit` masked, cut at `limit`; a secret that starts before it is masked whole. */
+  #apply(text: string, hits: Array<[number, number]>, limit: number): string {
+    if (hits.length === 0) return text.length <= limit ? text : text.slice(0, limit);
+    hits.sort((a, b) => a[0] - b[0]);
+    let out = '';
+    let pos = 0;
+    for (const [from, to] of hits) {
+      // A span overlapping one already masked widens that mask.
+      if (from >= pos) out += text.slice(pos, from) + MASK;
+      pos = Math.max(pos, to);
+    }
+    return pos < limit ? out + text.slice(pos, limit) : out;
+  }
+
+  /** Every secret in `text`, in any spelling, and every client_secret member's value, replaced by MASK. */
+  mask(text: string): string {
+    return this.#apply(text, this.#hits(text, text.length), text.length);
+  }
+
   /**
    * The first `max` characters of `text`, masked: a secret that starts among them is masked
    * whole, even where it runs past them, so no part of one shows. Only the head of the text is
@@ -58,36 +249,18 @@ export class Secrets {
    * excerpt is a copy that holds nothing of `text`, which can be collected while it is kept.
    */
   maskedHead(text: string, max: number): string {
-    this.#sorted ??= [...this.#spelled].sort((a, b) => b.length - a.length);
-    const head = text.slice(0, max + (this.#sorted[0]?.length ?? 0));
-    const hits: Array<[number, number]> = [];
-    for (const s of this.#sorted) for (let i = head.indexOf(s); i >= 0 && i < max; i = head.indexOf(s, i + 1)) hits.push([i, i + s.length]);
-    if (hits.length === 0) return detached(head.slice(0, max));
-    hits.sort((a, b) => a[0] - b[0]);
-    let out = '';
-    let pos = 0;
-    for (const [from, to] of hits) {
-      // A secret overlapping one already masked widens that mask.
-      if (from >= pos) out += head.slice(pos, from) + MASK;
-      pos = Math.max(pos, to);
-    }
-    return detached(pos < max ? out + head.slice(pos, max) : out);
+    // Far enough past the cut for any spelling of the longest secret (up to 12 characters for
+    // each of its own, as %XX escapes of four bytes) or a client_secret member to be read whole.
+    const longest = this.#values.size ? Math.max(...[...this.#values.keys()].map((v) => v.length)) : 0;
+    const head = text.slice(0, max + Math.max(512, 16 * longest));
+    return detached(this.#apply(head, this.#hits(head, max), max));
   }
 
-  mask(text: string): string {
-    // Longest first, so a secret that contains another is masked whole.
-    this.#sorted ??= [...this.#spelled].sort((a, b) => b.length - a.length);
-    let out = text;
-    // Every request masks its URL and headers: a search that finds nothing allocates nothing.
-    for (const s of this.#sorted) if (out.includes(s)) out = out.split(s).join(MASK);
-    return out;
-  }
-
-  /** Every string in a JSON-like value masked (a copy): the report, before it is rendered. */
+  /** Every string in a JSON-like value masked (a copy), and any client_secret member's value: the report, before it is rendered. */
   maskDeep<T>(value: T): T {
     if (typeof value === 'string') return this.mask(value) as T;
     if (Array.isArray(value)) return value.map((v) => this.maskDeep(v)) as T;
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.maskDeep(v)])) as T;
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'client_secret' && typeof v === 'string' ? MASK : this.maskDeep(v)])) as T;
     return value;
   }
 }

@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -47,6 +47,18 @@ it('deletes only ledger entries still outstanding, and reports the ones it could
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
   }
+});
+
+it('a DELETE answered 204 by a target that keeps what it deletes is no proof: the run lists what is still there, not "0 left over"', async () => {
+  await withServer({ seed: 12, faults: ['delete-not-applied'] }, async (server) => {
+    const r = await cli(['--base-url', server.url, '--check', 'delete.existing.204,delete.repeat.404,delete.bad-token.refused'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    const held = server.store.customApis.size;
+    expect(held).toBeGreaterThan(0);
+    expect(r.stdout).not.toMatch(/; 0 left over/);
+    expect(r.stdout).toMatch(new RegExp(`${held} left over`));
+    expect(r.stdout).toMatch(/it is still there \(the target does not apply deletes\)/);
+  });
 });
 
 describe('after a crash', () => {
@@ -225,5 +237,38 @@ describe('each run on its own target, and never one in progress', () => {
         expect(b.store.applicationKeys.has(onB)).toBe(false);
       }),
     );
+  });
+
+  it('--run takes a run id, never a path: a folder named by one is not read, not removed, and the refusal says why (exit 2)', async () => {
+    await withServer({ seed: 3 }, async (server) => {
+      const root = ownDir('conformance-ledgers-');
+      // A folder of the user's, with a file named as a ledger and another file beside it.
+      const theirs = ownDir('conformance-theirs-');
+      const fake = new Ledger(join(theirs, 'ledger.jsonl'));
+      fake.started({ runId: 'aaaa0009', baseUrl: server.url, startedAt: new Date().toISOString() });
+      writeFileSync(join(theirs, 'notes.txt'), 'keep me');
+      for (const run of [join(theirs), `../../${theirs.split('/').pop()}`, 'ABCDEF12', 'aaaa000', 'aaaa0009/..']) {
+        const r = await cli(['cleanup', '--run', run], { env: { CONFORMANCE_TOKEN: TOKEN, TMPDIR: root } });
+        expect(r.code, r.stdout + r.stderr).toBe(2);
+        expect(r.stderr).toContain('--run takes a run id (8 hexadecimal digits');
+        expect(r.stdout).toBe('');
+      }
+      expect(existsSync(join(theirs, 'notes.txt')) && existsSync(join(theirs, 'ledger.jsonl'))).toBe(true);
+    });
+  });
+
+  it('a ledger whose last line was torn by a crash is read up to the tear, and says so', async () => {
+    await withServer({ seed: 5 }, async (server) => {
+      const root = ownDir('conformance-ledgers-');
+      const k = await keyOn(server, 'conformance-abcd0007-k');
+      const path = ledgerOf(root, 'abcd0007', k, { baseUrl: server.url, pid: 999_999_999, host: hostname() });
+      writeFileSync(path, `${readFileSync(path, 'utf8')}{"op":"created","kind":"application-key","id":"zz`, { flag: 'w' });
+      const r = await cli(['cleanup', '--run', 'abcd0007'], { env: { CONFORMANCE_TOKEN: TOKEN, TMPDIR: root } });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stderr).toContain('run abcd0007: 1 line(s) of its ledger could not be read (a write cut short): read up to them');
+      expect(r.stdout).toContain('deleted 1; 0 left over');
+      expect(server.store.applicationKeys.has(k)).toBe(false);
+      expect(existsSync(path)).toBe(false);
+    });
   });
 });

@@ -9,8 +9,87 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { expect, it } from 'vitest';
+import { Secrets } from '../lib/secrets.js';
 import { cli, TOKEN, withServer } from './support.js';
+
+/** Every character but ASCII letters and digits as \uXXXX with upper-case hex, as .NET's encoder may write it. */
+function dotnet(s: string): string {
+  return `"${[...s].map((c) => (/[A-Za-z0-9]/.test(c) ? c : c.split('').map((u) => `\\u${u.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`).join(''))).join('')}"`;
+}
+
+/** The encoders a target's stack may write a secret with: each gives the text a reader would see. */
+const ENCODERS: Record<string, (s: string) => string> = {
+  'as is': (s) => `secret ${s} here`,
+  json: (s) => JSON.stringify({ v: s }),
+  'php \\/': (s) => JSON.stringify({ v: s }).replaceAll('/', '\\/'),
+  '.net \\uXXXX': (s) => `{"v":${dotnet(s)}}`,
+  'go \\u003c': (s) => JSON.stringify({ v: s }).replace(/[<>&]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`),
+  'json in json': (s) => JSON.stringify({ inner: JSON.stringify({ v: s }) }),
+  'url, upper case': (s) => `/x?v=${encodeURIComponent(s)}`,
+  'url, lower case': (s) => `/x?v=${encodeURIComponent(s).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase())}`,
+  'url, every byte': (s) => `/x?v=${[...Buffer.from(s)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')}`,
+  form: (s) => new URLSearchParams({ a: '1', v: s }).toString(),
+  'html, decimal': (s) => `<p>${[...s].map((c) => `&#${c.codePointAt(0)};`).join('')}</p>`,
+  'html, hex': (s) => `<p>${[...s].map((c) => `&#x${c.codePointAt(0)!.toString(16)};`).join('')}</p>`,
+};
+
+/** Base64 encoders: the secret inside a Basic credential, at each offset modulo 3. */
+const BASE64: Record<string, (s: string) => string> = {
+  'basic, offset 0': (s) => `Basic ${Buffer.from(`ab:${s}`).toString('base64')}`,
+  'basic, offset 1': (s) => `Basic ${Buffer.from(`abc:${s}`).toString('base64')}`,
+  'basic, offset 2': (s) => `Basic ${Buffer.from(`a:${s}`).toString('base64')}`,
+  base64url: (s) => `t=${Buffer.from(s).toString('base64url')}`,
+};
+
+it('a secret drawn from a wide alphabet is masked in every spelling an encoder writes, and a client_secret member whatever its length', () => {
+  const char = fc.oneof(
+    fc.constantFrom(...'/+ <>&\'"\\%#;=:?\u00e9\u2028'),
+    fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 }),
+    fc.integer({ min: 0xa0, max: 0xd7ff }).map((n) => String.fromCodePoint(n)),
+    fc.integer({ min: 0x10000, max: 0x10ffff }).map((n) => String.fromCodePoint(n)),
+  );
+  fc.assert(
+    fc.property(fc.array(char, { minLength: 4, maxLength: 24 }).map((cs) => cs.join('')), (secret) => {
+      const s = new Secrets();
+      s.add(secret);
+      for (const [name, encode] of Object.entries({ ...ENCODERS, ...BASE64 })) {
+        const written = encode(secret);
+        const masked = s.mask(written);
+        // What is left, read back, holds no secret: nothing of the secret's spelling survives.
+        expect(masked, name).toContain('***');
+        const inner = name in BASE64 ? written.replace(/^(Basic |t=)/, '') : written;
+        expect(masked.includes(inner) && inner.length > 0, name).toBe(false);
+        for (const [other, again] of Object.entries(ENCODERS)) expect(masked.includes(again(secret).replace(/^secret | here$/g, '')), `${name} then ${other}`).toBe(false);
+      }
+      // By member name, whatever its length: a one-character secret too.
+      expect(new Secrets().mask(`{"client_secret":${JSON.stringify(secret.slice(0, 1))}}`)).toBe('{"client_secret":"***"}');
+    }),
+    { seed: 42, numRuns: 300 },
+  );
+});
+
+it('a short secret is masked where it stands alone, not inside a longer word', () => {
+  const s = new Secrets();
+  s.add('x1');
+  expect(s.mask('ax1b x1 "x1" =x1&')).toBe('ax1b *** "***" =***&');
+});
+
+it('an excerpt cut inside a secret masks the secret whole, whatever its spelling', () => {
+  const s = new Secrets();
+  const secret = 'sk/+é"secret-value';
+  s.add(secret);
+  for (const encode of Object.values(ENCODERS)) {
+    const text = `${'x'.repeat(10)}${encode(secret)}${'y'.repeat(100)}`;
+    const at = text.indexOf('secret-value');
+    if (at < 0) continue; // every byte escaped: no plain letters to cut inside
+    const head = s.maskedHead(text, at + 3);
+    // The secret began before the cut: the excerpt ends with the mask, and nothing of it shows.
+    expect(head.endsWith('***'), head).toBe(true);
+    expect(head).not.toContain('sk/');
+  }
+});
 
 /** A front that rewrites each new key's client_secret and quotes the latest one in every later answer. */
 async function leakyFront(upstream: string) {
@@ -21,7 +100,7 @@ async function leakyFront(upstream: string) {
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length')) as Record<string, string>;
     const up = await fetch(`${upstream}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
     let text = await up.text();
-    const latest = cores.length ? `sk<&"'>\\${cores.at(-1)}` : undefined;
+    const latest = cores.length ? `sk<&"'>\\/+ ${cores.at(-1)}` : undefined;
     let body: unknown;
     try {
       body = text ? JSON.parse(text) : undefined;
@@ -33,7 +112,7 @@ async function leakyFront(upstream: string) {
       if (req.method === 'POST' && req.url === '/v2/application-keys' && up.status < 300 && b.data) {
         const core = `core${randomBytes(6).toString('hex')}`;
         cores.push(core);
-        b.data.client_secret = `sk<&"'>\\${core}`;
+        b.data.client_secret = `sk<&"'>\\/+ ${core}`;
       } else if (latest) {
         if (b.errors?.[0]) b.errors[0].detail = `${b.errors[0].detail ?? ''} (debug: key secret ${latest})`;
         else {
@@ -45,9 +124,14 @@ async function leakyFront(upstream: string) {
         }
       }
       text = JSON.stringify(body);
+      // The same secret again as PHP's and .NET's encoders write it.
+      if (latest && req.method === 'GET') text = text.replace(/^\{/, `{"php":${JSON.stringify(latest).replaceAll('/', '\\/')},"net":${dotnet(latest)},`);
     }
     const out: Record<string, string> = { 'content-type': up.headers.get('content-type') ?? 'application/json' };
-    if (latest) out['x-debug-secret'] = latest;
+    if (latest) {
+      out['x-debug-secret'] = encodeURIComponent(latest).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
+      out['x-debug-basic'] = `Basic ${Buffer.from(`id:${latest}`).toString('base64')}`;
+    }
     res.writeHead(up.status, out).end(up.status === 204 ? undefined : text);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -63,12 +147,17 @@ it('a secret issued in one area and quoted by the target in later areas shows in
       expect(front.cores.length, r.stdout + r.stderr).toBeGreaterThan(5);
       // The failure whose evidence quotes a secret issued in another area is there, masked.
       expect(r.code).toBe(1);
-      expect(r.stdout).toMatch(/list\.meta\.fields \[accounts\][\s\S]*body: +\{"debug":\{"last_secret":"\*\*\*"\}/);
+      expect(r.stdout).toMatch(/list\.meta\.fields \[accounts\][\s\S]*body: +\{"php":"\*\*\*","net":"\*\*\*","debug":\{"last_secret":"\*\*\*"\}/);
       const files = ['report', 'bundle'].flatMap((d) => readdirSync(join(dir, d)).map((f) => join(dir, d, f)));
       const outputs = [r.stdout, r.stderr, readFileSync(join(dir, 'baseline.yaml'), 'utf8'), ...files.map((f) => readFileSync(f, 'utf8'))].join('\n');
       expect(files.map((f) => f.split('/').pop()).sort()).toEqual(expect.arrayContaining(['junit.xml', 'report.html', 'results.json', 'certificate.json']));
       // The random core survives every escaping (HTML, XML, JSON, \u003c): none of it may show.
-      for (const core of front.cores) expect(outputs).not.toContain(core);
+      for (const core of front.cores) {
+        expect(outputs).not.toContain(core);
+        // Nor in base64, where the core's letters do not show as they are.
+        const basic = Buffer.from(`id:sk<&"'>\\/+ ${core}`).toString('base64');
+        expect(outputs).not.toContain(basic.slice(8, 20));
+      }
       expect(outputs).not.toContain(TOKEN);
     } finally {
       await front.close();
