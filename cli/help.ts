@@ -35,6 +35,8 @@ Lists:
   --default-page-length N   the expected default page length (default: GET /v2/settings
                         page_length, else 25)
   --require-all-endpoints   an absent list operation (404) fails instead of skipping
+  --allow-all-404       run the checks even when the target answers 404 to every read the
+                        contract names (else the preflight stops: a wrong base URL or prefix)
   --explore N           requests drawn at random per list operation (shared by its paths),
                         and values drawn for key creation, each judged against a model; a
                         disagreement is shrunk by fast-check; --seed draws them again
@@ -79,7 +81,7 @@ Serve: the reference server's own options are in 'conformance serve --help'.
 
 Precedence: flags > environment > config file > defaults. File keys: base-url, token, seed,
   timeout, concurrency, max-body-bytes, report-dir, strict, request-budget, time-buffer, explore, explore-only,
-  default-page-length, require-all-endpoints, empty (each also a flag, --KEY); and operations:
+  default-page-length, require-all-endpoints, allow-all-404, empty (each also a flag, --KEY); and operations:
   and parents: to override or extend the list catalog (see README). The file is checked
   against spec/config.schema.yaml; an error names the flag, the variable, or the file and key.
 

@@ -32,6 +32,7 @@ const OPTIONS = {
   'explore-only': { type: 'boolean' },
   'default-page-length': { type: 'string' },
   'require-all-endpoints': { type: 'boolean' },
+  'allow-all-404': { type: 'boolean' },
   'report-dir': { type: 'string' },
   concurrency: { type: 'string' },
   timeout: { type: 'string' },
@@ -123,6 +124,7 @@ function parseMain(args: string[]) {
   if (values['explore-only']) flags['explore-only'] = true;
   if (values['default-page-length'] !== undefined) flags['default-page-length'] = values['default-page-length'];
   if (values['require-all-endpoints']) flags['require-all-endpoints'] = true;
+  if (values['allow-all-404']) flags['allow-all-404'] = true;
   if (values['max-body-bytes'] !== undefined) flags['max-body-bytes'] = values['max-body-bytes'];
   if (values.empty !== undefined) flags.empty = listOf(values.empty).join(',');
   const checks = listOf(values.check);
@@ -189,6 +191,13 @@ export async function main(argv: string[], io: Io): Promise<number> {
     // --explore-only measures the exploration; with the fixed probes off no list rule is proved.
     if (config.exploreOnly && options.certifyDir) throw new UsageError(`${settingLabel(config, 'explore-only')} turns the list checks' fixed probes off: it does not go with --certify`);
     if (config.exploreOnly && config.explore === 0) throw new UsageError(`${settingLabel(config, 'explore-only')} needs drawn requests, and ${settingLabel(config, 'explore')} is 0`);
+    // Every place the run will write, tried before anything is sent.
+    const { unwritable } = await import('./publish.js');
+    const cannot = unwritable(
+      [...(config.reportDir ? [{ path: config.reportDir, label: settingLabel(config, 'report-dir') }] : []), ...(options.certifyDir ? [{ path: options.certifyDir, label: '--certify' }] : [])],
+      options.writeBaseline ? [{ path: options.writeBaseline, label: '--write-baseline' }] : [],
+    );
+    if (cannot) throw new UsageError(cannot);
     const { run } = await import('./run.js');
     return await run(config, selected, options, { ...io, env: values['no-color'] ? { ...io.env, NO_COLOR: '1' } : io.env });
   } catch (e) {

@@ -1,6 +1,7 @@
 // Where a finished report goes: console, report files, certification bundle, baseline file,
 // GitHub Actions. Every byte passes through the secrets mask first.
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { accessSync, appendFileSync, constants, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Secrets } from '../lib/secrets.js';
 import { renderSummary } from '../reporters/console.js';
 import { githubAnnotations, renderMarkdown } from '../reporters/github.js';
@@ -9,25 +10,68 @@ import { renderBaseline } from '../reporters/verdict.js';
 import { bundleFiles, reportFiles, writeFiles } from '../reporters/write.js';
 import type { Io } from './io.js';
 
-/** Everything a finished report goes to: console, files, bundle, baseline, GitHub Actions. */
-export function publish(report: RunReport, to: { reportDir?: string; certifyDir?: string; writeBaseline?: string; color: boolean }, secrets: Secrets, io: Io): void {
+/** A place a run writes, and the setting that named it (for the message when it cannot). */
+export interface Output {
+  path: string;
+  label: string;
+}
+
+/**
+ * Every place a run will write, tried before it sends anything: a folder that cannot be made
+ * or written into, or a file that cannot be written, is said now, in one line (the caller
+ * stops with exit 2), not found after the whole run.
+ */
+export function unwritable(folders: readonly Output[], files: readonly Output[]): string | undefined {
+  const why = (e: unknown): string => (e as { code?: string }).code ?? (e as Error).message;
+  for (const { path, label } of folders) {
+    try {
+      mkdirSync(path, { recursive: true });
+      const probe = join(path, `.conformance-${process.pid}.probe`);
+      writeFileSync(probe, '');
+      rmSync(probe, { force: true });
+    } catch (e) {
+      return `${label} ${path}: cannot write there (${why(e)})`;
+    }
+  }
+  for (const { path, label } of files) {
+    try {
+      if (existsSync(path) && statSync(path).isDirectory()) return `${label} ${path}: is a folder, not a file`;
+      if (!existsSync(path) && !statSync(dirname(path)).isDirectory()) return `${label} ${path}: cannot write there (ENOTDIR)`;
+      accessSync(existsSync(path) ? path : dirname(path), constants.W_OK);
+    } catch (e) {
+      return `${label} ${path}: cannot write there (${why(e)})`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Everything a finished report goes to: console, files, bundle, baseline, GitHub Actions.
+ * Returns why a file could not be written (the run then exits 2), or undefined.
+ */
+export function publish(report: RunReport, to: { reportDir?: string; certifyDir?: string; writeBaseline?: string; color: boolean }, secrets: Secrets, io: Io): string | undefined {
   const mask = (x: string): string => secrets.mask(x);
   io.out(mask(renderSummary(report, { color: to.color })).trimEnd());
-  if (to.reportDir) {
-    writeFiles(to.reportDir, reportFiles(report, mask));
-    io.out(`reports written to ${to.reportDir} (results.json, junit.xml, report.html)`);
-  }
-  if (to.certifyDir) {
-    writeFiles(to.certifyDir, bundleFiles(report, mask));
-    io.out(`certification bundle written to ${to.certifyDir} (check it with: cd ${to.certifyDir} && sha256sum -c SHA256SUMS)`);
-  }
+  // Each output alone: one that fails (a disk full since the run began) is one line, and the others are still written.
+  let failed: string | undefined;
+  const write = (what: string, path: string, act: () => void, done: string): void => {
+    try {
+      act();
+      io.out(done);
+    } catch (e) {
+      failed ??= `${what} could not be written to ${path} (${(e as { code?: string }).code ?? (e as Error).message})`;
+      io.err(`conformance: ${failed}`);
+    }
+  };
+  if (to.reportDir) write('the reports', to.reportDir, () => writeFiles(to.reportDir!, reportFiles(report, mask)), `reports written to ${to.reportDir} (results.json, junit.xml, report.html)`);
+  if (to.certifyDir) write('the certification bundle', to.certifyDir, () => writeFiles(to.certifyDir!, bundleFiles(report, mask)), `certification bundle written to ${to.certifyDir} (check it with: cd ${to.certifyDir} && sha256sum -c SHA256SUMS)`);
   if (to.writeBaseline) {
-    writeFileSync(to.writeBaseline, mask(renderBaseline(report.results)));
-    io.out(`baseline of ${report.results.filter((r) => r.outcome === 'fail' && r.level !== 'INFO').length} current failure(s) written to ${to.writeBaseline}`);
+    write('the baseline', to.writeBaseline, () => writeFileSync(to.writeBaseline!, mask(renderBaseline(report.results))), `baseline of ${report.results.filter((r) => r.outcome === 'fail' && r.level !== 'INFO').length} current failure(s) written to ${to.writeBaseline}`);
   }
   if (io.env.GITHUB_ACTIONS === 'true') {
     for (const line of githubAnnotations(report)) io.out(mask(line));
     const summaryFile = io.env.GITHUB_STEP_SUMMARY;
     if (summaryFile) appendFileSync(summaryFile, mask(renderMarkdown(report)));
   }
+  return failed;
 }

@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import type { Check, PaginationSettings, RunSettings } from '../lib/check.js';
+import { resultHead, type Check, type CheckResult, type PaginationSettings, type RunSettings } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec, mergeCatalog, type CatalogSpec, type Endpoint } from '../lib/catalog.js';
-import { cleanUp, postponeCleanUp } from '../lib/cleanup.js';
+import { cleanUp, postponeCleanUp, type CleanupReport } from '../lib/cleanup.js';
 import { describeConfig, didYouMean, maskedConfig, settingLabel, type Config } from '../lib/config.js';
 import { packageVersion } from '../lib/package.js';
 import { checkTarget } from '../lib/preflight.js';
@@ -24,6 +24,7 @@ import { listen, type Listening } from '../server/listen.js';
 import { expandChecks, WRITTEN_LISTS, type CheckDefinition } from '../suites/index.js';
 import { interactive, liveProgress, UsageError, type Io } from './io.js';
 import { publish } from './publish.js';
+import { reportFiles, writeFiles } from '../reporters/write.js';
 import { Ledger, ledgerPath, newRunId } from '../lib/ledger.js';
 
 /**
@@ -215,21 +216,56 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       io.out(line);
     };
     const areaDone = (area: string): void => say(renderAreaLine(area, counts.get(area)!, { color }));
+    /** The run's report, from its results: the one every output is rendered from. */
+    const reportOf = (results: CheckResult[], suiteErrors: string[], cleanup: CleanupReport, exit: RunReport['exit'], more: Pick<RunReport, 'baseline' | 'certification'> = {}): RunReport => {
+      const finishedAt = new Date();
+      return {
+        tool: { name: 'conformance', version: packageVersion },
+        runId,
+        seed: config.seed,
+        contractDigest: contractDigest(),
+        target: { baseUrl: settings.baseUrl, embedded: !config.baseUrl },
+        ...(options.product ? { product: options.product } : {}),
+        ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
+        startedAt: startedAt.toISOString(),
+        finishedAt: finishedAt.toISOString(),
+        durationMs: finishedAt.getTime() - startedAt.getTime(),
+        config: maskedConfig(config),
+        results,
+        suiteErrors,
+        cleanup,
+        ...more,
+        ...(checks.some((c) => c.operation)
+          ? {
+              lists: {
+                absent: absentOperations(results),
+                comparedBefore: new Date(pagination.startedAt - pagination.timeBufferMs).toISOString(),
+                timeBufferSeconds: config.timeBufferSeconds,
+                requestBudget: config.requestBudget,
+              },
+            }
+          : {}),
+        summary: summarise(results),
+        exit,
+      };
+    };
     // The bundled server, then the preflight, while vitest starts: the checks wait at the gate
     // (runSuite) until the preflight has passed, and are cancelled, having sent nothing, if not.
     // A Ctrl-C during the preflight ends it at once: its answer is not waited for.
     const onStop = new Promise<undefined>((resolve) => stop.signal.addEventListener('abort', () => resolve(undefined), { once: true }));
+    let refusal = '';
     const ready = (async (): Promise<'go' | 'refused' | 'interrupted'> => {
       if (listening) {
         const { serveOn } = await import('../server/index.js');
         server = serveOn(listening, { token: settings.token, seed: config.seed });
         io.out(`  reference server started on ${server.url}`);
       }
-      const reach = stop.signal.aborted ? undefined : await Promise.race([checkTarget(settings, config.baseUrl ?? settings.baseUrl, secrets), onStop]);
+      const reach = stop.signal.aborted ? undefined : await Promise.race([checkTarget(settings, config.baseUrl ?? settings.baseUrl, secrets, { paths: endpoints.filter((e) => e.placeholders.length === 0).map((e) => e.path), allowAll404: config.allowAll404 }), onStop]);
       if (!reach) return 'interrupted';
       if (!reach.ok) {
         // Said at once; the run ends once vitest, cancelled, has closed.
-        io.err(`conformance: ${secrets.mask(reach.line)}`);
+        refusal = secrets.mask(reach.line);
+        io.err(`conformance: ${refusal}`);
         io.err('exit 2: no check ran (the run stopped at the preflight)');
         return 'refused';
       }
@@ -292,14 +328,27 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     beat?.stop();
     if (reached !== 'go') {
       noLedger();
-      if (reached === 'refused') return 2;
+      if (reached === 'refused') {
+        // No check ran, and CI still gets its files, saying why: every check not run, with the reason.
+        const reason = `NOT_RUN: the run stopped at the preflight: ${refusal}`;
+        const results = checks.map((c) => ({ ...resultHead(c), outcome: 'error' as const, reason, durationMs: 0 }));
+        const report = reportOf(results, [`the run stopped at the preflight: ${refusal}`], { deleted: 0, leftovers: [] }, { code: 2, reason: 'exit 2: no check ran (the run stopped at the preflight)' });
+        if (config.reportDir) {
+          try {
+            writeFiles(config.reportDir, reportFiles(secrets.maskDeep(report), (x) => secrets.mask(x)));
+            io.out(`reports written to ${config.reportDir} (results.json, junit.xml, report.html)`);
+          } catch (e) {
+            io.err(`conformance: the reports could not be written to ${config.reportDir} (${(e as { code?: string }).code ?? (e as Error).message})`);
+          }
+        }
+        return 2;
+      }
       io.err('exit 130: interrupted (Ctrl-C or SIGTERM) during the preflight: no check ran, nothing was created');
       return 130;
     }
     for (const s of suite.secrets) secrets.add(s);
     const down = suite.results.find(notRun);
     const cleanup = down ? postponeCleanUp(settings.ledgerPath, `the target stopped answering during the run (${down.reason ?? ''})`) : await cleanUp(settings, secrets);
-    const finishedAt = new Date();
     const suiteErrors = suite.suiteErrors.map((e) => secrets.mask(e));
     const based = options.baseline ? applyBaseline(suite.results, options.baseline.entries, options.baseline.file) : undefined;
     const results = based?.results ?? suite.results;
@@ -310,42 +359,14 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       : undefined;
     if (certification && !certification.certifiable && exit.code === 0) exit = { code: 1, reason: `exit 1: not certifiable: ${certification.why}` };
     if (interrupted) exit = { code: exit.code, reason: `exit 130: interrupted (Ctrl-C or SIGTERM); ${exit.reason.replace(/^exit \d: /, '')}` };
-    const report: RunReport = {
-      tool: { name: 'conformance', version: packageVersion },
-      runId,
-      seed: config.seed,
-      contractDigest: contractDigest(),
-      target: { baseUrl: settings.baseUrl, embedded: !config.baseUrl },
-      ...(options.product ? { product: options.product } : {}),
-      ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
-      startedAt: startedAt.toISOString(),
-      finishedAt: finishedAt.toISOString(),
-      durationMs: finishedAt.getTime() - startedAt.getTime(),
-      config: maskedConfig(config),
-      results,
-      suiteErrors,
-      cleanup,
-      ...(based ? { baseline: based.report } : {}),
-      ...(certification ? { certification } : {}),
-      ...(checks.some((c) => c.operation)
-        ? {
-            lists: {
-              absent: absentOperations(results),
-              comparedBefore: new Date(pagination.startedAt - pagination.timeBufferMs).toISOString(),
-              timeBufferSeconds: config.timeBufferSeconds,
-              requestBudget: config.requestBudget,
-            },
-          }
-        : {}),
-      summary: summarise(results),
-      exit,
-    };
+    const report = reportOf(results, suiteErrors, cleanup, exit, { ...(based ? { baseline: based.report } : {}), ...(certification ? { certification } : {}) });
     // Masked whole, with every secret any area learned, before any renderer escapes a character.
-    publish(secrets.maskDeep(report), { reportDir: config.reportDir, certifyDir: options.certifyDir, writeBaseline: options.writeBaseline, color }, secrets, io);
+    const unwritten = publish(secrets.maskDeep(report), { reportDir: config.reportDir, certifyDir: options.certifyDir, writeBaseline: options.writeBaseline, color }, secrets, io);
+    if (unwritten) io.err('exit 2: the verdict above stands, but what it was to be written to was not (see above)');
     // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
     if (cleanup.leftovers.length === 0 && !cleanup.pending) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
     else io.out(`the ledger of run ${runId} is kept: 'conformance cleanup --run ${runId}' tries again`);
-    return interrupted ? 130 : report.exit.code;
+    return interrupted ? 130 : unwritten ? 2 : report.exit.code;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

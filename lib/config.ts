@@ -53,6 +53,8 @@ export interface Config {
   defaultPageLength?: number;
   /** An absent list operation fails instead of skipping. */
   requireAllEndpoints: boolean;
+  /** Run even when the target answers 404 to every read the contract names (the preflight stops otherwise). */
+  allowAll404: boolean;
   /** Run the list checks only on these operations (keys as in results: `orders`, `hierarchies@by-release`). */
   operations: readonly string[];
   /**
@@ -106,6 +108,7 @@ const KEYS = {
   'explore-only': { env: 'CONFORMANCE_EXPLORE_ONLY', field: 'exploreOnly' },
   'default-page-length': { env: 'CONFORMANCE_DEFAULT_PAGE_LENGTH', field: 'defaultPageLength' },
   'require-all-endpoints': { env: 'CONFORMANCE_REQUIRE_ALL_ENDPOINTS', field: 'requireAllEndpoints' },
+  'allow-all-404': { env: 'CONFORMANCE_ALLOW_ALL_404', field: 'allowAll404' },
   empty: { env: 'CONFORMANCE_EMPTY', field: 'empty' },
 } as const;
 
@@ -364,6 +367,7 @@ export function resolveConfig(input: ConfigInput): Config {
     exploreOnly: raw['explore-only'] !== undefined ? bool(at('explore-only'), raw['explore-only']) : false,
     ...(raw['default-page-length'] !== undefined ? { defaultPageLength: integer(at('default-page-length'), raw['default-page-length'], 1, 100) } : {}),
     requireAllEndpoints: raw['require-all-endpoints'] !== undefined ? bool(at('require-all-endpoints'), raw['require-all-endpoints']) : false,
+    allowAll404: raw['allow-all-404'] !== undefined ? bool(at('allow-all-404'), raw['allow-all-404']) : false,
     operations: input.operations ?? [],
     empty: raw.empty !== undefined ? [...new Set(names(raw.empty))] : [],
     catalog: fileSettings.catalog,
@@ -398,6 +402,7 @@ export function describeConfig(c: Config): string[] {
     ...(c.exploreOnly ? [row('explore only', 'the list checks\' fixed probes are off', 'explore-only')] : []),
     row('page length', c.defaultPageLength !== undefined ? String(c.defaultPageLength) : 'GET /v2/settings page_length, else 25', 'default-page-length'),
     ...(c.requireAllEndpoints ? [row('require all', 'absent list operations fail', 'require-all-endpoints')] : []),
+    ...(c.allowAll404 ? [row('all 404', 'the checks run even if nothing the contract names is served', 'allow-all-404')] : []),
     ...(c.sources['max-body-bytes'] !== 'default' ? [row('max body', `${c.maxBodyBytes} bytes`, 'max-body-bytes')] : []),
     ...(c.operations.length ? [row('operations', c.operations.join(', '))] : []),
     ...(c.empty.length ? [row('empty', `${c.empty.join(', ')} (declared empty)`, 'empty')] : []),

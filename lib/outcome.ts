@@ -68,6 +68,8 @@ export type SuiteErrorCode =
   | 'TARGET_DOWN'
   /** The run was stopped (Ctrl-C, SIGTERM): the request was not sent. */
   | 'INTERRUPTED'
+  /** The run stopped at the preflight (a refused token, a dead host): no check ran, and the report says why. */
+  | 'NOT_RUN'
   | 'SUITE_BUG';
 
 export class SuiteError extends Error {

@@ -21,7 +21,7 @@ function describe(res: HttpResponse): string {
  * Reads the target once (twice more at most, where /v2/settings is not served) with the
  * configured token. `base` is the base URL as given, for the redirect advice.
  */
-export async function preflight(http: Pick<HttpClient, 'request'>, base: string): Promise<PreflightResult> {
+export async function preflight(http: Pick<HttpClient, 'request'>, base: string, api?: ApiProbe): Promise<PreflightResult> {
   let last: HttpResponse | undefined;
   for (const path of READS) {
     let res: HttpResponse;
@@ -42,8 +42,13 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string)
       // Where the same path sits under another base, that base is the advice; elsewhere (a login
       // page), only that the target sends its clients away.
       const moved = to?.endsWith(path) ? to.slice(0, -path.length) : undefined;
-      const advice = moved ? `Use --base-url ${moved}` : `It leads to ${to ?? 'nowhere (no Location header)'}, not to the API: give the API's own base URL with --base-url`;
-      return { ok: false, line: `the target redirects: ${describe(res)}${to ? ` to ${to}` : ''}. ${advice} (not ${base}).` };
+      const host = (u: string): string => (URL.canParse(u) ? new URL(u).host : u);
+      const advice =
+        moved === undefined ? `It leads to ${to ?? 'nowhere (no Location header)'}, not to the API: give the API's own base URL with --base-url (not ${base}).`
+        : sameBase(moved, base) ? 'It sends its clients back to the same address (a redirect loop): the server, or a proxy in front of it, is misconfigured.'
+        : host(moved) !== host(base) ? `It moved to another host (${host(moved)}): if that host is the API's and one you trust with the token, use --base-url ${moved} (not ${base}).`
+        : `Use --base-url ${moved} (not ${base}).`;
+      return { ok: false, line: `the target redirects: ${describe(res)}${to ? ` to ${to}` : ''}. ${advice}` };
     }
     if (res.status === 401 || res.status === 403) {
       return { ok: false, line: `the target refused the token: ${describe(res)}. Check --token or CONFORMANCE_TOKEN (its value is never shown).` };
@@ -54,19 +59,44 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string)
     }
     if (res.status !== 404) return { ok: true, note: `${describe(res)}${isJsonContentType(type) ? '' : ` (Content-Type ${type ?? 'none'})`}` };
   }
-  // Nothing the preflight reads is served, but the target answered JSON with the token: the
-  // checks judge the rest (an absent list skips).
-  return { ok: true, note: `${describe(last!)} (none of ${READS.join(', ')} is served; if the checks find nothing served either, --base-url may lack the API's path prefix)` };
+  // Nothing the preflight reads is served. A server of this API serves some of what the
+  // contract names: every other read of it is tried (at once) before the run goes on.
+  if (!api) return { ok: true, note: `${describe(last!)} (none of ${READS.join(', ')} is served)` };
+  const others = api.paths.filter((p) => !READS.includes(p));
+  const answers = await Promise.all(others.map((path) => http.request({ method: 'GET', path }).then((res) => res, () => undefined)));
+  const served = answers.find((res) => res !== undefined && res.status !== 404);
+  if (served) return { ok: true, note: `${describe(served)} (none of ${READS.join(', ')} is served)` };
+  const tried = READS.length + others.length;
+  if (api.allowAll404) return { ok: true, note: `every one of the ${tried} reads the contract names answered 404 (such as ${describe(last!)}); the checks run all the same (--allow-all-404)` };
+  return {
+    ok: false,
+    line: `the target answers 404 to every one of the ${tried} reads the contract names (such as ${describe(last!)}): this does not look like the API. Check --base-url (${base}): it may lack the API's path prefix. If the server really serves none of them, --allow-all-404 runs the checks anyway.`,
+  };
+}
+
+/** What else to read before a run gives up on a target that serves none of READS. */
+export interface ApiProbe {
+  /** The reads the contract names (its list operations without placeholders). */
+  paths: readonly string[];
+  /** Go on when every one answers 404 (--allow-all-404). */
+  allowAll404: boolean;
+}
+
+/** Two base URLs, compared as their scheme, host and path without a trailing slash. */
+function sameBase(a: string, b: string): boolean {
+  const norm = (u: string): string => (URL.canParse(u) ? new URL(u).toString() : u).replace(/\/+$/, '');
+  return norm(a) === norm(b);
 }
 
 /**
  * The preflight on a client of its own (one request at a time), closed when it is done: before
  * a run's checks, and before a cleanup sends its deletes.
  */
-export async function checkTarget(target: { baseUrl: string; token: string; timeoutMs: number; maxBodyBytes: number }, base: string, secrets: Secrets): Promise<PreflightResult> {
-  const http = new HttpClient({ baseUrl: target.baseUrl, token: target.token, timeoutMs: target.timeoutMs, maxBodyBytes: target.maxBodyBytes, concurrency: 1, secrets });
+export async function checkTarget(target: { baseUrl: string; token: string; timeoutMs: number; maxBodyBytes: number }, base: string, secrets: Secrets, api?: ApiProbe): Promise<PreflightResult> {
+  // One request at a time for the first reads; the rest of the API's reads, if it comes to them, a few at once.
+  const http = new HttpClient({ baseUrl: target.baseUrl, token: target.token, timeoutMs: target.timeoutMs, maxBodyBytes: target.maxBodyBytes, concurrency: api ? 8 : 1, secrets });
   try {
-    return await preflight(http, base);
+    return await preflight(http, base, api);
   } finally {
     await http.close();
   }

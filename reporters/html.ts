@@ -6,11 +6,13 @@
 import type { CheckResult } from '../lib/check.js';
 import { LEVELS, settingsOf, verdictOf, whyNotCounted, type RunReport, type Verdict } from './model.js';
 import { replayCommand, replayTokenNote } from './console.js';
+import { inert } from '../lib/text.js';
 
 const VERDICTS: readonly Verdict[] = ['fail', 'warn', 'error', 'skip', 'pass'];
 
+/** Text for HTML: escaped, and a target's control characters (ESC, BEL, direction overrides) shown as \uXXXX, inert. */
 export function esc(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return inert(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
 const CSS = `

@@ -4,8 +4,9 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { ledgerPath } from '../lib/ledger.js';
 import { createReferenceHandler } from '../server/index.js';
 import { cli, TOKEN, withServer, type Ran } from './support.js';
@@ -71,10 +72,59 @@ describe('preflight', () => {
     });
   });
 
-  it('a redirect: reported once, with the URL to use', async () => {
+  it('a redirect: reported once, with the URL to use, and a warning when it is another host', async () => {
     await withRaw((_req, res) => res.writeHead(301, { location: 'https://api.example.test/v2/settings' }).end(), async (url) => {
-      expectStopped(await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } }), /^conformance: the target redirects: GET .* answered 301 to https:\/\/api\.example\.test\/v2\/settings\. Use --base-url https:\/\/api\.example\.test \(not http:\/\/127\.0\.0\.1:\d+\)\.$/);
+      expectStopped(await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } }), /^conformance: the target redirects: GET .* answered 301 to https:\/\/api\.example\.test\/v2\/settings\. It moved to another host \(api\.example\.test\): if that host is the API's and one you trust with the token, use --base-url https:\/\/api\.example\.test \(not http:\/\/127\.0\.0\.1:\d+\)\.$/);
     });
+    await withRaw((req, res) => res.writeHead(301, { location: `http://${req.headers.host}/api/v2/settings` }).end(), async (url) => {
+      expectStopped(await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } }), /^conformance: the target redirects: GET .* answered 301 to http:\/\/127\.0\.0\.1:\d+\/api\/v2\/settings\. Use --base-url http:\/\/127\.0\.0\.1:\d+\/api \(not http:\/\/127\.0\.0\.1:\d+\)\.$/);
+    });
+  });
+
+  it('a redirect to itself is called a loop, not advice to use the same URL', async () => {
+    await withRaw((req, res) => res.writeHead(302, { location: `http://${req.headers.host}${req.url}` }).end(), async (url) => {
+      expectStopped(await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } }), /^conformance: the target redirects: GET .* answered 302 to http:\/\/127\.0\.0\.1:\d+\/v2\/settings\. It sends its clients back to the same address \(a redirect loop\)/);
+    });
+  });
+
+  it('a stop at the preflight still writes results.json and junit.xml, with the reason, for CI', async () => {
+    await withServer({}, async (server) => {
+      const dir = mkdtempSync(join(tmpdir(), 'conformance-stop-'));
+      try {
+        const r = await cli(['--base-url', server.url, '--report-dir', dir], { env: { CONFORMANCE_TOKEN: 'wrong-token-77aa1b' } });
+        expect(r.code, r.stdout + r.stderr).toBe(2);
+        expect(r.stdout).toContain(`reports written to ${dir}`);
+        const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as { exit: { code: number; reason: string }; suiteErrors: string[]; results: Array<{ outcome: string; reason: string }> };
+        expect(results.exit).toEqual({ code: 2, reason: 'exit 2: no check ran (the run stopped at the preflight)' });
+        expect(results.suiteErrors[0]).toMatch(/the target refused the token/);
+        expect(results.results.length).toBeGreaterThan(50);
+        expect(results.results.every((x) => x.outcome === 'error' && x.reason.startsWith('NOT_RUN: the run stopped at the preflight: the target refused the token'))).toBe(true);
+        const junit = readFileSync(join(dir, 'junit.xml'), 'utf8');
+        expect(junit).toMatch(/the run stopped at the preflight/);
+        for (const f of ['results.json', 'junit.xml', 'report.html']) expect(readFileSync(join(dir, f), 'utf8')).not.toContain('wrong-token-77aa1b');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  it('an output the run cannot write is found before anything is sent: one line, exit 2', async () => {
+    const seen: string[] = [];
+    await withRaw((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    }, async (url) => {
+      const file = join(mkdtempSync(join(tmpdir(), 'conformance-out-')), 'a-file');
+      writeFileSync(file, 'x');
+      for (const flags of [['--report-dir', join(file, 'reports')], ['--certify', join(file, 'bundle')], ['--write-baseline', join(file, 'baseline.yaml')]]) {
+        const r = await cli(['--base-url', url, ...flags], { env: { CONFORMANCE_TOKEN: TOKEN } });
+        expect(r.code, r.stdout + r.stderr).toBe(2);
+        expect(r.stderr.split('\n')[0]).toMatch(new RegExp(`^conformance: ${flags[0]} .*: cannot write there \\(ENOTDIR\\)$`));
+        expect(r.stdout).toBe('');
+      }
+      rmSync(dirname(file), { recursive: true, force: true });
+    });
+    expect(seen).toEqual([]);
   });
 
   it('a redirect to a login page: where it leads, and that the API base URL is wanted', async () => {
@@ -123,10 +173,31 @@ describe('preflight', () => {
     for (const later of log.slice(1)) expect(later.at, later.what).toBeGreaterThanOrEqual(answered);
   });
 
-  it('a target that serves none of the reads runs, and the line says what a wrong base URL looks like', async () => {
-    await withRaw((_req, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{"errors":[{"status":"404","title":"Not Found"}]}'), async (url) => {
+  it('a target that answers 404 to every read the contract names stops with one line (exit 2), unless --allow-all-404', async () => {
+    const seen: string[] = [];
+    await withRaw((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"errors":[{"status":"404","title":"Not Found"}]}');
+    }, async (url) => {
+      const r = await cli(['--base-url', url], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expectStopped(r, /^conformance: the target answers 404 to every one of the \d+ reads the contract names \(such as GET .*\/v2\/customers answered 404\): this does not look like the API\. Check --base-url \(http:\/\/127\.0\.0\.1:\d+\): it may lack the API's path prefix\. If the server really serves none of them, --allow-all-404 runs the checks anyway\.$/);
+      // Only reads were sent: nothing created, nothing deleted.
+      expect(seen.every((x) => x.startsWith('GET '))).toBe(true);
+      expect(seen.length).toBeGreaterThan(10);
+      const go = await cli(['--base-url', url, '--allow-all-404', '--check', 'delete.unknown-id.404'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expect(go.stdout).toMatch(/preflight: every one of the \d+ reads the contract names answered 404 \(such as GET .*\); the checks run all the same \(--allow-all-404\)/);
+      expect(go.code, go.stdout + go.stderr).toBe(1);
+    });
+  });
+
+  it('a target that serves one list of the contract, and none of the first reads, runs', async () => {
+    await withRaw((req, res) => {
+      if (req.url?.startsWith('/v2/orders')) res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[],"meta":{"page":{"limit":25,"offset":0,"current":1,"total":0},"results":{"total":0}}}');
+      else res.writeHead(404, { 'content-type': 'application/json' }).end('{"errors":[{"status":"404","title":"Not Found","detail":"Not found"}]}');
+    }, async (url) => {
       const r = await cli(['--base-url', url, '--check', 'delete.unknown-id.404'], { env: { CONFORMANCE_TOKEN: TOKEN } });
-      expect(r.stdout).toMatch(/preflight: GET .*\/v2\/customers answered 404 \(none of \/v2\/settings, \/v2\/accounts, \/v2\/customers is served; if the checks find nothing served either, --base-url may lack the API's path prefix\)/);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/preflight: GET .*\/v2\/orders answered 200 \(none of \/v2\/settings, \/v2\/accounts, \/v2\/customers is served\)/);
     });
   });
 

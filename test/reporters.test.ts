@@ -103,5 +103,9 @@ describe('what the target sent reaches the terminal inert', () => {
     expect(text).toContain('\\u001b]0;pwned\\u0007\\u001b[2J\\u202eevil\\u000d\\u000anext');
     expect(text).toContain('body:     an HTML page titled "Sign in"');
     expect(text).not.toContain('<script>');
+    // report.html too: escapes for the browser, and no raw ESC, BEL or direction override.
+    const html = renderHtml({ ...base, results: [r], suiteErrors: [evil] });
+    expect(html).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(html).toContain('\\u001b]0;pwned\\u0007\\u001b[2J\\u202eevil');
   });
 });
