@@ -8,13 +8,13 @@ import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { resultHead, type Check, type CheckResult, type PaginationSettings, type RunSettings } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec, mergeCatalog, type CatalogSpec, type Endpoint } from '../lib/catalog.js';
-import { cleanUp, postponeCleanUp, type CleanupReport } from '../lib/cleanup.js';
+import { cleanUp, cleanUpAfterOutage, type CleanupReport } from '../lib/cleanup.js';
 import { describeConfig, didYouMean, maskedConfig, settingLabel, type Config } from '../lib/config.js';
 import { packageVersion } from '../lib/package.js';
 import { checkTarget } from '../lib/preflight.js';
 import { Secrets } from '../lib/secrets.js';
 import { runSuite } from '../lib/vitest-run.js';
-import { interrupted as stoppedByUser, notRun, renderAreaLine, renderProgress } from '../reporters/console.js';
+import { interrupted as stoppedByUser, notRun, renderAreaLine, renderProgress, unanswered } from '../reporters/console.js';
 import { printable } from '../lib/text.js';
 import { absentOperations, summarise, verdictOf, type RunReport } from '../reporters/model.js';
 import { applyBaseline, certify, exitFor, inBaseline, type BaselineEntry } from '../reporters/verdict.js';
@@ -206,6 +206,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     let done = 0;
     let shownAt = 0;
     let stopped = false;
+    let quietUnanswered = false;
     let inFlight = settings.concurrency;
     // Without a status line, a plain line at least every heartbeat (10 s) while checks run
     // (from the preflight's end): the areas' own lines when they finish, else how far the run has got.
@@ -304,6 +305,10 @@ export async function run(config: Config, definitions: CheckDefinition[], option
         if (notRun(r)) {
           if (!stopped) say(`  ! the target stopped answering: the suite sends nothing more (${printable(r.reason ?? '')}); the remaining checks are not run`);
           stopped = true;
+        } else if (unanswered(r)) {
+          // Requests without an answer come in bursts: the first is said, the rest counted in the summary.
+          if (!quietUnanswered) say(`${renderProgress(r, { color, strict: config.strict })} (no answer: more like it are counted in the summary)`);
+          quietUnanswered = true;
         } else if (r.outcome !== 'pass' && r.outcome !== 'skip' && !stoppedByUser(r)) {
           say(renderProgress(r, { color, strict: config.strict }));
         }
@@ -348,7 +353,8 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     }
     for (const s of suite.secrets) secrets.add(s);
     const down = suite.results.find(notRun);
-    const cleanup = down ? postponeCleanUp(settings.ledgerPath, `the target stopped answering during the run (${down.reason ?? ''})`) : await cleanUp(settings, secrets);
+    // After an outage too: the cleanup waits a while for the target to come back, then deletes.
+    const cleanup = down ? await cleanUpAfterOutage(settings, secrets, 'the target stopped answering during the run', { said: (line) => io.out(line) }) : await cleanUp(settings, secrets);
     const suiteErrors = suite.suiteErrors.map((e) => secrets.mask(e));
     const based = options.baseline ? applyBaseline(suite.results, options.baseline.entries, options.baseline.file) : undefined;
     const results = based?.results ?? suite.results;
@@ -365,7 +371,8 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     if (unwritten) io.err('exit 2: the verdict above stands, but what it was to be written to was not (see above)');
     // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
     if (cleanup.leftovers.length === 0 && !cleanup.pending) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
-    else io.out(`the ledger of run ${runId} is kept: 'conformance cleanup --run ${runId}' tries again`);
+    // (A cleanup put off has said so, with the same command, in the summary.)
+    else if (!cleanup.pending) io.out(`the ledger of run ${runId} is kept: 'conformance cleanup --run ${runId}' tries again`);
     return interrupted ? 130 : unwritten ? 2 : report.exit.code;
   } finally {
     process.off('SIGINT', onSignal);

@@ -33,6 +33,46 @@ export function postponeCleanUp(ledgerPath: string, why: string): CleanupReport 
   return { deleted: 0, leftovers: [], postponed: why, pending: created.length + unanswered.length };
 }
 
+/** How long a run whose target stopped answering waits for it to answer again before it cleans up: three timeouts, from 5 s to 60 s. */
+export function outageWaitMs(timeoutMs: number): number {
+  return Math.min(60_000, Math.max(5_000, 3 * timeoutMs));
+}
+
+/**
+ * After an outage (the breaker opened), the cleanup still runs: it first waits, up to `waitMs`,
+ * for the target to answer anything again (a read every few seconds, on a client of its own),
+ * then deletes as after any run. A target still silent at the deadline keeps the ledger for
+ * `conformance cleanup --run ID`. `said` hears one line when the wait begins.
+ */
+export async function cleanUpAfterOutage(
+  settings: Parameters<typeof cleanUp>[0],
+  secrets: Secrets,
+  why: string,
+  options: { waitMs?: number; pauseMs?: number; said?: (line: string) => void } = {},
+): Promise<CleanupReport> {
+  const { created, unanswered } = new Ledger(settings.ledgerPath).open();
+  if (created.length === 0 && unanswered.length === 0) return { deleted: 0, leftovers: [] };
+  const waitMs = options.waitMs ?? outageWaitMs(settings.timeoutMs);
+  const pauseMs = options.pauseMs ?? 2_000;
+  options.said?.(`  waiting up to ${Math.round(waitMs / 1000)} s for the target to answer again, to delete the ${created.length + unanswered.length} thing(s) this run created`);
+  const deadline = Date.now() + waitMs;
+  const probe = new HttpClient({ baseUrl: settings.baseUrl, token: settings.token, timeoutMs: Math.min(settings.timeoutMs, 5_000), maxBodyBytes: settings.maxBodyBytes, concurrency: 1, secrets, retry: { maxRetries: 0 } });
+  let back = false;
+  try {
+    while (!back && Date.now() < deadline) {
+      back = await probe.request({ method: 'GET', path: '/v2/settings' }).then(
+        () => true,
+        () => false,
+      );
+      if (!back) await new Promise((r) => setTimeout(r, Math.min(pauseMs, Math.max(0, deadline - Date.now()))));
+    }
+  } finally {
+    await probe.close();
+  }
+  if (!back) return postponeCleanUp(settings.ledgerPath, `${why}, and it did not answer again within ${Math.round(waitMs / 1000)} s`);
+  return cleanUp(settings, secrets);
+}
+
 /** Pages of a collection read, at most, to find an unanswered create by name where filters are refused. */
 const SCAN_PAGES = 10;
 

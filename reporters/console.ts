@@ -131,6 +131,19 @@ export function notRun(r: CheckResult): boolean {
   return r.outcome === 'error' && (r.reason?.startsWith('TARGET_DOWN') ?? false);
 }
 
+/** The codes of a request that got no answer: after an outage (notRun), the checks they ended are its consequence. */
+const NO_ANSWER = /^(TIMEOUT|CONNECTION_CLOSED|TARGET_UNREACHABLE)\b/;
+
+/** A check that ended without an answer in a run the target stopped answering: counted with the outage, not listed. */
+export function cutShort(r: CheckResult, outage: boolean): boolean {
+  return outage && r.outcome === 'error' && NO_ANSWER.test(r.reason ?? '');
+}
+
+/** Whether a result ended in an error for want of an answer (a timeout, a dropped or refused connection). */
+export function unanswered(r: CheckResult): boolean {
+  return r.outcome === 'error' && NO_ANSWER.test(r.reason ?? '');
+}
+
 /** A check stopped before its end because the run was interrupted (Ctrl-C, SIGTERM). */
 export function interrupted(r: CheckResult): boolean {
   return r.outcome === 'error' && (r.reason?.startsWith('INTERRUPTED') ?? false);
@@ -163,7 +176,8 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   const lines: string[] = [''];
   // Checks that never ran to an end (the breaker opened, or the run was interrupted): counted
   // by cause, one line each, not listed one by one.
-  const unrun = report.results.filter((r) => notRun(r) || interrupted(r));
+  const outage = report.results.some(notRun);
+  const unrun = report.results.filter((r) => notRun(r) || interrupted(r) || cutShort(r, outage));
   const strict = settingsOf(report).strict === true;
   const shown = report.results.filter((r) => (r.outcome === 'fail' || r.outcome === 'error') && !unrun.includes(r));
   const order = (r: CheckResult): number => (r.outcome === 'error' ? 0 : LEVELS.indexOf(r.level) + 1);
@@ -193,6 +207,11 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
       const these = unrun.filter((r) => r.reason?.startsWith(cause));
       if (these.length) lines.push(`  ${these.length} check(s): ${printable(these[0]!.reason ?? '')}`);
     }
+    const cut = unrun.filter((r) => cutShort(r, outage));
+    if (cut.length) {
+      const ids = cut.map(label);
+      lines.push(`  ${cut.length} check(s) cut short as the target stopped answering (${printable((cut[0]!.reason ?? '').split(':')[0]!)} and the like): ${ids.slice(0, 8).join(', ')}${ids.length > 8 ? `, and ${ids.length - 8} more` : ''}`);
+    }
     lines.push('');
   }
   if (report.lists?.absent.length) {
@@ -215,7 +234,7 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   }
   const { deleted, leftovers } = report.cleanup;
   lines.push(p('bold', 'Cleanup'));
-  if (report.cleanup.postponed) lines.push(p('yellow', printable(`  not attempted: ${report.cleanup.postponed}; ${report.cleanup.pending ?? 0} resource(s) and unanswered create(s) stay in the ledger: 'conformance cleanup --run ${report.runId}' deletes them once the target answers again`)));
+  if (report.cleanup.postponed) lines.push(p('yellow', printable(`  not done: ${report.cleanup.postponed}; ${report.cleanup.pending ?? 0} resource(s) and unanswered create(s) stay in the ledger: 'conformance cleanup --run ${report.runId}' deletes them once the target answers again`)));
   else lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted; ${leftovers.length} left over`);
   for (const l of leftovers) lines.push(p('yellow', leftoverLine(l)));
   lines.push('');
@@ -226,7 +245,8 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     for (const st of b.stale) lines.push(p('yellow', `  stale: ${label(st)} passes now; remove it from the baseline`));
     lines.push('');
   }
-  if (report.lists) {
+  // A run the target stopped answering compared no list: nothing to say of their windows.
+  if (report.lists && !outage) {
     lines.push(p('bold', 'Lists'));
     lines.push(`  traversal comparisons used only records created before ${report.lists.comparedBefore} (the run's start minus a ${report.lists.timeBufferSeconds} s time buffer, for eventual consistency)`);
     lines.push(`  at most ${report.lists.requestBudget} requests per list operation`);
