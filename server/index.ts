@@ -6,7 +6,7 @@ import { CONFORMING, type Behaviour } from './behaviour.js';
 import { HttpError, requestUrl, sendError, type RequestUrl } from './http.js';
 import { listRoute, ROUTES, type RouteContext } from './routes.js';
 import { Store } from './store.js';
-import { listen, type Listening } from './listen.js';
+import { listen, type Listening, type SocketLimits } from './listen.js';
 import { dataShapeOf } from './lists.js';
 import { faultBehaviour } from './faults.js';
 import { variantBehaviour } from './variants.js';
@@ -15,7 +15,8 @@ import { DEFAULT_TOKEN_LIFETIME_SECONDS, issuedAccess, tokenRoute, type Access }
 export { CONFORMING, LIST_FAULT_KNOBS, type Behaviour, type ListFaultScope } from './behaviour.js';
 export { FAULTS, type Fault } from './faults.js';
 export { VARIANTS, type Variant } from './variants.js';
-export { Store } from './store.js';
+export { DEFAULT_MAX_RECORDS, Store } from './store.js';
+export { DEFAULT_SOCKET_LIMITS, type SocketLimits } from './listen.js';
 export { DEFAULT_TOKEN_LIFETIME_SECONDS, TOKEN_PATH, type TokenAnswer } from './oauth.js';
 
 export interface ReferenceServerOptions {
@@ -39,6 +40,11 @@ export interface ReferenceServerOptions {
   tokenLifetimeSeconds?: number;
   /** The clock those tokens expire by, in epoch milliseconds (default Date.now): tests move it. */
   now?: () => number;
+  /**
+   * The most Application Keys, Custom APIs and working tokens the server holds, each (default
+   * 10,000, DEFAULT_MAX_RECORDS): past it, a create gets 409 with the Error shape.
+   */
+  maxRecords?: number;
 }
 
 export interface RunningServer {
@@ -91,7 +97,7 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
   const token = Buffer.from(requireToken(options, 'createReferenceHandler'));
   const b = resolveBehaviour(options);
   // The list data follows the behaviour: microsecond times for the micros style, its id format.
-  const store = given ?? new Store({ seed: options.seed, records: options.records, emptyList: options.emptyList, recentRecords: options.recentRecords, shape: dataShapeOf(b) });
+  const store = given ?? new Store({ seed: options.seed, records: options.records, emptyList: options.emptyList, recentRecords: options.recentRecords, shape: dataShapeOf(b), maxRecords: options.maxRecords });
 
   const lifetimeSeconds = options.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS;
   if (!Number.isInteger(lifetimeSeconds) || lifetimeSeconds < 1) throw new TypeError(`tokenLifetimeSeconds must be a whole number of seconds, at least 1 (got ${lifetimeSeconds})`);
@@ -166,7 +172,11 @@ export function serveOn(listening: Listening, options: ReferenceServerOptions): 
   return { url: listening.url, port: listening.port, store, behaviour, close: listening.close };
 }
 
-export async function startReferenceServer(options: ReferenceServerOptions & { port?: number; host?: string }): Promise<RunningServer> {
+/**
+ * The reference server on a socket of its own. `SocketLimits` (server/listen.ts) bound how long
+ * a slow or idle client may hold a socket and how many sockets are open at once.
+ */
+export async function startReferenceServer(options: ReferenceServerOptions & SocketLimits & { port?: number; host?: string }): Promise<RunningServer> {
   requireToken(options, 'startReferenceServer');
   const listening = await listen(options);
   try {

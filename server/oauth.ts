@@ -14,7 +14,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { CONFORMING } from './behaviour.js';
 import { HttpError, readBody, sendError, sendJson } from './http.js';
-import type { Route } from './routes.js';
+import { roomFor, type Route } from './routes.js';
 import type { ApplicationKey, Grant, IssuedToken, Store } from './store.js';
 
 export const TOKEN_PATH = '/oauth/access_token';
@@ -106,9 +106,11 @@ export function issueToken(store: Store, params: ReadonlyMap<string, string>, op
   if (grant === 'client_credentials' && !timingSafeEqual(digest(secret!), digest(key!.client_secret))) refused();
 
   const now = options.now();
-  if (store.issuedTokens.size >= SWEEP_FROM) {
+  if (store.issuedTokens.size >= Math.min(SWEEP_FROM, store.maxRecords)) {
     for (const [k, t] of store.issuedTokens) if (!works(store, t, now)) store.issuedTokens.delete(k);
   }
+  // Tokens that still work are kept to the store's cap, as keys are (server/routes.ts, roomFor).
+  roomFor(store, store.issuedTokens, 'tokens that still work', 'wait for one to expire, or delete the Application Key it was issued for');
   const token = randomBytes(32).toString('base64url');
   const expiresAt = now + options.lifetimeSeconds * 1000;
   store.issuedTokens.set(digest(token).toString('hex'), { keyId: key!.id, clientId, grant: grant as Grant, expiresAt });

@@ -67,6 +67,21 @@ function checkId(raw: string, b: Behaviour): string {
   return raw.toLowerCase();
 }
 
+/**
+ * A create past the store's cap (Store.maxRecords, per kind) is refused with 409 and the Error
+ * shape: a 4xx, as the request is the client's to change (delete some, then create), not a
+ * failure of the server; 409, as the contract already answers a create that the platform
+ * cannot grant with it (a reserved rate limit over the maximum) and lists it among a create's
+ * refusals (400, 409, 422); not 429 or 503, which a client takes as "send it again later"
+ * (the suite's own client does) while nothing will change until it deletes.
+ */
+export function roomFor(store: Store, records: ReadonlyMap<string, unknown>, what: string, remedy = 'delete one to create another'): void {
+  if (records.size >= store.maxRecords) throw new HttpError(409, `This server holds at most ${store.maxRecords} ${what}; ${remedy}.`);
+}
+
+/** The longest description a Custom API keeps: with the cap on records, what the store can hold is bounded. */
+export const MAX_DESCRIPTION = 1_000;
+
 function newId(store: Store, b: Behaviour): string {
   return b.idFormat === 'uuid' ? store.uuid() : String(store.serial);
 }
@@ -107,11 +122,13 @@ function createCustomApi(ctx: RouteContext, body: unknown): CustomApi {
     if (typeof d.api_type !== 'string' || !API_TYPE.test(d.api_type)) bad("The field 'api_type' must match ^[a-z0-9_]{1,59}_ext$.");
   }
   if (d.description !== undefined && typeof d.description !== 'string') bad("The field 'description' must be a string.");
+  if (typeof d.description === 'string' && d.description.length > MAX_DESCRIPTION && (d.description.length > 2 * MAX_DESCRIPTION || [...d.description].length > MAX_DESCRIPTION)) bad(`The field 'description' must be at most ${MAX_DESCRIPTION} characters long.`);
   if (b.customApiPlatformRules) {
     for (const c of store.customApis.values()) {
       if (c.slug === d.slug) throw new HttpError(409, `A Custom API with slug '${String(d.slug)}' already exists.`);
     }
   }
+  roomFor(store, store.customApis, 'Custom APIs');
   const c: CustomApi = {
     id: store.uuid(),
     type: 'custom_api',
@@ -310,6 +327,7 @@ export const ROUTES: Route[] = [
     async handle(ctx) {
       const { b, store } = ctx;
       const v = validKey(await readJson(ctx.req, b), b);
+      roomFor(store, store.applicationKeys, 'Application Keys');
       store.serial++;
       const k: ApplicationKey = {
         id: newId(store, b),

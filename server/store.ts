@@ -53,13 +53,31 @@ export interface StoreOptions {
   recentRecords?: boolean;
   /** Timestamp precision and id format of the list data (the behaviour's, server/lists.ts). */
   shape?: DataShape;
+  /**
+   * The most records of each kind the API may create and the store hold at once: Application
+   * Keys, Custom APIs, tokens from POST /oauth/access_token (default 10,000, DEFAULT_MAX_RECORDS).
+   * Past it, a create is refused with 409 and the Error shape (server/routes.ts, roomFor).
+   */
+  maxRecords?: number;
 }
+
+/**
+ * 10,000 of each kind: some 10 MB of keys (a key with a 255-character name, about 1 KB),
+ * while a run of the suite makes a few hundred at most and deletes them.
+ */
+export const DEFAULT_MAX_RECORDS = 10_000;
 
 export class Store {
   readonly #random: () => number;
   readonly lists: ListData;
 
+  /** The most records of each kind (StoreOptions.maxRecords). */
+  readonly maxRecords: number;
+
   constructor(options: StoreOptions = {}) {
+    const maxRecords = options.maxRecords ?? DEFAULT_MAX_RECORDS;
+    if (!Number.isSafeInteger(maxRecords) || maxRecords < 1) throw new TypeError(`maxRecords must be a whole number, at least 1 (got ${String(maxRecords)})`);
+    this.maxRecords = maxRecords;
     const seed = options.seed ?? Date.now() % 2 ** 31;
     this.#random = seededRandom(seed);
     this.lists = new ListData({ seed, records: options.records ?? 130, now: Date.now(), emptyList: options.emptyList ?? true, recent: options.recentRecords ?? false, shape: options.shape ?? PLAIN_DATA });
