@@ -207,6 +207,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     let shownAt = 0;
     let stopped = false;
     let quietUnanswered = false;
+    let saidSlow = false;
     let inFlight = settings.concurrency;
     // Without a status line, a plain line at least every heartbeat (10 s) while checks run
     // (from the preflight's end): the areas' own lines when they finish, else how far the run has got.
@@ -300,6 +301,13 @@ export async function run(config: Config, definitions: CheckDefinition[], option
         if (lowered !== undefined && lowered < inFlight) {
           inFlight = lowered;
           say(`  ~ rate limited (429): requests in flight lowered to ${lowered}; the run goes on, slower`);
+        }
+        // Said once: the summary's transport line has the lowest bound it reached.
+        const slowed = r.transport?.latencyLoweredTo;
+        if (slowed !== undefined && slowed < inFlight) {
+          inFlight = slowed;
+          if (!saidSlow) say(`  ~ slow answers or timeouts: requests in flight lowered to ${slowed}; the run goes on, slower`);
+          saidSlow = true;
         }
         // Once the breaker has opened, the checks it stops are one line, not one each.
         if (notRun(r)) {

@@ -73,6 +73,9 @@ export async function cleanUpAfterOutage(
   return cleanUp(settings, secrets);
 }
 
+/** The time budget of one of the cleanup's requests (429s and 503s waited out, timed-out GETs sent again). */
+export const CLEANUP_PATIENCE_MS = 180_000;
+
 /** Pages of a collection read, at most, to find an unanswered create by name where filters are refused. */
 const SCAN_PAGES = 10;
 
@@ -108,7 +111,9 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
   const leftovers: Leftover[] = [];
   let deleted = 0;
   if (created.length === 0 && unanswered.length === 0) return { deleted, leftovers };
-  const http = new HttpClient({ ...settings, secrets });
+  // Its own client (its own breaker: a run's open breaker does not stop it), and more patient
+  // than a check's: what the cleanup gives up on is left on the user's server.
+  const http = new HttpClient({ ...settings, secrets, retry: { maxWaitMs: CLEANUP_PATIENCE_MS } });
   const left = (entry: Pick<LedgerEntry, 'kind' | 'name' | 'createdBy'> & { id?: string }, reason: string): void => {
     leftovers.push({ kind: entry.kind, id: entry.id ?? '', name: secrets.mask(entry.name), createdBy: entry.createdBy, reason: secrets.mask(reason) });
   };

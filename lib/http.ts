@@ -1,11 +1,31 @@
-// The one HTTP layer every check uses (undici, keep-alive). It bounds requests in flight,
-// times out, caps response size, records every exchange with secrets masked, and turns
-// transport failures into SuiteErrors: a refused connection is never the target's fault.
-// Against a real target (issue 8) it waits out 429 and 503 answers and sends a GET again after
-// a reset connection (undici's RetryAgent, with the policy below), lowers its in-flight bound
-// when 429s arrive, stops sending once the target has stopped answering, and counts all of it.
+// The one HTTP layer every check uses (undici, keep-alive). It bounds the requests in flight,
+// times out each attempt, caps each response body and the bytes of all bodies being read at
+// once, records every exchange with secrets masked, and turns transport failures into
+// SuiteErrors: a refused connection is never the target's fault.
+//
+// It is built so that a correct target gets the same verdict behind a hostile network, or from
+// a busy machine, as on a calm run:
+// - A 429 or 503 answer means "not processed": any request is sent again after the Retry-After
+//   the target names (seconds or an HTTP date), else after an exponential backoff with jitter,
+//   for as long as the request's time budget lasts (RetryPolicy.maxWaitMs), not a small count.
+//   Such an answer is never the answer a check judges.
+// - A GET is sent again, within the same budget, after a reset connection (before or during its
+//   answer) and after a timeout (once the target has answered anything); a POST or DELETE
+//   never is, as it may have been applied.
+// - The in-flight bound starts low and doubles while answers come in; a 429, a timeout, or
+//   answers far slower than the run's first ones halve it, and it climbs back one step at a
+//   time as answers come back fast.
+// - The breaker stops all sending once the target has failed at several moments apart in time
+//   with no answer between; requests that were in flight together and fail together are one
+//   such moment, so a busy moment does not end the run but a target that is gone does.
+// - One budget bounds the bytes of all response bodies being read at once in the process: a
+//   response that would pass it pauses until others finish; the oldest reader always goes on.
+//   A body over the cap is refused as such (RESPONSE_TOO_LARGE), as soon as it is known.
+// undici's RetryAgent resends after 429s, 503s and resets before the answer, with the policy
+// below; everything else is done here. Everything done is counted (TransportStats).
 import { setTimeout as delay } from 'node:timers/promises';
 import { createRequire } from 'node:module';
+import type { Readable } from 'node:stream';
 import type { Agent, RetryAgent, RetryHandler, request as UndiciRequest } from 'undici';
 import { BODY_EXCERPT_MAX, REQUEST_BODY_MAX, type Exchange } from './exchange.js';
 import { CheckFailure, SuiteError } from './outcome.js';
@@ -15,48 +35,85 @@ import { packageVersion } from './package.js';
 export interface HttpClientOptions {
   baseUrl: string;
   token: string;
+  /** How long one attempt may take, from sending it to the end of its answer. */
   timeoutMs: number;
+  /** The largest response body read; a larger one is refused (RESPONSE_TOO_LARGE). */
   maxBodyBytes: number;
   concurrency: number;
   secrets: Secrets;
-  /** How 429, 503 and reset GETs are retried: DEFAULT_RETRY, any part overridden. */
+  /** How 429s, 503s, resets and timed-out GETs are retried: DEFAULT_RETRY, any part overridden. */
   retry?: Partial<RetryPolicy>;
-  /** Failed attempts in a row (timeouts, refused or reset connections) that open the breaker. */
+  /** Failures at moments apart in time, with no answer between, that open the breaker. */
   breakerAfter?: number;
   /** The breaker's state, shared by every client of one run (Breaker.forRun); default: its own. */
   breaker?: Breaker;
+  /** The bytes of response bodies being read at once, shared by every client of the process (BodyBudget.shared by default). */
+  bodyBudget?: BodyBudget;
 }
 
 export interface RetryPolicy {
-  /** Most retries of one request, whatever their cause. */
+  /**
+   * A safety cap on the attempts after the first, whatever their cause. It is large: what ends
+   * the retries of a request is its time budget (maxWaitMs).
+   */
   maxRetries: number;
-  /** Most time one request spends waiting between its attempts, all waits together. */
+  /**
+   * The time budget of one request: the most time it spends without an answer beyond its first
+   * attempt, that is the waits between its attempts and the attempts that timed out after the
+   * first, all together. No retry starts that would pass it.
+   */
   maxWaitMs: number;
   /** The first wait when an answer names no Retry-After; it doubles with each retry, with jitter. */
   baseDelayMs: number;
   /** The longest wait the backoff chooses (a Retry-After may ask for more, within maxWaitMs). */
   maxDelayMs: number;
-  /** How the client waits; tests shrink time with it. */
+  /** How the client waits between attempts; tests shrink time with it. */
   sleep: (ms: number) => Promise<void>;
 }
 
-/** Issue 8: a few retries, and a bounded wait, per request. */
-export const DEFAULT_RETRY: RetryPolicy = { maxRetries: 4, maxWaitMs: 30_000, baseDelayMs: 500, maxDelayMs: 8_000, sleep: (ms) => delay(ms) };
+/**
+ * A minute per request: a rate limit counted per minute is waited out, and so is a burst of
+ * 429s without Retry-After (backoff 0.5 s doubling to 8 s: about a dozen retries). The count
+ * is only a guard against a loop: the time budget ends the retries first (Retry-After is read
+ * in whole seconds, and the backoff's shortest wait is a quarter of a second).
+ */
+export const DEFAULT_RETRY: RetryPolicy = { maxRetries: 100, maxWaitMs: 60_000, baseDelayMs: 500, maxDelayMs: 8_000, sleep: (ms) => delay(ms) };
 
-/** Failed attempts in a row after which the target is taken for down (issue 8). */
+/** Failures at moments apart in time, with no answer between, after which the target is taken for down. */
 export const BREAKER_AFTER = 5;
 
 /**
- * What the transport did (issue 8), kept by the client for the run and by each Session for
- * its check (shared work counts for the check that started it), so a summary can add them up.
+ * Failures this close (ms) to the last one the breaker counted, of attempts sent before it,
+ * are the same moment: requests in flight together that time out together (the target or
+ * this machine was busy for a while) are one failure, not one each. A failure of an attempt
+ * sent after the last counted one is new evidence, and counts however soon it comes.
+ */
+export const BREAKER_GAP_MS = 2_000;
+
+/**
+ * The bytes of response bodies held at once by every client of the process. Fixed, not a
+ * multiple of maxBodyBytes: the oldest body being read may always go past it (so any body up
+ * to maxBodyBytes is read, and no reader waits on another that waits on it), so the memory the
+ * bodies take is at most this plus one body at the cap (and a chunk, 64 KiB, per reader),
+ * whatever --max-body-bytes is; a multiple of the cap would let a raised cap (up to 512 MiB)
+ * bring back what the budget is for. At the default 16 MiB cap, 16 bodies at the cap are read
+ * side by side; real pages are far smaller, and never wait.
+ */
+export const BODY_BUDGET_BYTES = 256 * 1024 * 1024;
+
+/**
+ * What the transport did, kept by the client for the run and by each Session for its check
+ * (shared work counts for the check that started it), so a summary can add them up.
  */
 export interface TransportStats {
   /** Requests sent, each counted once however many attempts it took. */
   requests: number;
   /** Attempts beyond the first. */
   retries: number;
-  /** Of those: GETs sent again after their connection was reset before the answer. */
+  /** Of those: GETs sent again after their connection was reset (before or during the answer). */
   resetRetries: number;
+  /** Of those: GETs sent again after an attempt timed out. */
+  timeoutRetries: number;
   /** 429 and 503 answers waited out (each one followed by a retry). */
   waitedOut: number;
   /** Time spent waiting between attempts. */
@@ -65,15 +122,17 @@ export interface TransportStats {
   refused: number;
   /** The lowest in-flight bound a 429 answered to these requests lowered the client to. */
   concurrencyLoweredTo?: number;
-  /** The breaker opened on one of these requests, after this many failed attempts in a row. */
+  /** The lowest in-flight bound slow answers or timeouts of these requests lowered the client to. */
+  latencyLoweredTo?: number;
+  /** The breaker opened on one of these requests, after this many failures apart in time. */
   breakerOpenedAfter?: number;
 }
 
 export function noTransport(): TransportStats {
-  return { requests: 0, retries: 0, resetRetries: 0, waitedOut: 0, waitedMs: 0, refused: 0 };
+  return { requests: 0, retries: 0, resetRetries: 0, timeoutRetries: 0, waitedOut: 0, waitedMs: 0, refused: 0 };
 }
 
-/** The stats of several checks (or runs) as one: counts added, the lowest bound, the breaker if any opened. */
+/** The stats of several checks (or runs) as one: counts added, the lowest bounds, the breaker if any opened. */
 export function sumTransport(all: ReadonlyArray<TransportStats | undefined>): TransportStats {
   const sum = noTransport();
   for (const t of all) {
@@ -81,25 +140,28 @@ export function sumTransport(all: ReadonlyArray<TransportStats | undefined>): Tr
     sum.requests += t.requests;
     sum.retries += t.retries;
     sum.resetRetries += t.resetRetries;
+    // Absent from reports written before it was counted.
+    sum.timeoutRetries += t.timeoutRetries ?? 0;
     sum.waitedOut += t.waitedOut;
     sum.waitedMs += t.waitedMs;
     sum.refused += t.refused;
     if (t.concurrencyLoweredTo !== undefined) sum.concurrencyLoweredTo = Math.min(sum.concurrencyLoweredTo ?? Infinity, t.concurrencyLoweredTo);
+    if (t.latencyLoweredTo !== undefined) sum.latencyLoweredTo = Math.min(sum.latencyLoweredTo ?? Infinity, t.latencyLoweredTo);
     if (t.breakerOpenedAfter !== undefined) sum.breakerOpenedAfter = Math.max(sum.breakerOpenedAfter ?? 0, t.breakerOpenedAfter);
   }
   return sum;
 }
 
-/** Answers that say the request was not processed: any method is sent again (issue 8). */
+/** Answers that say the request was not processed: any method is sent again. */
 const NOT_PROCESSED = [429, 503];
 /** A connection closed before the answer: only a GET is sent again, a POST or DELETE may have been applied. */
 const RESET = ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'];
-/** Answers without a 429 after which a lowered in-flight bound climbs back by one. */
+/** Fast answers without a 429 after which a lowered in-flight bound climbs back by one. */
 const CLIMB_AFTER = 20;
 /**
- * Where the in-flight bound starts when the ceiling is higher (issue 9): it doubles each time
- * as many answers as it allows come in without a 429, so a target that keeps up is soon asked
- * at the ceiling, and one that rate-limits is not met with the whole ceiling at once.
+ * Where the in-flight bound starts when the ceiling is higher: it doubles each time as many
+ * answers as it allows come in without a 429 or a slow answer, so a target that keeps up is
+ * soon asked at the ceiling, and one that rate-limits is not met with the whole ceiling at once.
  */
 const START_IN_FLIGHT = 8;
 /**
@@ -110,6 +172,18 @@ const START_IN_FLIGHT = 8;
  * attempts come after this window and count.
  */
 const ALIVE_WITHIN_MS = 2_000;
+/** The answers whose mean latency is the run's early latency, the yardstick of "slow". */
+const EARLY_ANSWERS = 20;
+/** The weight of each answer in the recent latency (an exponential moving average). */
+const RECENT_WEIGHT = 0.2;
+/**
+ * An answer is slow when its latency, and the recent latency, are this many times the early
+ * latency and at least SLOW_SHARE of the timeout: far above how the target answered at first,
+ * and on the way to timeouts. The second part keeps a fast target's jitter (2 ms, then 20 ms)
+ * from slowing the run down.
+ */
+const SLOW_FACTOR = 8;
+const SLOW_SHARE = 0.25;
 
 /**
  * Retry-After (RFC 9110 section 10.2.3) in ms from `now`: delay-seconds or an HTTP date.
@@ -180,7 +254,7 @@ function loadUndici(): NonNullable<typeof undici> {
   return (undici ??= createRequire(import.meta.url)('undici') as NonNullable<typeof undici>);
 }
 
-/** Bounds requests in flight; the bound can move (issue 8: 429s lower it, answers raise it back). */
+/** Bounds requests in flight; the bound can move (429s and slow answers lower it, fast answers raise it back). */
 class Semaphore {
   #limit: number;
   #active = 0;
@@ -216,6 +290,89 @@ class Semaphore {
   }
 }
 
+/** One response body being read, as the body budget sees it. */
+interface BodyHold {
+  bytes: number;
+  /** Set while the reader is paused: lets it read on. */
+  wake?: () => void;
+}
+
+/**
+ * One budget for the bytes of every response body being read at once (one per process by
+ * default: each area of a run has a client of its own, in one worker). A reader takes its
+ * bytes chunk by chunk; when they pass the budget it pauses (the socket is no longer read, so
+ * the target waits) until others finish and give theirs back. The oldest reader holding bytes
+ * never pauses: some reader always goes on, so readers never wait on each other in a circle,
+ * and a body larger than the whole budget is still read when it is the oldest.
+ */
+export class BodyBudget {
+  static readonly shared = new BodyBudget(BODY_BUDGET_BYTES);
+  readonly limit: number;
+  #used = 0;
+  /** The readers holding bytes, in the order they took their first (a Set keeps that order). */
+  readonly #holders = new Set<BodyHold>();
+  /** The readers paused, in the order they paused. */
+  readonly #paused = new Set<BodyHold>();
+  /** The most bytes held at once, and how many times a reader paused (for tests and measures). */
+  peak = 0;
+  pauses = 0;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  /** Bytes held now. */
+  get used(): number {
+    return this.#used;
+  }
+
+  /** A reader's account, empty. */
+  open(): BodyHold {
+    return { bytes: 0 };
+  }
+
+  /**
+   * Counts `n` bytes more (a chunk already read) for `hold`. False when the reader must pause:
+   * `wake` is called when it may read on.
+   */
+  take(hold: BodyHold, n: number, wake: () => void): boolean {
+    hold.bytes += n;
+    this.#used += n;
+    this.#holders.add(hold);
+    this.peak = Math.max(this.peak, this.#used);
+    if (this.#used <= this.limit || this.#oldest() === hold) return true;
+    hold.wake = wake;
+    this.#paused.add(hold);
+    this.pauses++;
+    return false;
+  }
+
+  /** The reader is done (its body read, refused or failed): its bytes go back, and waiting readers may go on. */
+  release(hold: BodyHold): void {
+    this.#used -= hold.bytes;
+    hold.bytes = 0;
+    hold.wake = undefined;
+    this.#holders.delete(hold);
+    this.#paused.delete(hold);
+    const oldest = this.#oldest();
+    for (const h of [...this.#paused]) {
+      if (this.#used > this.limit && h !== oldest) continue;
+      this.#paused.delete(h);
+      const wake = h.wake!;
+      h.wake = undefined;
+      wake();
+    }
+  }
+
+  #oldest(): BodyHold | undefined {
+    for (const h of this.#holders) return h;
+    return undefined;
+  }
+}
+
+/** Why an attempt is followed by another: counted apart in the stats. */
+type Cause = 'answer' | 'reset' | 'timeout';
+
 /** One request on its way through its attempts. */
 interface Attempts {
   readonly method: string;
@@ -223,18 +380,27 @@ interface Attempts {
   readonly what: string;
   /** Adds to the client's stats and to the caller's. */
   readonly count: (f: (s: TransportStats) => void) => void;
-  /** Starts and stops the current attempt's timeout. */
+  /** Starts the current attempt's timeout, afresh (and notes when the attempt was sent). */
   readonly arm: () => void;
+  /** Stops it for good (the attempt is over). */
   readonly disarm: () => void;
+  /** Stops it for a while and starts it again with the time it had left: the attempt waits on this process, not on the target. */
+  readonly suspend: () => void;
+  readonly resume: () => void;
   /** Attempts sent so far. */
   sent: number;
+  /** When the current attempt was sent (performance.now()). */
+  sentAt: number;
+  /** Time spent toward the time budget: waits between attempts, and attempts that timed out after the first. */
   waitedMs: number;
   /** The in-flight bound's generation when the current attempt was sent (see #lower). */
   epoch: number;
   /** Whether the request holds a slot of the semaphore: it gives it back while it waits. */
   holding: boolean;
-  /** The final answer has begun (its headers arrived). */
+  /** The current attempt's answer has begun (its headers arrived). */
   answered: boolean;
+  /** The current attempt's failure has been counted toward the breaker already. */
+  failureCounted: boolean;
 }
 
 function buildQuery(query: Record<string, string | number> | undefined): string {
@@ -246,17 +412,29 @@ function buildQuery(query: Record<string, string | number> | undefined): string 
   return parts.length ? `?${parts.join('&')}` : '';
 }
 
-/** A transport failure of the request `what` (`METHOD url`, masked) as the suite's error. */
-function transportError(err: unknown, what: string, timeoutMs: number): SuiteError {
-  const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string; message?: string } };
-  const code = e.code ?? e.cause?.code ?? '';
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return new SuiteError('TIMEOUT', `${what}: no complete answer within ${timeoutMs} ms`);
+function errorCode(err: unknown): string {
+  const e = err as { code?: string; cause?: { code?: string } } | undefined;
+  return e?.code ?? e?.cause?.code ?? '';
+}
+
+/** The attempt took too long: our own timer, or undici's (which stand behind it). */
+function isTimeout(err: unknown): boolean {
+  const e = err as { name?: string } | undefined;
+  const code = errorCode(err);
+  return e?.name === 'TimeoutError' || e?.name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+}
+
+/** A transport failure of the request `what` (`METHOD url`, masked) after `attempts` attempts, as the suite's error. */
+function transportError(err: unknown, what: string, timeoutMs: number, attempts = 1): SuiteError {
+  const e = err as { message?: string };
+  const code = errorCode(err);
+  if (isTimeout(err)) {
+    return new SuiteError('TIMEOUT', `${what}: no complete answer within ${timeoutMs} ms${attempts > 1 ? ` (${attempts} attempts)` : ''}`);
   }
   if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT'].includes(code)) {
     return new SuiteError('TARGET_UNREACHABLE', `${what}: cannot reach the target (${code})`);
   }
-  return new SuiteError('CONNECTION_CLOSED', `${what}: the request failed before a full answer (${code || e.message || 'unknown error'})`);
+  return new SuiteError('CONNECTION_CLOSED', `${what}: the request failed before a full answer (${code || e?.message || 'unknown error'})`);
 }
 
 function maskHeaders(headers: Record<string, string>, secrets: Secrets): Record<string, string> {
@@ -268,20 +446,41 @@ function maskHeaders(headers: Record<string, string>, secrets: Secrets): Record<
 /**
  * The circuit breaker's state. One per run, shared by the clients of every area (each vitest
  * area file builds its own client, in one worker): a target that stopped answering during one
- * area is not asked again, five timeouts at a time, by each area after it.
+ * area is not asked again, a round of timeouts at a time, by each area after it.
  */
 export class Breaker {
   static readonly #runs = new Map<string, Breaker>();
-  /** Requests answered, and failed attempts since the last answer. */
+  /** Requests answered. */
   answered = 0;
+  /** Failures counted since the last answer: moments apart in time (see BREAKER_GAP_MS). */
   failures = 0;
+  /** When the last counted failure happened (performance.now()). */
+  lastFailureAt = -Infinity;
   /** Set when the breaker opens: why every later request fails at once. */
   down?: string;
+  /** See BREAKER_GAP_MS. */
+  readonly gapMs: number;
+
+  constructor(options: { gapMs?: number } = {}) {
+    this.gapMs = options.gapMs ?? BREAKER_GAP_MS;
+  }
 
   static forRun(runId: string): Breaker {
     let b = Breaker.#runs.get(runId);
     if (!b) Breaker.#runs.set(runId, (b = new Breaker()));
     return b;
+  }
+
+  /**
+   * A failure of an attempt sent at `sentAt`: whether it counts, as a moment of its own. It
+   * does not when the attempt was already in flight at the last counted failure and comes
+   * within gapMs of it: requests that were sent together and fail together are one failure.
+   */
+  count(sentAt: number, now = performance.now()): boolean {
+    if (this.failures > 0 && sentAt < this.lastFailureAt && now - this.lastFailureAt < this.gapMs) return false;
+    this.failures++;
+    this.lastFailureAt = now;
+    return true;
   }
 }
 
@@ -292,10 +491,11 @@ export class HttpClient {
   readonly #base: string;
   readonly #retry: RetryPolicy;
   readonly #breakerAfter: number;
+  readonly #budget: BodyBudget;
   readonly #stats = noTransport();
-  /** The in-flight bound's generation: a 429 lowers the bound once per generation. */
+  /** The in-flight bound's generation: a 429 or a slow answer lowers the bound once per generation. */
   #epoch = 0;
-  /** Answers since the last 429 (the bound climbs back by one every CLIMB_AFTER). */
+  /** Fast answers since the bound was last lowered (it climbs back by one every CLIMB_AFTER). */
   #calm = 0;
   #stopped = false;
   /**
@@ -304,10 +504,15 @@ export class HttpClient {
    */
   #paused: Promise<void> | undefined;
   #pausedUntil = 0;
-  /** No 429 yet: the bound doubles as answers come in (see START_IN_FLIGHT). */
+  /** No 429 nor slow answer yet: the bound doubles as answers come in (see START_IN_FLIGHT). */
   #slowStart = true;
   /** When the target last answered (performance.now()). */
   #answeredAt = -Infinity;
+  /** The mean latency (ms to the answer's head) of the run's first EARLY_ANSWERS answers, and how many it holds. */
+  #early = 0;
+  #earlyCount = 0;
+  /** The recent latency: a moving average over the answers. */
+  #recent: number | undefined;
   readonly #breaker: Breaker;
 
   constructor(options: HttpClientOptions) {
@@ -318,6 +523,7 @@ export class HttpClient {
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
     this.#breakerAfter = options.breakerAfter ?? BREAKER_AFTER;
     this.#breaker = options.breaker ?? new Breaker();
+    this.#budget = options.bodyBudget ?? BodyBudget.shared;
     options.secrets.add(options.token);
   }
 
@@ -334,7 +540,7 @@ export class HttpClient {
     this.#stopped = true;
   }
 
-  /** The in-flight bound now: below the configured concurrency while it starts, and after 429s. */
+  /** The in-flight bound now: below the configured concurrency while it starts, and after 429s or slow answers. */
   get concurrency(): number {
     return this.#slots.limit;
   }
@@ -345,7 +551,7 @@ export class HttpClient {
 
   /** Sends one request; `stats` (a Session's) counts what it took besides the client's own. */
   async request(spec: RequestSpec, stats?: TransportStats): Promise<HttpResponse> {
-    const { secrets, timeoutMs, maxBodyBytes } = this.options;
+    const { secrets, timeoutMs } = this.options;
     const url = this.url(spec.path, spec.query);
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': `conformance/${packageVersion}`, ...spec.headers };
     const auth = spec.auth ?? 'token';
@@ -368,8 +574,8 @@ export class HttpClient {
       f(this.#stats);
       if (stats) f(stats);
     };
-    // Issue 8: once the target has stopped answering, nothing more is sent (and what was
-    // queued behind the requests that timed out fails at once too).
+    // Once the target has stopped answering, nothing more is sent (and what was queued behind
+    // the requests that failed fails at once too).
     const refused = (): SuiteError => {
       count((s) => s.refused++);
       return new SuiteError('TARGET_DOWN', `${what}: not sent: ${this.#breaker.down}`);
@@ -385,22 +591,59 @@ export class HttpClient {
       throw this.#stopped ? interrupted() : refused();
     }
     count((s) => s.requests++);
-    // The timeout covers one attempt, not the waits between attempts (issue 8): undici's
-    // RetryAgent carries one signal across all attempts, so the signal is ours to fire, and
-    // the retry policy disarms it while it waits and arms it again for the next attempt.
-    const abort = new AbortController();
+    // The timeout covers one attempt, not the waits between attempts: undici's RetryAgent
+    // carries one signal across the attempts it makes, so the signal is ours to fire, and the
+    // retry policy disarms it while it waits and arms it again for the next attempt. A whole
+    // new attempt (after a timeout, or an answer cut off) gets a new signal.
+    let abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
+    let left = timeoutMs;
+    let since = 0;
+    let over = false;
+    const start = (): void => {
+      since = performance.now();
+      const t: NodeJS.Timeout = setTimeout(() => {
+        // Given up only after the sockets have been read once more: on a machine so busy that
+        // this timer fires late, an answer that arrived in time is waiting to be read, and the
+        // I/O phase of the event loop runs before setImmediate's callbacks.
+        setImmediate(() => {
+          if (timer !== t) return;
+          timer = undefined;
+          abort.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError'));
+        });
+      }, Math.max(0, left));
+      timer = t;
+    };
     const a: Attempts = {
       method: spec.method,
       what,
       count,
-      arm: () => (timer = setTimeout(() => abort.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs)),
-      disarm: () => clearTimeout(timer),
+      arm: () => {
+        clearTimeout(timer);
+        left = timeoutMs;
+        a.sentAt = performance.now();
+        start();
+      },
+      disarm: () => {
+        clearTimeout(timer);
+        timer = undefined;
+      },
+      suspend: () => {
+        if (timer === undefined) return;
+        clearTimeout(timer);
+        timer = undefined;
+        left -= performance.now() - since;
+      },
+      resume: () => {
+        if (timer === undefined && !over) start();
+      },
       sent: 1,
+      sentAt: 0,
       waitedMs: 0,
       epoch: this.#epoch,
       holding: true,
       answered: false,
+      failureCounted: false,
     };
     const started = performance.now();
     let status = 0;
@@ -410,6 +653,7 @@ export class HttpClient {
     // One go at the exchange: the request (undici's RetryAgent sends it again after a 429, a 503
     // or, for a GET, a reset before the answer: see #policy), then the answer's body.
     const attempt = async (): Promise<string> => {
+      abort = new AbortController();
       const res = await loadUndici().request(url, {
         method: spec.method,
         headers,
@@ -420,50 +664,37 @@ export class HttpClient {
         // A RetryAgent per request: its retry callback is this request's policy (and state).
         dispatcher: new (loadUndici().RetryAgent)(this.#agent, { statusCodes: NOT_PROCESSED, retry: this.#policy(a) }),
         signal: abort.signal,
-        // Per attempt too; set so that undici's defaults (300 s) never cut a longer timeout short.
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
+        // Our own timer (above) times each attempt out; undici's stand behind it, later, so
+        // that neither its defaults (300 s) nor its own timers decide first.
+        headersTimeout: 2 * timeoutMs + 1_000,
+        bodyTimeout: 2 * timeoutMs + 1_000,
       });
       a.answered = true;
-      this.#heard(res.statusCode);
+      this.#heard(res.statusCode, a, performance.now() - a.sentAt);
       status = res.statusCode;
       responseHeaders = {};
       for (const [k, v] of Object.entries(res.headers)) {
         if (v !== undefined) responseHeaders[k] = Array.isArray(v) ? v.join(', ') : String(v);
       }
       bytes = 0;
-      // Read with events rather than an async iterator: a promise per chunk costs more than the
-      // chunk on a run of thousands of pages.
-      return await new Promise<string>((resolve, reject) => {
-        const chunks: Buffer[] = [];
-        res.body.on('data', (chunk: Buffer) => {
-          bytes += chunk.length;
-          if (bytes > maxBodyBytes) {
-            res.body.destroy();
-            reject(new SuiteError('RESPONSE_TOO_LARGE', `${what}: response body over the ${maxBodyBytes}-byte cap`));
-          } else chunks.push(chunk);
-        });
-        // One chunk (most pages) is decoded where it lies, not copied first.
-        res.body.on('end', () => resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes)).toString('utf8')));
-        res.body.on('error', reject);
-      });
+      return this.#read(res.body, Number(res.headers['content-length'] ?? 0), a, (n) => (bytes = n));
     };
     a.arm();
     try {
-      // A GET whose answer is cut off once it began (the connection dropped mid-body) is sent
-      // again whole (#startOver): undici would ask for the rest with a Range request, which an
-      // API need not honour.
+      // A GET whose answer is cut off once it began (the connection dropped mid-body), or that
+      // timed out, is sent again whole (#again): undici would ask for the rest of a cut answer
+      // with a Range request, which an API need not honour, and does not retry a timeout.
       for (;;) {
         try {
           text = await attempt();
           break;
         } catch (err) {
-          if (!(await this.#startOver(a, err))) throw err;
+          if (!(await this.#again(a, err))) throw err;
         }
       }
     } catch (err) {
       if (err instanceof SuiteError) throw err;
-      const code = (err as { code?: string }).code;
+      const code = errorCode(err);
       if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
         // The target's answer broke HTTP itself (most often: a body on a 204, or a wrong
         // Content-Length). That is the target's failure, not the suite's.
@@ -473,13 +704,17 @@ export class HttpClient {
           exchange: { method: spec.method, url: secrets.mask(url), requestHeaders: maskHeaders(headers, secrets), status: 0, responseHeaders: {}, bodyExcerpt: '(malformed response)', bodyBytes: 0, durationMs: performance.now() - started, attempts: a.sent },
         });
       }
-      const failure = transportError(err, what, timeoutMs);
-      this.#failed(failure, count);
+      const failure = transportError(err, what, timeoutMs, a.sent);
+      if (!a.failureCounted) {
+        if (isTimeout(err)) this.#lower(a, 'latency');
+        this.#failed(failure, a);
+      }
       // Many requests are in flight when a target stops answering, and they fail together: those
       // that fail once the breaker is open say so, and are reported as one group, not each alone.
       if (this.#breaker.down) throw new SuiteError('TARGET_DOWN', `${what}: sent, no answer (${failure.code}); ${this.#breaker.down}`);
       throw failure;
     } finally {
+      over = true;
       a.disarm();
       if (a.holding) this.#slots.release();
     }
@@ -514,12 +749,69 @@ export class HttpClient {
   }
 
   /**
+   * Reads the body of `a`'s answer as text, within maxBodyBytes and the body budget: when the
+   * budget is spent the stream is paused (undici stops reading the socket) and the attempt's
+   * timeout is suspended, as the wait is this process's, not the target's. `progress` follows
+   * the bytes read. Over the cap (or declared over it by its Content-Length, `declared`), the
+   * body is refused with RESPONSE_TOO_LARGE, and that error is the one the attempt ends with,
+   * whatever destroying the stream raises after it.
+   * Read with events rather than an async iterator: a promise per chunk costs more than the
+   * chunk on a run of thousands of pages.
+   */
+  async #read(stream: Readable, declared: number, a: Attempts, progress: (bytes: number) => void): Promise<string> {
+    const { maxBodyBytes } = this.options;
+    const budget = this.#budget;
+    const hold = budget.open();
+    let bytes = 0;
+    try {
+      return await new Promise<string>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        let settled = false;
+        let overCap: SuiteError | undefined;
+        const fail = (err: unknown): void => {
+          if (settled) return;
+          settled = true;
+          reject(overCap ?? err);
+        };
+        const refuse = (): void => {
+          overCap = new SuiteError('RESPONSE_TOO_LARGE', `${a.what}: the response body is over the ${maxBodyBytes}-byte cap (--max-body-bytes)${declared > maxBodyBytes ? ` (Content-Length: ${declared})` : ''}; it was not read further`);
+          chunks.length = 0;
+          fail(overCap);
+          stream.destroy(overCap);
+        };
+        stream.on('error', fail);
+        stream.on('end', () => {
+          if (settled) return;
+          settled = true;
+          // One chunk (most pages) is decoded where it lies, not copied first.
+          resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes)).toString('utf8'));
+        });
+        stream.on('data', (chunk: Buffer) => {
+          if (settled) return;
+          bytes += chunk.length;
+          progress(bytes);
+          if (bytes > maxBodyBytes) return refuse();
+          chunks.push(chunk);
+          if (!budget.take(hold, chunk.length, () => (a.resume(), stream.resume()))) {
+            stream.pause();
+            a.suspend();
+          }
+        });
+        // A body whose length is declared over the cap is refused before a byte of it is read.
+        if (declared > maxBodyBytes) refuse();
+      });
+    } finally {
+      budget.release(hold);
+    }
+  }
+
+  /**
    * The decision undici's RetryAgent asks for after each failed attempt; re-sending (the string
    * body replayed) and discarding the 429's body stay undici's. Its default decision cannot
-   * serve issue 8: its `methods` hold for answers and resets alike, where here any method is
+   * serve here: its `methods` hold for answers and resets alike, where here any method is
    * sent again after a 429 or 503 (the request was not processed) but only a GET after a reset
    * (a POST or DELETE may have been applied); it caps a Retry-After at maxTimeout and retries
-   * before the time asked; it has no jitter, no total wait per request, and counts nothing.
+   * before the time asked; it has no jitter, no time budget per request, and counts nothing.
    * While it waits, the request gives its slot back, so a lowered bound holds for retries too.
    */
   #policy(a: Attempts): RetryHandler.RetryCallback {
@@ -527,8 +819,8 @@ export class HttpClient {
       a.disarm();
       const e = err as { code?: string; statusCode?: number; headers?: Record<string, string | string[] | undefined> };
       const status = e.code === 'UND_ERR_REQ_RETRY' && NOT_PROCESSED.includes(e.statusCode ?? 0) ? e.statusCode! : undefined;
-      // A reset once the answer has begun is not retried: undici would resume the body with a
-      // Range request, which an API need not honour.
+      // A reset once the answer has begun is not retried here: undici would resume the body
+      // with a Range request, which an API need not honour (#again sends it again whole).
       const reset = status === undefined && a.method === 'GET' && !a.answered && RESET.includes(e.code ?? '');
       // Anything else fails as it is: request() says why and counts it toward the breaker.
       if (status === undefined && !reset) return done(err);
@@ -537,17 +829,17 @@ export class HttpClient {
       const wait = (status !== undefined ? retryAfterMs(Array.isArray(header) ? header[0] : header) : undefined) ?? this.#backoff(a.sent);
       if (status !== undefined) {
         this.#heard(status);
-        if (status === 429) this.#lower(a);
+        if (status === 429) this.#lower(a, 429);
       }
       if (a.sent > maxRetries || a.waitedMs + wait > maxWaitMs) {
         if (status === undefined) return done(err);
         const why = a.sent > maxRetries ? `its ${maxRetries} retries are spent` : `${wait} ms more (${header === undefined ? 'backoff' : `Retry-After: ${header}`}) would pass its ${maxWaitMs} ms of waiting`;
         const verdict = status === 429 ? 'no verdict rests on a rate-limited answer' : 'the target could not serve it';
-        return done(new SuiteError(status === 429 ? 'RATE_LIMITED' : 'SERVICE_UNAVAILABLE', `${a.what}: still ${status} after ${a.sent} attempt${a.sent === 1 ? '' : 's'} and ${a.waitedMs} ms of waiting: ${why}; ${verdict}`));
+        return done(new SuiteError(status === 429 ? 'RATE_LIMITED' : 'SERVICE_UNAVAILABLE', `${a.what}: still ${status} after ${a.sent} attempt${a.sent === 1 ? '' : 's'} and ${Math.round(a.waitedMs)} ms of waiting: ${why}; ${verdict}`));
       }
-      if (reset && performance.now() - this.#answeredAt > ALIVE_WITHIN_MS) this.#failed(transportError(err, a.what, this.options.timeoutMs), a.count);
+      if (reset && performance.now() - this.#answeredAt > ALIVE_WITHIN_MS) this.#failed(transportError(err, a.what, this.options.timeoutMs), a);
       if (this.#breaker.down) return done(new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`));
-      void this.#nextAttempt(a, wait, reset, status !== undefined).then((go) => done(go ? null : new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`)));
+      void this.#nextAttempt(a, wait, reset ? 'reset' : 'answer', status !== undefined).then((go) => done(go ? null : new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`)));
     };
   }
 
@@ -557,10 +849,11 @@ export class HttpClient {
    * again ahead of those queued, and arms the next attempt's timeout. False when the breaker
    * opened meanwhile: nothing more is sent.
    */
-  async #nextAttempt(a: Attempts, wait: number, reset: boolean, pause: boolean): Promise<boolean> {
+  async #nextAttempt(a: Attempts, wait: number, cause: Cause, pause: boolean): Promise<boolean> {
     a.count((s) => {
       s.retries++;
-      if (reset) s.resetRetries++;
+      if (cause === 'reset') s.resetRetries++;
+      else if (cause === 'timeout') s.timeoutRetries++;
       else s.waitedOut++;
       s.waitedMs += wait;
     });
@@ -575,25 +868,43 @@ export class HttpClient {
     a.holding = true;
     if (this.#breaker.down) return false;
     a.epoch = this.#epoch;
+    a.answered = false;
+    a.failureCounted = false;
     a.arm();
     return true;
   }
 
   /**
-   * A GET's answer was cut off after it began: whether to send it again whole, after its backoff
-   * (its slot given back meanwhile), within its retries and its time for waiting, while the run
-   * goes on and the breaker is shut. The target answered, so this counts toward no breaker.
+   * A whole attempt failed in a way undici does not retry: whether to send the request again
+   * whole, after its backoff (its slot given back meanwhile), within its time budget, while the
+   * run goes on and the breaker is shut. Only a GET is: one whose answer was cut off after it
+   * began (the target answered, so this counts toward no breaker), or one that timed out once
+   * the target has answered something. A timeout of any method is counted here: it lowers the
+   * in-flight bound, counts toward the breaker, and its time toward the request's budget.
    */
-  async #startOver(a: Attempts, err: unknown): Promise<boolean> {
-    const code = (err as { code?: string }).code ?? '';
-    if (a.method !== 'GET' || !a.answered || !RESET.includes(code) || this.#stopped || this.#breaker.down) return false;
+  async #again(a: Attempts, err: unknown): Promise<boolean> {
+    // Over the cap, or a decision of the retry policy (RATE_LIMITED, TARGET_DOWN): final.
+    if (err instanceof SuiteError) return false;
+    const timedOut = isTimeout(err);
+    const cut = a.method === 'GET' && a.answered && RESET.includes(errorCode(err));
+    if (!timedOut && !cut) return false;
+    if (timedOut) {
+      if (a.sent > 1) a.waitedMs += performance.now() - a.sentAt;
+      this.#lower(a, 'latency');
+      this.#failed(transportError(err, a.what, this.options.timeoutMs, a.sent), a);
+      a.failureCounted = true;
+      // Not before the target has answered anything: a first request that times out (the
+      // preflight's) says the target is not there, or --timeout is too short for it, and
+      // sending it again would only put off saying so.
+      if (a.method !== 'GET' || (this.#breaker.answered === 0 && this.#answeredAt === -Infinity)) return false;
+    }
+    if (this.#stopped || this.#breaker.down) return false;
     const { maxRetries, maxWaitMs } = this.#retry;
     const wait = this.#backoff(a.sent);
     if (a.sent > maxRetries || a.waitedMs + wait > maxWaitMs) return false;
     a.disarm();
-    a.answered = false;
     // A stop during the wait ends it here (the timeout armed again is disarmed by request()).
-    return (await this.#nextAttempt(a, wait, true, false)) && !this.#stopped;
+    return (await this.#nextAttempt(a, wait, timedOut ? 'timeout' : 'reset', false)) && !this.#stopped;
   }
 
   /** Holds every request not yet sent until `slept` (a retry's wait of `ms`) is over (see #paused). */
@@ -615,24 +926,48 @@ export class HttpClient {
   }
 
   /**
-   * Issue 8: a 429 halves the in-flight bound (down to 1), once per generation of the bound:
-   * answers to attempts sent before the last cut say nothing of the new bound.
+   * A 429, a timeout or a slow answer halves the in-flight bound (down to 1), once per
+   * generation of the bound: answers to attempts sent before the last cut say nothing of the
+   * new bound. Either way the bound then climbs back only by fast answers (see #heard).
    */
-  #lower(a: Attempts): void {
+  #lower(a: Attempts, cause: 429 | 'latency'): void {
     this.#calm = 0;
     this.#slowStart = false;
     if (a.epoch !== this.#epoch || this.#slots.limit === 1) return;
     this.#epoch++;
     const limit = (this.#slots.limit = Math.max(1, Math.floor(this.#slots.limit / 2)));
-    a.count((s) => (s.concurrencyLoweredTo = Math.min(s.concurrencyLoweredTo ?? limit, limit)));
+    a.count((s) => {
+      if (cause === 429) s.concurrencyLoweredTo = Math.min(s.concurrencyLoweredTo ?? limit, limit);
+      else s.latencyLoweredTo = Math.min(s.latencyLoweredTo ?? limit, limit);
+    });
   }
 
-  /** An attempt was answered: the failures in a row end; a real answer lets a lowered bound climb back slowly. */
-  #heard(status: number): void {
+  /**
+   * Whether an answer whose head came `ms` after its attempt was sent is slow: it and the
+   * recent latency are both far above the run's early latency and near the timeout (see
+   * SLOW_FACTOR). The first EARLY_ANSWERS answers set the early latency and are never slow.
+   */
+  #slow(ms: number): boolean {
+    this.#recent = this.#recent === undefined ? ms : this.#recent + RECENT_WEIGHT * (ms - this.#recent);
+    if (this.#earlyCount < EARLY_ANSWERS) {
+      this.#early += (ms - this.#early) / ++this.#earlyCount;
+      return false;
+    }
+    const above = Math.max(SLOW_FACTOR * this.#early, SLOW_SHARE * this.options.timeoutMs);
+    return ms > above && this.#recent > above;
+  }
+
+  /**
+   * An attempt was answered (`ms` after it was sent, for an answer that is not a 429 or 503):
+   * the failures in a row end; a slow answer lowers the bound, a fast one lets a lowered bound
+   * climb back (doubling while the run starts, then one step every CLIMB_AFTER).
+   */
+  #heard(status: number, a?: Attempts, ms?: number): void {
     this.#breaker.failures = 0;
     this.#answeredAt = performance.now();
     if (NOT_PROCESSED.includes(status)) return;
     this.#breaker.answered++;
+    if (a !== undefined && ms !== undefined && this.#slow(ms)) return this.#lower(a, 'latency');
     if (this.#slots.limit >= this.options.concurrency) return;
     if (this.#slowStart && ++this.#calm >= this.#slots.limit) {
       this.#slots.limit = Math.min(this.options.concurrency, this.#slots.limit * 2);
@@ -643,12 +978,17 @@ export class HttpClient {
     }
   }
 
-  /** Issue 8: an attempt failed in transport; `breakerAfter` of them in a row open the breaker. */
-  #failed(e: SuiteError, count: Attempts['count']): void {
-    if (++this.#breaker.failures < this.#breakerAfter || this.#breaker.down) return;
-    this.#breaker.down = `the target stopped answering after ${this.#breaker.answered} answered requests (${this.#breaker.failures} attempts in a row failed, the last: ${e.code}: ${e.message}); nothing more is sent to it`;
-    const after = this.#breaker.failures;
-    count((s) => (s.breakerOpenedAfter = after));
+  /**
+   * An attempt of `a` failed in transport (a timeout, a refused or reset connection): it counts
+   * toward the breaker unless it is part of a moment already counted (see Breaker.count), and
+   * `breakerAfter` such moments with no answer between open it.
+   */
+  #failed(e: SuiteError, a: Attempts): void {
+    const b = this.#breaker;
+    if (b.down || !b.count(a.sentAt) || b.failures < this.#breakerAfter) return;
+    b.down = `the target stopped answering after ${b.answered} answered requests (${b.failures} failures in a row, at moments apart in time; the last: ${e.code}: ${e.message}); nothing more is sent to it`;
+    const after = b.failures;
+    a.count((s) => (s.breakerOpenedAfter = after));
   }
 
   async close(): Promise<void> {

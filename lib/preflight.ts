@@ -29,8 +29,11 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
       res = await http.request({ method: 'GET', path });
     } catch (err) {
       if (err instanceof SuiteError) {
-        const why = { TIMEOUT: 'did not answer in time', TARGET_UNREACHABLE: 'cannot be reached', TARGET_DOWN: 'stopped answering', RATE_LIMITED: 'kept answering 429 (rate limited) beyond the retry budget', SERVICE_UNAVAILABLE: 'kept answering 503 beyond the retry budget' }[err.code as string] ?? 'closed the connection';
-        const advice = err.code === 'RATE_LIMITED' || err.code === 'SERVICE_UNAVAILABLE' ? 'Try again later, or with a lower --concurrency.' : 'Check --base-url and that the server is up (and --timeout for a slow one).';
+        const why = { TIMEOUT: 'did not answer in time', TARGET_UNREACHABLE: 'cannot be reached', TARGET_DOWN: 'stopped answering', RATE_LIMITED: 'kept answering 429 (rate limited) beyond the retry budget', SERVICE_UNAVAILABLE: 'kept answering 503 beyond the retry budget', RESPONSE_TOO_LARGE: 'answered a body over the --max-body-bytes cap', CONNECTION_CLOSED: 'closed the connection' }[err.code as string] ?? 'failed';
+        const advice =
+          err.code === 'RATE_LIMITED' || err.code === 'SERVICE_UNAVAILABLE' ? 'Try again later, or with a lower --concurrency.'
+          : err.code === 'RESPONSE_TOO_LARGE' ? 'Is --base-url the API? If its answers are that large, raise --max-body-bytes.'
+          : 'Check --base-url and that the server is up (and --timeout for a slow one).';
         return { ok: false, line: `the target ${why}: ${err.message}. ${advice}` };
       }
       throw err;

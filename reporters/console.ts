@@ -153,9 +153,10 @@ export function interrupted(r: CheckResult): boolean {
 export function transportLine(results: readonly CheckResult[]): string | undefined {
   const t = sumTransport(results.map((r) => r.transport));
   const parts = [
-    t.retries ? `${t.retries} request(s) sent again${t.resetRetries ? ` (${t.resetRetries} after a connection reset)` : ''}` : '',
+    t.retries ? `${t.retries} request(s) sent again${t.resetRetries || t.timeoutRetries ? ` (${[t.resetRetries ? `${t.resetRetries} after a connection reset` : '', t.timeoutRetries ? `${t.timeoutRetries} after a timeout` : ''].filter(Boolean).join(', ')})` : ''}` : '',
     t.waitedOut ? `${t.waitedOut} 429/503 answer(s) waited out (${(t.waitedMs / 1000).toFixed(1)} s of waiting, added up over the requests in flight)` : '',
     t.concurrencyLoweredTo !== undefined ? `requests in flight lowered to ${t.concurrencyLoweredTo} by 429s` : '',
+    t.latencyLoweredTo !== undefined ? `requests in flight lowered to ${t.latencyLoweredTo} by slow answers or timeouts` : '',
     // From the results: a check whose parallel requests failed on after it ended cannot carry
     // the breaker's own count.
     results.some(notRun) ? `the target stopped answering: ${t.refused} request(s) not sent, ${results.filter(notRun).length} check(s) not run` : '',
@@ -262,7 +263,8 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     const n = (v: Verdict): number => rs.filter((r) => verdictOf(r, strict) === v).length;
     lines.push(`  ${area.padEnd(w)} ${String(rs.length).padStart(4)}: ${n('pass')} pass, ${n('fail')} fail, ${n('warn')} warn, ${n('error')} error, ${n('skip')} skip`);
   }
-  for (const level of LEVELS) {
+  // (After an outage nearly every check is an error of the suite: by level says nothing more.)
+  for (const level of outage ? [] : LEVELS) {
     const c = report.summary.byLevel[level];
     const n = c.pass + c.fail + c.error + c.skip;
     if (n === 0) continue;

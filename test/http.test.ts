@@ -1,5 +1,6 @@
 // The HTTP layer: the suite's own failures are SuiteErrors (never the target's fault), a
-// non-JSON body is the target's failure, and secrets are masked by value in every record.
+// non-JSON body is the target's failure, a body over the cap is said to be over the cap, and
+// secrets are masked by value in every record.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,16 +38,38 @@ describe('HttpClient', () => {
     expect((err as SuiteError).code).toBe('TARGET_UNREACHABLE');
   });
 
-  it('reports a server that never answers as TIMEOUT', async () => {
+  it('reports a server that never answers as TIMEOUT (a POST at once; a GET once its time budget for retries is spent)', async () => {
     const url = await serve(() => undefined);
-    const err = await client(url, { timeoutMs: 200 }).request({ method: 'GET', path: '/x' }).catch((e: unknown) => e);
-    expect((err as SuiteError).code).toBe('TIMEOUT');
+    const c = client(url, { timeoutMs: 200, retry: { maxWaitMs: 0 } });
+    for (const method of ['POST', 'GET'] as const) {
+      const err = await c.request({ method, path: '/x' }).catch((e: unknown) => e);
+      expect((err as SuiteError).code).toBe('TIMEOUT');
+      expect((err as SuiteError).message).toMatch(/no complete answer within 200 ms$/);
+    }
   });
 
-  it('caps the response size', async () => {
-    const url = await serve((_q, s) => s.end('x'.repeat(5000)));
+  it('caps the response size, and says so', async () => {
+    // No Content-Length: the cap is found as the body is read.
+    const url = await serve((_q, s) => (s.write('x'.repeat(3000)), s.end('x'.repeat(2000))));
     const err = await client(url).request({ method: 'GET', path: '/x' }).catch((e: unknown) => e);
     expect((err as SuiteError).code).toBe('RESPONSE_TOO_LARGE');
+    expect((err as SuiteError).message).toMatch(/^GET http:\/\/127\.0\.0\.1:\d+\/x: the response body is over the 1024-byte cap \(--max-body-bytes\); it was not read further$/);
+  });
+
+  it('refuses a body whose Content-Length is over the cap before reading it, even when the connection is then cut: over the cap, not a closed connection', async () => {
+    let arrivals = 0;
+    const url = await serve((_q, s) => {
+      arrivals++;
+      // A proxy that limits the body it relays: it says how long the body is, sends a little, and cuts the connection.
+      s.writeHead(200, { 'content-type': 'application/json', 'content-length': '50000' });
+      s.write('{"data":"');
+      setTimeout(() => s.socket?.destroy(), 20);
+    });
+    const err = await client(url).request({ method: 'GET', path: '/x' }).catch((e: unknown) => e);
+    expect((err as SuiteError).code).toBe('RESPONSE_TOO_LARGE');
+    expect((err as SuiteError).message).toMatch(/the response body is over the 1024-byte cap \(--max-body-bytes\) \(Content-Length: 50000\)/);
+    // Not sent again as a GET cut off mid-body would be.
+    expect(arrivals).toBe(1);
   });
 
   it('reports a non-JSON body as the target failing', async () => {
