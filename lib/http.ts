@@ -437,9 +437,12 @@ function transportError(err: unknown, what: string, timeoutMs: number, attempts 
   return new SuiteError('CONNECTION_CLOSED', `${what}: the request failed before a full answer (${code || e?.message || 'unknown error'})`);
 }
 
+/** A message's headers with their values masked (in one search), the Authorization value whatever it holds. */
 function maskHeaders(headers: Record<string, string>, secrets: Secrets): Record<string, string> {
+  const names = Object.keys(headers);
+  const values = secrets.maskAll(names.map((k) => headers[k]!));
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) out[k] = k === 'authorization' ? `Bearer ${MASK}` : secrets.mask(v);
+  names.forEach((k, i) => (out[k] = k === 'authorization' ? `Bearer ${MASK}` : values[i]!));
   return out;
 }
 
@@ -730,11 +733,13 @@ export class HttpClient {
       }
     }
     const maskedHeaders = maskHeaders(headers, secrets);
+    const responseNames = Object.keys(responseHeaders);
+    const responseValues = secrets.maskAll(responseNames.map((k) => responseHeaders[k]!));
     const maskedResponseHeaders: Record<string, string> = {};
-    for (const [k, v] of Object.entries(responseHeaders)) maskedResponseHeaders[k] = secrets.mask(v);
+    responseNames.forEach((k, i) => (maskedResponseHeaders[k] = responseValues[i]!));
     const exchange: Exchange = {
       method: spec.method,
-      url: secrets.mask(url),
+      url: what.slice(spec.method.length + 1),
       requestHeaders: maskedHeaders,
       requestBody: body === undefined ? undefined : secrets.mask(body).slice(0, REQUEST_BODY_MAX * 2),
       requestBodyBytes: body === undefined ? undefined : Buffer.byteLength(body),

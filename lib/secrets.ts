@@ -23,84 +23,119 @@ function isHex(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 }
 
-/** A text as a decoder read it: each character with the span of the original text it came from. */
+/**
+ * A text as a decoder read it, with where each stretch of it came from: `at` is where each
+ * piece starts in the reading, `from`/`to` the span of the text below it came from, and `same`
+ * whether the piece is that span as it is (an escape decoded is one piece for its span).
+ */
 interface Reading {
   text: string;
+  at: number[];
   from: number[];
   to: number[];
+  same: boolean[];
+  /** The reading this one was read from (absent: the original text). */
+  under?: Reading;
 }
+
+/** The span of the original text that a reading's characters [i, j) came from. */
+function spanOf(r: Reading, i: number, j: number): [number, number] {
+  const piece = (k: number): number => {
+    let lo = 0;
+    let hi = r.at.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (r.at[mid]! <= k) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const a = piece(i);
+  const b = piece(j - 1);
+  let start = r.same[a] ? r.from[a]! + (i - r.at[a]!) : r.from[a]!;
+  let end = r.same[b] ? r.from[b]! + (j - r.at[b]!) : r.to[b]!;
+  if (r.under) [start, end] = spanOf(r.under, start, end);
+  return [start, end];
+}
+
+/** Where a decoder may change something: the start of an escape of one of the encodings read. */
+const INTRODUCER = /[\\%&]/g;
+const INTRODUCER_OR_PLUS = /[\\%&+]/g;
 
 /**
  * `s` read once as a JSON string, a URL and an HTML text would be (a \uXXXX escape in either
  * case, \/ and the other short escapes, %XX runs as UTF-8, character references; with
- * `plusAsSpace`, + as a form's space), each character mapped to the span of the original text
- * it came from (through `under`, the reading `s` is itself); undefined when nothing in `s` is
- * an escape.
+ * `plusAsSpace`, + as a form's space); undefined when nothing in `s` is an escape. Text between
+ * escapes is copied in one piece.
  */
 function decode(s: string, plusAsSpace: boolean, under?: Reading): Reading | undefined {
-  if (!(plusAsSpace ? /[\\%&+]/ : /[\\%&]/).test(s)) return undefined;
+  const re = plusAsSpace ? INTRODUCER_OR_PLUS : INTRODUCER;
+  re.lastIndex = 0;
   let text = '';
+  const at: number[] = [];
   const from: number[] = [];
   const to: number[] = [];
+  const same: boolean[] = [];
+  let copied = 0;
   let changed = false;
-  const emit = (chars: string, a: number, b: number): void => {
+  const piece = (chars: string, a: number, b: number, asIs: boolean): void => {
+    if (!chars.length) return;
+    at.push(text.length);
+    from.push(a);
+    to.push(b);
+    same.push(asIs);
     text += chars;
-    const fa = under ? under.from[a]! : a;
-    const tb = under ? under.to[b - 1]! : b;
-    for (let k = 0; k < chars.length; k++) {
-      from.push(fa);
-      to.push(tb);
-    }
   };
-  let i = 0;
-  while (i < s.length) {
+  for (let m = re.exec(s); m; m = re.exec(s)) {
+    const i = m.index;
     const c = s[i]!;
     const n = s[i + 1];
+    let chars: string | undefined;
+    let end = i;
     if (c === '\\' && n === 'u' && isHex(s.charCodeAt(i + 2)) && isHex(s.charCodeAt(i + 3)) && isHex(s.charCodeAt(i + 4)) && isHex(s.charCodeAt(i + 5))) {
-      emit(String.fromCharCode(parseInt(s.slice(i + 2, i + 6), 16)), i, i + 6);
-      i += 6;
-      changed = true;
+      chars = String.fromCharCode(parseInt(s.slice(i + 2, i + 6), 16));
+      end = i + 6;
     } else if (c === '\\' && n !== undefined && JSON_ESCAPES[n] !== undefined) {
-      emit(JSON_ESCAPES[n]!, i, i + 2);
-      i += 2;
-      changed = true;
+      chars = JSON_ESCAPES[n]!;
+      end = i + 2;
     } else if (c === '%' && isHex(s.charCodeAt(i + 1)) && isHex(s.charCodeAt(i + 2))) {
       // A run of percent escapes is one UTF-8 sequence (or several): decoded together.
-      let j = i;
       const bytes: number[] = [];
-      while (s[j] === '%' && isHex(s.charCodeAt(j + 1)) && isHex(s.charCodeAt(j + 2))) {
-        bytes.push(parseInt(s.slice(j + 1, j + 3), 16));
-        j += 3;
+      end = i;
+      while (s[end] === '%' && isHex(s.charCodeAt(end + 1)) && isHex(s.charCodeAt(end + 2))) {
+        bytes.push(parseInt(s.slice(end + 1, end + 3), 16));
+        end += 3;
       }
-      emit(Buffer.from(bytes).toString('utf8'), i, j);
-      i = j;
-      changed = true;
-    } else if (c === '+' && plusAsSpace) {
-      emit(' ', i, i + 1);
-      i++;
-      changed = true;
-    } else {
-      const m = c === '&' && n === '#' ? /^&#(?:[xX]([0-9a-fA-F]{1,6})|(\d{1,7}));/.exec(s.slice(i, i + 12)) : null;
-      const cp = m ? parseInt(m[1] ?? m[2]!, m[1] ? 16 : 10) : NaN;
-      if (m && cp <= 0x10ffff) {
-        emit(String.fromCodePoint(cp), i, i + m[0].length);
-        i += m[0].length;
-        changed = true;
-      } else {
-        emit(c, i, i + 1);
-        i++;
+      chars = Buffer.from(bytes).toString('utf8');
+    } else if (c === '+') {
+      chars = ' ';
+      end = i + 1;
+    } else if (c === '&' && n === '#') {
+      const ref = /^&#(?:[xX]([0-9a-fA-F]{1,6})|(\d{1,7}));/.exec(s.slice(i, i + 12));
+      const cp = ref ? parseInt(ref[1] ?? ref[2]!, ref[1] ? 16 : 10) : NaN;
+      if (ref && cp <= 0x10ffff) {
+        chars = String.fromCodePoint(cp);
+        end = i + ref[0].length;
       }
     }
+    if (chars === undefined) continue;
+    piece(s.slice(copied, i), copied, i, true);
+    piece(chars, i, end, false);
+    copied = end;
+    re.lastIndex = end;
+    changed = true;
   }
-  return changed ? { text, from, to } : undefined;
+  if (!changed) return undefined;
+  piece(s.slice(copied), copied, s.length, true);
+  return { text, at, from, to, same, ...(under ? { under } : {}) };
 }
 
 /**
- * The ways to read `text`: as it is, decoded once, decoded twice (a JSON string inside another,
- * a URL inside JSON), and as a form (+ for a space).
+ * The ways to read `text` besides as it is: decoded once, decoded twice (a JSON string inside
+ * another, a URL inside JSON), and as a form (+ for a space).
  */
-function readings(text: string): Array<Reading | undefined> {
-  const out: Array<Reading | undefined> = [undefined];
+function readings(text: string): Reading[] {
+  const out: Reading[] = [];
   const once = decode(text, false);
   if (once) {
     out.push(once);
@@ -147,32 +182,40 @@ const MEMBER = (() => {
   return new RegExp(`${plain}|${nested}|${form}`, 'g');
 })();
 
-interface Known {
-  value: string;
-  base64: string[];
-  short: boolean;
+function escapeRegExp(v: string): string {
+  return v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function isWordChar(c: string | undefined): boolean {
   return c !== undefined && /[A-Za-z0-9]/.test(c);
 }
 
+/** The searches for a set of secrets, made once per set: each reading is scanned once, not once per secret. */
+interface Search {
+  /** Every secret's value, longest first. */
+  values: RegExp;
+  /** Every secret's base64 forms (looked for in the text as it is), or undefined when none. */
+  base64?: RegExp;
+  /** The values under SHORT characters: masked only where they stand alone. */
+  short: Set<string>;
+  /** The longest secret, in characters. */
+  longest: number;
+}
+
 export class Secrets {
-  readonly #values = new Map<string, Known>();
-  /** Longest first, so a secret that contains another is masked whole. */
-  #sorted: Known[] | undefined;
+  readonly #values = new Set<string>();
+  #search: Search | undefined;
 
   /** Registers a value to mask, of any length (one under 4 characters is masked only where it stands alone). */
   add(value: string | undefined | null): void {
     if (typeof value !== 'string' || value.length === 0 || this.#values.has(value)) return;
-    const short = value.length < SHORT;
-    this.#values.set(value, { value, base64: short ? [] : base64Forms(value), short });
-    this.#sorted = undefined;
+    this.#values.add(value);
+    this.#search = undefined;
   }
 
   /** The values registered, as given (to hand on to the process that writes the reports). */
   values(): string[] {
-    return [...this.#values.keys()];
+    return [...this.#values];
   }
 
   /**
@@ -192,6 +235,19 @@ export class Secrets {
     }
   }
 
+  #searchFor(): Search | undefined {
+    if (this.#search || this.#values.size === 0) return this.#search;
+    const sorted = [...this.#values].sort((a, b) => b.length - a.length);
+    const forms = [...new Set(sorted.filter((v) => v.length >= SHORT).flatMap(base64Forms))].sort((a, b) => b.length - a.length);
+    this.#search = {
+      values: new RegExp(sorted.map(escapeRegExp).join('|'), 'g'),
+      ...(forms.length ? { base64: new RegExp(forms.map(escapeRegExp).join('|'), 'g') } : {}),
+      short: new Set(sorted.filter((v) => v.length < SHORT)),
+      longest: sorted[0]!.length,
+    };
+    return this.#search;
+  }
+
   /** The spans of `text` to mask that start before `limit`: secrets in any spelling, and client_secret values. */
   #hits(text: string, limit: number): Array<[number, number]> {
     const hits: Array<[number, number]> = [];
@@ -203,22 +259,27 @@ export class Secrets {
         if (value.length) hits.push([m.index + lead, m.index + lead + value.length]);
       }
     }
-    if (this.#values.size === 0) return hits;
-    this.#sorted ??= [...this.#values.values()].sort((a, b) => b.value.length - a.value.length);
-    const all = readings(text);
-    for (const k of this.#sorted) {
-      for (const r of all) {
-        const read = r ? r.text : text;
-        for (let i = read.indexOf(k.value); i >= 0; i = read.indexOf(k.value, i + 1)) {
-          const start = r ? r.from[i]! : i;
-          if (start >= limit) break;
-          if (k.short && (isWordChar(read[i - 1]) || isWordChar(read[i + k.value.length]))) continue;
-          hits.push([start, r ? r.to[i + k.value.length - 1]! : i + k.value.length]);
-        }
+    const search = this.#searchFor();
+    if (!search) return hits;
+    // Every match, overlapping ones too (a secret may begin inside another).
+    const scan = (re: RegExp, read: string, found: (i: number, j: number) => void): void => {
+      re.lastIndex = 0;
+      for (let m = re.exec(read); m; m = re.exec(read)) {
+        found(m.index, m.index + m[0].length);
+        re.lastIndex = m.index + 1;
       }
-      for (const form of k.base64) {
-        for (let i = text.indexOf(form); i >= 0 && i < limit; i = text.indexOf(form, i + 1)) hits.push([i, i + form.length]);
-      }
+    };
+    const standsAlone = (read: string, i: number, j: number): boolean => !search.short.has(read.slice(i, j)) || (!isWordChar(read[i - 1]) && !isWordChar(read[j]));
+    scan(search.values, text, (i, j) => {
+      if (i < limit && standsAlone(text, i, j)) hits.push([i, j]);
+    });
+    if (search.base64) scan(search.base64, text, (i, j) => i < limit && hits.push([i, j]));
+    for (const r of readings(text)) {
+      scan(search.values, r.text, (i, j) => {
+        if (!standsAlone(r.text, i, j)) return;
+        const span = spanOf(r, i, j);
+        if (span[0] < limit) hits.push(span);
+      });
     }
     return hits;
   }
@@ -251,9 +312,23 @@ export class Secrets {
   maskedHead(text: string, max: number): string {
     // Far enough past the cut for any spelling of the longest secret (up to 12 characters for
     // each of its own, as %XX escapes of four bytes) or a client_secret member to be read whole.
-    const longest = this.#values.size ? Math.max(...[...this.#values.keys()].map((v) => v.length)) : 0;
+    const longest = this.#searchFor()?.longest ?? 0;
     const head = text.slice(0, max + Math.max(512, 16 * longest));
     return detached(this.#apply(head, this.#hits(head, max), max));
+  }
+
+  /**
+   * Several texts masked at once (the values of a message's headers): one search instead of
+   * one per text. A mask that would run across two of them is not possible: each is then masked alone.
+   */
+  maskAll(texts: readonly string[]): string[] {
+    if (texts.length < 2) return texts.map((t) => this.mask(t));
+    const SEP = '\u0000\n\u0000';
+    const joined = texts.join(SEP);
+    const masked = this.mask(joined);
+    if (masked === joined) return [...texts];
+    const parts = masked.split(SEP);
+    return parts.length === texts.length ? parts : texts.map((t) => this.mask(t));
   }
 
   /** Every string in a JSON-like value masked (a copy), and any client_secret member's value: the report, before it is rendered. */
