@@ -33,9 +33,12 @@ export function postponeCleanUp(ledgerPath: string, why: string): CleanupReport 
   return { deleted: 0, leftovers: [], postponed: why, pending: created.length + unanswered.length };
 }
 
-/** How long a run whose target stopped answering waits for it to answer again before it cleans up: three timeouts, from 5 s to 60 s. */
+/**
+ * How long a run whose target stopped answering waits for it to answer again before it cleans
+ * up: one timeout, from 5 s to 30 s (the breaker itself has waited several before it opened).
+ */
 export function outageWaitMs(timeoutMs: number): number {
-  return Math.min(60_000, Math.max(5_000, 3 * timeoutMs));
+  return Math.min(30_000, Math.max(5_000, timeoutMs));
 }
 
 /**
@@ -144,8 +147,12 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
     try {
       const ids = await findByName(http, intent.collection, intent.name);
       if (ids === undefined) return left(intent, `${reason}, and ${intent.collection} could not be searched for its name`);
-      await Promise.all(ids.map((id) => remove({ ...intent, id, deletePath: `${intent.collection}/${encodeURIComponent(id)}` })));
-      ledger.settled(intent.key);
+      // Each one found is written to the ledger by id first (which closes the intent): one whose
+      // delete fails then stays there for the next cleanup, instead of being forgotten.
+      const found = ids.map((id) => ({ kind: intent.kind, id, name: intent.name, createdBy: intent.createdBy, deletePath: `${intent.collection}/${encodeURIComponent(id)}`, key: intent.key }));
+      for (const entry of found) ledger.created(entry);
+      await Promise.all(found.map(remove));
+      if (found.length === 0) ledger.settled(intent.key);
     } catch (e) {
       left(intent, `${reason}: ${(e as Error).message}`);
     }

@@ -61,6 +61,35 @@ it('a DELETE answered 204 by a target that keeps what it deletes is no proof: th
   });
 });
 
+it('a create whose answer never came, found by its name but not deleted, stays in the ledger for the next cleanup', async () => {
+  let deletes = 0;
+  const server = createServer((req, res) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ id: 'k1', name: 'conformance-test0001-k' }], meta: { page: { limit: 100, offset: 0, current: 1, total: 1 }, results: { total: 1 } } }));
+    } else {
+      deletes++;
+      res.writeHead(500).end();
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { settings, dispose } = settingsFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  try {
+    const ledger = new Ledger(settings.ledgerPath);
+    ledger.intend({ kind: 'application-key', name: 'conformance-test0001-k', collection: '/v2/application-keys', createdBy: 'test' });
+    const first = await cleanUp(settings);
+    expect(first.leftovers.map((l) => l.id)).toEqual(['k1']);
+    // Known by id now: the next cleanup sends its DELETE again, with no search by name.
+    expect(new Ledger(settings.ledgerPath).open()).toMatchObject({ created: [{ id: 'k1', deletePath: '/v2/application-keys/k1' }], unanswered: [] });
+    const before = deletes;
+    await cleanUp(settings);
+    expect(deletes).toBeGreaterThan(before);
+  } finally {
+    dispose();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
 describe('after a crash', () => {
   it('a create whose answer never came is found by its exact name when the name carries the run id; any other name is never looked for', async () => {
     await withServer({ seed: 9 }, async (server) => {

@@ -1,0 +1,383 @@
+// A proxy that puts the troubles of a real network and of real servers between the suite and a
+// target (bench/real-world.ts): rate limits, reset connections, latency spikes, a target that
+// stops answering, a login page in place of the API, and servers that spell their JSON the way
+// PHP or .NET do and echo the caller's token back. Every decision comes from a seeded generator,
+// drawn once per request in the order requests arrive: the same seed gives the same sequence of
+// decisions (which request gets which depends on the arrival order, as with any real network).
+//
+// node:http alone; bodies are streamed through except where a mode must see or cut them.
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { seededRandom } from '../lib/random.js';
+
+export const CHAOS_MODES = ['429', 'resets', 'latency', 'hang', 'html', 'echo-php', 'echo-dotnet'] as const;
+export type ChaosMode = (typeof CHAOS_MODES)[number] | 'calm';
+
+export interface ChaosOptions {
+  /** Seeds every decision (default 1). */
+  seed?: number;
+  /** 429: the share of requests answered 429 with a Retry-After (default 0.3). */
+  rateLimitShare?: number;
+  /** 429: the Retry-After given, in whole seconds (default 1). */
+  retryAfterS?: number;
+  /** 429: the chance that a request starts a burst of 429s without Retry-After (default 0.01). */
+  burstChance?: number;
+  /** 429: consecutive requests a burst answers 429 without Retry-After (default 5). */
+  burstLength?: number;
+  /** resets: the share of requests whose connection is destroyed before any answer (default 0.03). */
+  resetShare?: number;
+  /** resets: the share whose connection is destroyed halfway through the body (default 0.015). */
+  midBodyShare?: number;
+  /** latency: the share of requests delayed by 1 to 5 s (default 0.05); the others get 0-20 ms. */
+  spikeShare?: number;
+  /** hang: requests answered before the target stops answering (default 40). */
+  hangAfter?: number;
+  /**
+   * echo-*: a 201 that holds a client_secret comes back as 200, as many PHP and .NET back ends
+   * answer a create (default true). That is allowed (a SHOULD), so the run still exits as a calm
+   * one does, but its warning carries the re-spelled answer as evidence: without it every check
+   * passes, no evidence is written, and the search for leaked secrets has nothing to search.
+   */
+  createdAs200?: boolean;
+}
+
+export interface ChaosCounts {
+  requests: number;
+  forwarded: number;
+  /** 429 with Retry-After, and 429 without it (bursts). */
+  limited: number;
+  limitedNoRetryAfter: number;
+  /** Connections destroyed before the answer, and halfway through a body, by method. */
+  resetBefore: Record<string, number>;
+  resetMidBody: Record<string, number>;
+  spikes: number;
+  /** Requests left unanswered by `hang`. */
+  hung: number;
+  html: number;
+  /** Answers whose JSON was re-spelled and given the `echo` member (of them, 201s answered as 200). */
+  echoed: number;
+  createdAs200: number;
+  /** Every `client_secret` string that passed through a re-spelled answer. */
+  secretsSeen: Set<string>;
+}
+
+export interface ChaosProxy {
+  url: string;
+  mode: ChaosMode;
+  counts(): ChaosCounts;
+  close(): Promise<void>;
+}
+
+/** The header the echo modes copy the request's Authorization value into. */
+export const ECHO_HEADER = 'x-echo-authorization';
+
+const LOGIN_PAGE = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Sign in · Example Commerce</title></head>
+<body><form method="post" action="/login"><h1>Sign in</h1>
+<label>Email <input type="email" name="email"></label>
+<label>Password <input type="password" name="password"></label>
+<button type="submit">Sign in</button></form></body></html>
+`;
+
+// --- How PHP and .NET spell a JSON string ----------------------------------------------
+
+const hex4 = (c: number, upper: boolean): string => {
+  const h = c.toString(16).padStart(4, '0');
+  return `\\u${upper ? h.toUpperCase() : h}`;
+};
+
+/** PHP's json_encode with no flags: `\/` for every `/`, non-ASCII as `\uxxxx` (lower-case hex). */
+export function phpString(s: string): string {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i]!;
+    const c = s.charCodeAt(i);
+    if (ch === '"') out += '\\"';
+    else if (ch === '\\') out += '\\\\';
+    else if (ch === '/') out += '\\/';
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (ch === '\b') out += '\\b';
+    else if (ch === '\f') out += '\\f';
+    else if (c < 0x20 || c > 0x7e) out += hex4(c, false); // UTF-16 units: a surrogate pair as two escapes, as PHP does
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/**
+ * System.Text.Json with its default encoder: `"`, `+`, `<`, `>`, `&`, `'`, `` ` `` and every
+ * non-ASCII character as `\uXXXX` (upper-case hex); `/` as it is.
+ */
+export function dotnetString(s: string): string {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i]!;
+    const c = s.charCodeAt(i);
+    if (ch === '\\') out += '\\\\';
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (ch === '\b') out += '\\b';
+    else if (ch === '\f') out += '\\f';
+    else if (c < 0x20 || c > 0x7e || '"+<>&\'`'.includes(ch)) out += hex4(c, true);
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/** JSON.stringify's structure with another spelling of strings (keys included). */
+export function spellJson(value: unknown, str: (s: string) => string): string {
+  if (typeof value === 'string') return str(value);
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((v) => spellJson(v === undefined ? null : v, str)).join(',')}]`;
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) parts.push(`${str(k)}:${spellJson(v, str)}`);
+  return `{${parts.join(',')}}`;
+}
+
+/** Every string member named client_secret, at any depth. */
+function clientSecrets(value: unknown, into: string[] = []): string[] {
+  if (Array.isArray(value)) for (const v of value) clientSecrets(v, into);
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === 'client_secret' && typeof v === 'string') into.push(v);
+      else clientSecrets(v, into);
+    }
+  }
+  return into;
+}
+
+// --- The proxy ---------------------------------------------------------------------------
+
+function readAll(stream: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => resolve(Buffer.concat(chunks)));
+    stream.on('error', reject);
+  });
+}
+
+function answerHeaders(h: IncomingHttpHeaders): IncomingHttpHeaders {
+  const out = { ...h };
+  delete out.connection;
+  delete out['keep-alive'];
+  return out;
+}
+
+export async function startChaosProxy(targetUrl: string, mode: ChaosMode, options: ChaosOptions = {}): Promise<ChaosProxy> {
+  const target = new URL(targetUrl);
+  const random = seededRandom(options.seed ?? 1);
+  const rateLimitShare = options.rateLimitShare ?? 0.3;
+  const retryAfterS = options.retryAfterS ?? 1;
+  const burstChance = options.burstChance ?? 0.01;
+  const burstLength = options.burstLength ?? 5;
+  const resetShare = options.resetShare ?? 0.03;
+  const midBodyShare = options.midBodyShare ?? 0.015;
+  const spikeShare = options.spikeShare ?? 0.05;
+  const hangAfter = options.hangAfter ?? 40;
+  const createdAs200 = options.createdAs200 ?? true;
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const counts: ChaosCounts = { requests: 0, forwarded: 0, limited: 0, limitedNoRetryAfter: 0, resetBefore: {}, resetMidBody: {}, spikes: 0, hung: 0, html: 0, echoed: 0, createdAs200: 0, secretsSeen: new Set() };
+  const bump = (m: Record<string, number>, k: string): void => void (m[k] = (m[k] ?? 0) + 1);
+  let burstLeft = 0;
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (ms: number, fn: () => void): void => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
+    timers.add(t);
+  };
+  const sockets = new Set<Socket>();
+
+  /**
+   * The request sent on to the target; `onAnswer` gets its answer (or 502 is sent). The body is
+   * read first (bodies the suite sends are small), so a request that meets a kept-alive
+   * connection the target has just closed is sent once more on a new one: the proxy's own
+   * connections must add no trouble beside the one its mode adds.
+   */
+  const forward = (req: IncomingMessage, res: ServerResponse, onAnswer: (up: IncomingMessage) => void): void => {
+    counts.forwarded++;
+    const headers = { ...req.headers };
+    delete headers.connection;
+    const fail = (err: Error): void => {
+      if (res.headersSent || res.destroyed) return void res.destroy();
+      res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`chaos proxy: ${err.message}`);
+    };
+    readAll(req).then((body) => {
+      const send = (again: boolean): void => {
+        const up = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers, agent }, onAnswer);
+        up.on('error', (err) => (!again && up.reusedSocket && !res.headersSent ? send(true) : fail(err)));
+        up.end(body);
+      };
+      send(false);
+    }, fail);
+  };
+  const pipeAnswer = (res: ServerResponse) => (up: IncomingMessage): void => {
+    res.writeHead(up.statusCode ?? 502, answerHeaders(up.headers));
+    up.pipe(res);
+  };
+
+  const handlers: Record<ChaosMode, (req: IncomingMessage, res: ServerResponse) => void> = {
+    calm: (req, res) => forward(req, res, pipeAnswer(res)),
+
+    '429': (req, res) => {
+      const refuse = (retryAfter: boolean): void => {
+        req.resume();
+        const body = JSON.stringify({ errors: [{ status: '429', title: 'Too Many Requests', detail: 'Rate limit exceeded.' }] });
+        res.writeHead(429, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(retryAfter ? { 'retry-after': String(retryAfterS) } : {}) });
+        res.end(body);
+      };
+      if (burstLeft > 0) {
+        burstLeft--;
+        counts.limitedNoRetryAfter++;
+        return refuse(false);
+      }
+      const r = random();
+      if (r < burstChance) {
+        burstLeft = burstLength - 1;
+        counts.limitedNoRetryAfter++;
+        return refuse(false);
+      }
+      if (r < burstChance + rateLimitShare) {
+        counts.limited++;
+        return refuse(true);
+      }
+      forward(req, res, pipeAnswer(res));
+    },
+
+    resets: (req, res) => {
+      const r = random();
+      const method = req.method ?? '?';
+      if (r < resetShare) {
+        // Before any answer; half of these before the request reached the target, half after.
+        if (random() < 0.5) {
+          bump(counts.resetBefore, method);
+          req.socket.destroy();
+          return;
+        }
+        forward(req, res, (up) => {
+          up.resume();
+          bump(counts.resetBefore, method);
+          req.socket.destroy();
+        });
+        return;
+      }
+      if (r < resetShare + midBodyShare) {
+        forward(req, res, (up) => {
+          void readAll(up).then((body) => {
+            const h = answerHeaders(up.headers);
+            delete h['transfer-encoding'];
+            h['content-length'] = String(body.length);
+            res.writeHead(up.statusCode ?? 502, h);
+            if (body.length < 2) {
+              // Nothing to cut in half: the connection goes before the answer.
+              bump(counts.resetBefore, method);
+              req.socket.destroy();
+              return;
+            }
+            bump(counts.resetMidBody, method);
+            res.write(body.subarray(0, Math.floor(body.length / 2)), () => req.socket.destroy());
+          }, () => req.socket.destroy());
+        });
+        return;
+      }
+      forward(req, res, pipeAnswer(res));
+    },
+
+    latency: (req, res) => {
+      const spike = random() < spikeShare;
+      const ms = spike ? 1000 + Math.floor(random() * 4000) : Math.floor(random() * 20);
+      if (spike) counts.spikes++;
+      later(ms, () => forward(req, res, pipeAnswer(res))); // the body waits in the request meanwhile
+    },
+
+    hang: (req, res) => {
+      if (counts.requests <= hangAfter) return forward(req, res, pipeAnswer(res));
+      // Read the request, never answer: the connection stays open until the client gives up.
+      counts.hung++;
+      req.resume();
+    },
+
+    html: (req, res) => {
+      counts.html++;
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(LOGIN_PAGE) });
+      res.end(LOGIN_PAGE);
+    },
+
+    'echo-php': (req, res) => echo(req, res, phpString),
+    'echo-dotnet': (req, res) => echo(req, res, dotnetString),
+  };
+
+  /** Forwards; an answer holding a client_secret comes back re-spelled, with the caller's Authorization echoed. */
+  function echo(req: IncomingMessage, res: ServerResponse, str: (s: string) => string): void {
+    const authorization = req.headers.authorization;
+    forward(req, res, (up) => {
+      if (!/json/i.test(String(up.headers['content-type'] ?? ''))) return pipeAnswer(res)(up);
+      void readAll(up).then((body) => {
+        const h = answerHeaders(up.headers);
+        delete h['transfer-encoding'];
+        let out = body;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(body.toString('utf8'));
+        } catch {
+          parsed = undefined;
+        }
+        const secrets = clientSecrets(parsed);
+        if (secrets.length) {
+          counts.echoed++;
+          for (const s of secrets) counts.secretsSeen.add(s);
+          let value = parsed;
+          if (authorization !== undefined && value && typeof value === 'object' && !Array.isArray(value)) value = { ...value, echo: authorization };
+          out = Buffer.from(spellJson(value, str));
+          // The header in the same spelling, without its quotes (it is ASCII either way).
+          if (authorization !== undefined) h[ECHO_HEADER] = str(authorization).slice(1, -1);
+        }
+        h['content-length'] = String(out.length);
+        let status = up.statusCode ?? 502;
+        if (secrets.length && status === 201 && createdAs200) {
+          status = 200;
+          counts.createdAs200++;
+        }
+        res.writeHead(status, h);
+        res.end(out);
+      }, () => res.destroy());
+    });
+  }
+
+  const handle = handlers[mode];
+  const server: Server = createServer((req, res) => {
+    counts.requests++;
+    handle(req, res);
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  server.on('clientError', (_err, socket) => socket.destroy());
+  server.keepAliveTimeout = 30_000;
+  // A hung request must outlive the client's patience, not be cut by node's own 300 s default.
+  server.requestTimeout = 0;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    mode,
+    counts: () => ({ ...counts, resetBefore: { ...counts.resetBefore }, resetMidBody: { ...counts.resetMidBody }, secretsSeen: new Set(counts.secretsSeen) }),
+    close: async () => {
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeAllConnections();
+      for (const s of sockets) s.destroy();
+      await closed;
+      agent.destroy();
+    },
+  };
+}
