@@ -258,7 +258,8 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   lines.push(p('bold', `Summary: ${report.summary.total} results of ${ids} checks (list checks once per operation) in ${(report.durationMs / 1000).toFixed(1)} s (${seeds})`));
   const areas = [...new Set(report.results.map((r) => r.area))];
   const w = Math.max(...areas.map((a) => a.length), 7);
-  for (const area of areas) {
+  // (After an outage the areas' lines said as they ended are the whole story: not said twice.)
+  for (const area of outage ? [] : areas) {
     const rs = report.results.filter((r) => r.area === area);
     const n = (v: Verdict): number => rs.filter((r) => verdictOf(r, strict) === v).length;
     lines.push(`  ${area.padEnd(w)} ${String(rs.length).padStart(4)}: ${n('pass')} pass, ${n('fail')} fail, ${n('warn')} warn, ${n('error')} error, ${n('skip')} skip`);
