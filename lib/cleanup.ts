@@ -79,6 +79,9 @@ export async function cleanUpAfterOutage(
 /** The time budget of one of the cleanup's requests (429s and 503s waited out, timed-out GETs sent again). */
 export const CLEANUP_PATIENCE_MS = 180_000;
 
+/** Tries of one of the cleanup's DELETEs whose connection failed before the answer. */
+const DELETE_ATTEMPTS = 4;
+
 /** Pages of a collection read, at most, to find an unanswered create by name where filters are refused. */
 const SCAN_PAGES = 10;
 
@@ -120,15 +123,31 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
   const left = (entry: Pick<LedgerEntry, 'kind' | 'name' | 'createdBy'> & { id?: string }, reason: string): void => {
     leftovers.push({ kind: entry.kind, id: entry.id ?? '', name: secrets.mask(entry.name), createdBy: entry.createdBy, reason: secrets.mask(reason) });
   };
+  /**
+   * A DELETE of the cleanup's, sent again when its connection failed before the answer: for the
+   * cleanup that is safe (a DELETE that was applied answers 404 the next time, which it takes
+   * for gone), where a check must not (its verdict rests on the first answer).
+   */
+  const del = async (path: string): Promise<HttpResponse> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await http.request({ method: 'DELETE', path });
+      } catch (e) {
+        const code = (e as { code?: string }).code;
+        if (attempt >= DELETE_ATTEMPTS || (code !== 'CONNECTION_CLOSED' && code !== 'TIMEOUT')) throw e;
+        await new Promise((r) => setTimeout(r, 250 * attempt));
+      }
+    }
+  };
   const remove = async (entry: Pick<LedgerEntry, 'kind' | 'name' | 'createdBy' | 'deletePath' | 'id'>): Promise<void> => {
     try {
-      const res = await http.request({ method: 'DELETE', path: entry.deletePath });
+      const res = await del(entry.deletePath);
       const ok = (status: number): boolean => status >= 200 && status < 300;
       // 404: already gone (a check deleted it and the ledger missed the answer).
       if (!ok(res.status) && res.status !== 404) return left(entry, `DELETE ${entry.deletePath} answered ${res.status}`);
       // A 2xx is believed only when a second DELETE finds nothing: a target whose deletes are
       // not applied would otherwise have the report say everything is gone.
-      const again = ok(res.status) ? await http.request({ method: 'DELETE', path: entry.deletePath }) : undefined;
+      const again = ok(res.status) ? await del(entry.deletePath) : undefined;
       if (again && ok(again.status)) return left(entry, `DELETE ${entry.deletePath} answered ${res.status}, and a second DELETE answered ${again.status}: it is still there (the target does not apply deletes)`);
       ledger.deleted(entry.deletePath);
       deleted++;

@@ -61,6 +61,38 @@ it('a DELETE answered 204 by a target that keeps what it deletes is no proof: th
   });
 });
 
+it('a cleanup DELETE whose connection is reset before the answer is sent again (a DELETE applied meanwhile answers 404 and counts as gone)', async () => {
+  const tries = new Map<string, number>();
+  const gone = new Set<string>();
+  const server = createServer((req, res) => {
+    const n = (tries.get(req.url!) ?? 0) + 1;
+    tries.set(req.url!, n);
+    // 'a': the first DELETE is cut off unanswered; 'b': applied, then cut off before the answer.
+    if (n === 1 && req.url!.endsWith('/a')) return req.socket.destroy();
+    if (n === 1 && req.url!.endsWith('/b')) {
+      gone.add(req.url!);
+      return req.socket.destroy();
+    }
+    if (gone.has(req.url!)) return res.writeHead(404).end();
+    gone.add(req.url!);
+    res.writeHead(204).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { settings, dispose } = settingsFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  try {
+    const ledger = new Ledger(settings.ledgerPath);
+    for (const id of ['a', 'b']) ledger.created({ kind: 'application-key', id, name: `conformance-test0001-${id}`, deletePath: `/v2/application-keys/${id}`, createdBy: 'test' });
+    const report = await cleanUp(settings);
+    expect(report.leftovers).toEqual([]);
+    expect(report.deleted).toBe(2);
+    expect(new Ledger(settings.ledgerPath).open().created).toEqual([]);
+  } finally {
+    dispose();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
 it('a create whose answer never came, found by its name but not deleted, stays in the ledger for the next cleanup', async () => {
   let deletes = 0;
   const server = createServer((req, res) => {
