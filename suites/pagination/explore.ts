@@ -230,6 +230,8 @@ export interface Found {
   drawn: number;
   /** Requests shrinking sent. */
   shrinkRequests: number;
+  /** Found on a page that shrinking another rule's disagreement asked for (no draw broke this rule). */
+  whileShrinking?: boolean;
 }
 
 export interface Exploration {
@@ -375,11 +377,22 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     // breaks it, then shrinks it to the smallest request that still does.
     const rules = [...new Set(broken.flatMap((b) => b.dis.filter((y) => holds(b.d, y)).map((y) => y.checkId)))];
     shrinking = true;
-    for (const id of rules) {
+    // A page shrinking asks for is an answer too: a rule it breaks that no draw broke joins the
+    // list (reported with that page, as found while shrinking), so no check passes on an answer
+    // the run holds that breaks its rule.
+    const byShrinking: Array<{ d: Draw; page: ListPage; dis: Disagreement[] }> = [];
+    for (let k = 0; k < rules.length; k++) {
+      const id = rules[k]!;
       shrinkSent = 0;
       const breaks = async (d: Draw): Promise<{ page: ListPage; y: Disagreement } | undefined> => {
         const page = await ask(d);
-        const y = page ? judged(d, page).find((z) => z.checkId === id && holds(d, z)) : undefined;
+        const all = page ? judged(d, page).filter((z) => holds(d, z)) : [];
+        for (const other of new Set(all.map((z) => z.checkId))) {
+          if (rules.includes(other)) continue;
+          rules.push(other);
+          byShrinking.push({ d, page: page!, dis: all });
+        }
+        const y = all.find((z) => z.checkId === id);
         return page && y ? { page, y } : undefined;
       };
       const r = (counts.get(id) ?? 0) > 0 ? await fc.check(fc.asyncProperty(space, async (d) => (await breaks(d)) === undefined), { seed, numRuns: n }) : undefined;
@@ -390,9 +403,11 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
           continue;
         }
       }
-      // Broken by a page of the traversals alone (or shrinking could not confirm it): as read.
-      const first = broken.find((b) => b.dis.some((y) => y.checkId === id && holds(b.d, y)))!;
-      x.found.set(id, { draw: first.d, disagreement: first.dis.find((y) => y.checkId === id && holds(first.d, y))!, page: first.page, drawn: counts.get(id) ?? 0, shrinkRequests: shrinkSent });
+      // Broken by a page of the traversals alone, or by one shrinking asked for (or shrinking
+      // could not confirm it): as read.
+      const shrunk = byShrinking.find((b) => b.dis.some((y) => y.checkId === id));
+      const first = broken.find((b) => b.dis.some((y) => y.checkId === id && holds(b.d, y))) ?? shrunk!;
+      x.found.set(id, { draw: first.d, disagreement: first.dis.find((y) => y.checkId === id && holds(first.d, y))!, page: first.page, drawn: counts.get(id) ?? 0, shrinkRequests: shrinkSent, ...(first === shrunk ? { whileShrinking: true } : {}) });
     }
     shrinking = false;
     return x;

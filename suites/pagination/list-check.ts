@@ -53,7 +53,9 @@ async function runListCheck(c: ListCheck, ctx: CheckContext, e: Endpoint): Promi
       if (!ctx.exchanges.includes(f.page.res.exchange)) ctx.exchanges.push(f.page.res.exchange);
       const how = f.drawn
         ? `found by exploration: ${f.drawn} of ${x.drawn} drawn requests broke this rule; the request is the one fast-check shrank the first of them to${f.shrinkRequests ? ` in ${f.shrinkRequests} more request(s)` : ''}; the run's --seed ${ctx.run.settings.seed} draws them again`
-        : 'found by holding a page of the traversals the model was built from to the model';
+        : f.whileShrinking
+          ? `found by exploration: a request sent while shrinking another rule's disagreement broke this rule too; the run's --seed ${ctx.run.settings.seed} asks it again`
+          : 'found by holding a page of the traversals the model was built from to the model';
       fail(`${d.message}${path} (${how})`, {
         expected: d.expected,
         actual: d.actual,
