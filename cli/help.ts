@@ -43,8 +43,8 @@ Lists:
                         (default 20; 0: off; env CONFORMANCE_EXPLORE)
   --explore-only        the list checks judge only the drawn requests (their fixed probes
                         off, so a list check with no disagreement skips): how far the
-                        exploration reaches alone; not with --certify (env
-                        CONFORMANCE_EXPLORE_ONLY)
+                        exploration reaches alone; not with --certify or --explore 0
+                        (env CONFORMANCE_EXPLORE_ONLY)
 
 Run:
   --seed N              seed for generated data (default: random, printed); replays a run
