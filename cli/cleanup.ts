@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { isRunId, Ledger, ledgerPath, ledgersRoot, runInProgress } from '../lib/ledger.js';
+import { isRunId, Ledger, ledgerPath, ledgersRoot, runInProgress, sameTarget } from '../lib/ledger.js';
 import { Secrets } from '../lib/secrets.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 
@@ -33,19 +33,6 @@ const HELP = `Usage: conformance cleanup [--run ID]... [--base-url URL] [--token
   delete and keeps the ledger.
   Exit 0 when nothing is left, 1 when something could not be deleted or was left alone (it is
   listed), 2 for a usage error.`;
-
-/** A base URL as compared: scheme and host as the URL parser writes them, no trailing slash. */
-export function sameTarget(a: string, b: string): boolean {
-  const norm = (u: string): string => {
-    try {
-      const url = new URL(u.trim());
-      return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
-    } catch {
-      return u.trim().replace(/\/+$/, '');
-    }
-  };
-  return norm(a) === norm(b);
-}
 
 /** A ledger, and its run's folder once nothing else is in it: never a file the suite did not write. */
 function removeLedger(path: string): void {

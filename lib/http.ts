@@ -437,12 +437,17 @@ function transportError(err: unknown, what: string, timeoutMs: number, attempts 
   return new SuiteError('CONNECTION_CLOSED', `${what}: the request failed before a full answer (${code || e?.message || 'unknown error'})`);
 }
 
-/** A message's headers with their values masked (in one search), the Authorization value whatever it holds. */
-function maskHeaders(headers: Record<string, string>, secrets: Secrets): Record<string, string> {
+/** Header values masked, all in one search. */
+function maskValues(headers: Record<string, string>, secrets: Secrets): Record<string, string> {
   const names = Object.keys(headers);
   const values = secrets.maskAll(names.map((k) => headers[k]!));
-  const out: Record<string, string> = {};
-  names.forEach((k, i) => (out[k] = k === 'authorization' ? `Bearer ${MASK}` : values[i]!));
+  return Object.fromEntries(names.map((k, i) => [k, values[i]!]));
+}
+
+/** A request's headers masked, the Authorization value whatever it holds. */
+function maskHeaders(headers: Record<string, string>, secrets: Secrets): Record<string, string> {
+  const out = maskValues(headers, secrets);
+  if ('authorization' in out) out.authorization = `Bearer ${MASK}`;
   return out;
 }
 
@@ -733,10 +738,6 @@ export class HttpClient {
       }
     }
     const maskedHeaders = maskHeaders(headers, secrets);
-    const responseNames = Object.keys(responseHeaders);
-    const responseValues = secrets.maskAll(responseNames.map((k) => responseHeaders[k]!));
-    const maskedResponseHeaders: Record<string, string> = {};
-    responseNames.forEach((k, i) => (maskedResponseHeaders[k] = responseValues[i]!));
     const exchange: Exchange = {
       method: spec.method,
       url: what.slice(spec.method.length + 1),
@@ -744,7 +745,7 @@ export class HttpClient {
       requestBody: body === undefined ? undefined : secrets.mask(body).slice(0, REQUEST_BODY_MAX * 2),
       requestBodyBytes: body === undefined ? undefined : Buffer.byteLength(body),
       status,
-      responseHeaders: maskedResponseHeaders,
+      responseHeaders: maskValues(responseHeaders, secrets),
       bodyExcerpt: text.length <= BODY_EXCERPT_MAX ? secrets.mask(text) : `${secrets.maskedHead(text, BODY_EXCERPT_MAX)}… (${text.length - BODY_EXCERPT_MAX} more characters)`,
       bodyBytes: bytes,
       durationMs,

@@ -79,6 +79,19 @@ export interface LedgerRun {
   host?: string;
 }
 
+/** Two base URLs as compared: scheme and host as the URL parser writes them, the path without a trailing slash. */
+export function sameTarget(a: string, b: string): boolean {
+  const norm = (u: string): string => {
+    try {
+      const url = new URL(u.trim());
+      return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+    } catch {
+      return u.trim().replace(/\/+$/, '');
+    }
+  };
+  return norm(a) === norm(b);
+}
+
 /**
  * Whether the run that wrote `run` is still under way: its process is alive on this host. A
  * ledger without pid (an older one), from another host, or naming this very process is not.

@@ -4,6 +4,7 @@
 // nothing: here it ends in one line that says what to do (exit 2).
 import { isJsonContentType } from './expect.js';
 import { HttpClient, type HttpResponse } from './http.js';
+import { sameTarget } from './ledger.js';
 import type { Secrets } from './secrets.js';
 import { SuiteError } from './outcome.js';
 import { gist, printable } from './text.js';
@@ -48,7 +49,7 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
       const host = (u: string): string => (URL.canParse(u) ? new URL(u).host : u);
       const advice =
         moved === undefined ? `It leads to ${to ?? 'nowhere (no Location header)'}, not to the API: give the API's own base URL with --base-url (not ${base}).`
-        : sameBase(moved, base) ? 'It sends its clients back to the same address (a redirect loop): the server, or a proxy in front of it, is misconfigured.'
+        : sameTarget(moved, base) ? 'It sends its clients back to the same address (a redirect loop): the server, or a proxy in front of it, is misconfigured.'
         : host(moved) !== host(base) ? `It moved to another host (${host(moved)}): if that host is the API's and one you trust with the token, use --base-url ${moved} (not ${base}).`
         : `Use --base-url ${moved} (not ${base}).`;
       return { ok: false, line: `the target redirects: ${describe(res)}${to ? ` to ${to}` : ''}. ${advice}` };
@@ -83,12 +84,6 @@ export interface ApiProbe {
   paths: readonly string[];
   /** Go on when every one answers 404 (--allow-all-404). */
   allowAll404: boolean;
-}
-
-/** Two base URLs, compared as their scheme, host and path without a trailing slash. */
-function sameBase(a: string, b: string): boolean {
-  const norm = (u: string): string => (URL.canParse(u) ? new URL(u).toString() : u).replace(/\/+$/, '');
-  return norm(a) === norm(b);
 }
 
 /**

@@ -136,7 +136,7 @@ const NO_ANSWER = /^(TIMEOUT|CONNECTION_CLOSED|TARGET_UNREACHABLE)\b/;
 
 /** A check that ended without an answer in a run the target stopped answering: counted with the outage, not listed. */
 export function cutShort(r: CheckResult, outage: boolean): boolean {
-  return outage && r.outcome === 'error' && NO_ANSWER.test(r.reason ?? '');
+  return outage && unanswered(r);
 }
 
 /** Whether a result ended in an error for want of an answer (a timeout, a dropped or refused connection). */

@@ -118,12 +118,12 @@ describe('socket limits', () => {
     await expect(startReferenceServer({ token: TOKEN, maxRecords: 0 })).rejects.toThrow(/maxRecords must be a whole number/);
   });
 
-  it('a client that sends its headers slowly (slowloris) is cut off with 408, though it keeps sending', async () => {
-    const s = await start({ headersTimeoutMs: 200, requestTimeoutMs: 1_000 });
-    const slow = await socketTo(s.port);
-    slow.write('GET /v2/settings HTTP/1.1\r\nHost: localhost\r\n');
+  /** A socket that sent `head` and goes on sending a little every 25 ms is answered 408 and closed. */
+  async function expectCutOffWhileTrickling(port: number, head: string, more: (n: number) => string): Promise<void> {
+    const slow = await socketTo(port);
+    slow.write(head);
     let n = 0;
-    const trickle = setInterval(() => slow.writable && slow.write(`X-Slow-${n++}: 1\r\n`), 25);
+    const trickle = setInterval(() => slow.writable && slow.write(more(n++)), 25);
     try {
       const seen = await readUntilClosed(slow, 5_000);
       expect(seen.closed).toBe(true);
@@ -131,6 +131,11 @@ describe('socket limits', () => {
     } finally {
       clearInterval(trickle);
     }
+  }
+
+  it('a client that sends its headers slowly (slowloris) is cut off with 408, though it keeps sending', async () => {
+    const s = await start({ headersTimeoutMs: 200, requestTimeoutMs: 1_000 });
+    await expectCutOffWhileTrickling(s.port, 'GET /v2/settings HTTP/1.1\r\nHost: localhost\r\n', (n) => `X-Slow-${n}: 1\r\n`);
   });
 
   it('a socket that never sends a byte is closed', async () => {
@@ -141,16 +146,7 @@ describe('socket limits', () => {
 
   it('a body sent slowly is cut off once the request has taken requestTimeoutMs', async () => {
     const s = await start({ headersTimeoutMs: 200, requestTimeoutMs: 400 });
-    const slow = await socketTo(s.port);
-    slow.write(`POST /v2/application-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`);
-    const trickle = setInterval(() => slow.writable && slow.write(' '), 25);
-    try {
-      const seen = await readUntilClosed(slow, 5_000);
-      expect(seen.closed).toBe(true);
-      expect(seen.text).toMatch(/^HTTP\/1\.1 408 /);
-    } finally {
-      clearInterval(trickle);
-    }
+    await expectCutOffWhileTrickling(s.port, `POST /v2/application-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`, () => ' ');
   });
 
   it('an answered socket kept alive is closed once idle for keepAliveTimeoutMs', async () => {
