@@ -65,6 +65,8 @@ export interface ChaosProxy {
   url: string;
   mode: ChaosMode;
   counts(): ChaosCounts;
+  /** The trouble ends: every later request is forwarded as it is (the target is back). */
+  recover(): void;
   close(): Promise<void>;
 }
 
@@ -352,7 +354,9 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
   }
 
   const handle = handlers[mode];
+  let recovered = false;
   const server: Server = createServer((req, res) => {
+    if (recovered) return forward(req, res, pipeAnswer(res));
     counts.requests++;
     handle(req, res);
   });
@@ -370,6 +374,7 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
     url: `http://127.0.0.1:${port}`,
     mode,
     counts: () => ({ ...counts, resetBefore: { ...counts.resetBefore }, resetMidBody: { ...counts.resetMidBody }, secretsSeen: new Set(counts.secretsSeen) }),
+    recover: () => void (recovered = true),
     close: async () => {
       for (const t of timers) clearTimeout(t);
       timers.clear();

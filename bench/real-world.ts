@@ -6,7 +6,9 @@
 // - its exit code against the calm run's (a dead target, `hang` or `html`, should instead end
 //   in a short clear stop: exit 2 in at most 40 lines);
 // - its wall time and the lines it printed;
-// - what it left on the target (read from the server's store, not through the proxy);
+// - what it left on the target (read from the server's store, not through the proxy); where a
+//   dead target kept things, the `conformance cleanup --run ID` the run printed is run once the
+//   target answers again (the proxy's trouble lifted), and what it left is what counts;
 // - whether results.json and junit.xml were written;
 // - whether a secret leaked: the token and every client_secret the server issued during the
 //   run, in any of their spellings (as is, JSON-escaped, `\/`-escaped, `\uXXXX`, percent- and
@@ -37,6 +39,8 @@ import type { ApplicationKey } from '../server/store.js';
 import { CHAOS_MODES, dotnetString, phpString, startChaosProxy, type ChaosCounts, type ChaosMode, type ChaosProxy } from './chaos-proxy.js';
 
 const DEAD_TARGET: readonly ChaosMode[] = ['hang', 'html'];
+/** How long the cleanup command run after a dead target's run may take. */
+const CLEANUP_TIMEOUT_MS = 120_000;
 const SHORT_STOP_LINES = 40;
 const TAG = 'conformance-';
 
@@ -58,6 +62,12 @@ export interface RealWorldRow {
   lines: number;
   /** What the server still holds: all of it was created by the run (each server starts empty). */
   left: { customApis: number; applicationKeys: number; tagged: number; names: string[]; inLedger: number };
+  /**
+   * A dead target's run that left things, and printed the command that deletes them: that
+   * command, run once the target answers again (the proxy's trouble lifted), and what was left
+   * after it.
+   */
+  afterCleanup?: { command: string; code: number | null; lines: number; left: number; tail: string[] };
   resultsJson: boolean;
   junitXml: boolean;
   secretsIssued: number;
@@ -386,6 +396,18 @@ export async function realWorldRun(mode: ChaosMode, hog: boolean, root: string, 
       ['stdout', r.stdout],
       ['stderr', r.stderr],
     ]);
+    // A dead target keeps what the run made: the run must say how to delete it, and that must
+    // work once the target is back.
+    let afterCleanup: RealWorldRow['afterCleanup'];
+    const runId = /conformance cleanup --run ([0-9a-f]{8})/.exec(r.stdout)?.[1];
+    if (DEAD_TARGET.includes(mode) && runId && names.length) {
+      proxy.recover();
+      const c = await runCli(['cleanup', '--run', runId, '--token', token], env, CLEANUP_TIMEOUT_MS, snapshot);
+      sources.set('cleanup stdout', c.stdout);
+      sources.set('cleanup stderr', c.stderr);
+      const out = `${c.stdout}${c.stderr}`.replace(/\n$/, '');
+      afterCleanup = { command: `conformance cleanup --run ${runId}`, code: c.timedOut ? null : c.code, lines: out ? out.split('\n').length : 0, left: server.store.customApis.size + server.store.applicationKeys.size, tail: out.split('\n').slice(-8) };
+    }
     for (const [p, text] of filesUnder(reportDir)) sources.set(relative(dir, p), text);
     for (const [p, text] of filesUnder(tmp)) sources.set(relative(dir, p), text);
     for (const [p, text] of seen) {
@@ -410,6 +432,7 @@ export async function realWorldRun(mode: ChaosMode, hog: boolean, root: string, 
       seconds: r.seconds,
       lines,
       left: { customApis: apis.length, applicationKeys: keysLeft.length, tagged: names.filter((n) => n.includes(TAG)).length, names, inLedger },
+      ...(afterCleanup ? { afterCleanup } : {}),
       resultsJson: existsSync(join(reportDir, 'results.json')),
       results: readResults(join(reportDir, 'results.json')),
       junitXml: existsSync(join(reportDir, 'junit.xml')),
@@ -435,10 +458,18 @@ export function verdict(row: RealWorldRow, calmCode: number | null): string {
   return 'DIFFERENT';
 }
 
+/** What is on the target in the end: after the cleanup command the run printed, where the bench ran it. */
+export function leftInTheEnd(row: RealWorldRow): number {
+  return row.afterCleanup ? row.afterCleanup.left : row.left.customApis + row.left.applicationKeys;
+}
+
 const exitText = (row: RealWorldRow): string => (row.benchError ? 'bench error' : row.timedOut ? `timed out, stopped after ${row.seconds.toFixed(0)} s` : String(row.code));
 const leftText = (row: RealWorldRow): string => {
   const n = row.left.customApis + row.left.applicationKeys;
-  return n === 0 ? '0 left' : `${n} left (${row.left.applicationKeys} key(s), ${row.left.customApis} Custom API(s); ${row.left.tagged} named ${TAG}…; ${row.left.inLedger === n ? 'all' : row.left.inLedger} in the kept ledger)`;
+  if (n === 0) return '0 left';
+  const during = `${n} left (${row.left.applicationKeys} key(s), ${row.left.customApis} Custom API(s); ${row.left.tagged} named ${TAG}…; ${row.left.inLedger === n ? 'all' : row.left.inLedger} in the kept ledger)`;
+  const after = row.afterCleanup;
+  return after ? `${during}; ${after.left} left after '${after.command}' once the target answered again (exit ${after.code ?? 'timed out'}, ${after.lines} lines)` : during;
 };
 const leakText = (row: RealWorldRow): string => (row.leaks.length ? `LEAK (${row.leaks.length})` : 'no leak');
 const yes = (b: boolean): string => (b ? 'yes' : 'no');
@@ -468,6 +499,7 @@ function details(row: RealWorldRow, calmCode: number | null): string {
     const list = (m: Record<string, number>): string => Object.entries(m).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} x${v}`).join(', ');
     out.push(`  results.json: ${[Object.keys(res.errors).length ? `errors ${list(res.errors)}` : '', Object.keys(res.failures).length ? `failures (a SHOULD one only warns) ${list(res.failures)}` : '', res.suiteErrors ? `${res.suiteErrors} suite error(s)` : '', res.leftovers ? `${res.leftovers} leftover(s) reported by the suite` : ''].filter(Boolean).join('; ')}`);
   }
+  if (row.afterCleanup && row.afterCleanup.code !== 0) out.push(`  ${row.afterCleanup.command} printed:`, ...row.afterCleanup.tail.map((l) => `    ${l}`));
   if (row.left.names.length) out.push(`  left on the target: ${row.left.names.slice(0, 8).map((n) => JSON.stringify(n.length > 60 ? `${n.slice(0, 60)}…` : n)).join(', ')}${row.left.names.length > 8 ? ', …' : ''}`);
   if (row.leaks.length) {
     // One line per secret kind, place and spelling: the client_secrets folded together.
@@ -531,6 +563,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(`\n## bench:real-world (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
   console.log(HEADER);
   for (const row of rows) console.log(rowLine(row, calmCode));
-  const bad = rows.filter((r) => verdict(r, calmCode) === 'DIFFERENT' || r.leaks.length || r.left.customApis + r.left.applicationKeys);
+  const bad = rows.filter((r) => verdict(r, calmCode) === 'DIFFERENT' || r.leaks.length || leftInTheEnd(r));
   console.log(`\n${rows.length - bad.length} of ${rows.length} run(s) kept the calm verdict (or stopped short and clear), left nothing and leaked nothing.`);
 }

@@ -53,8 +53,12 @@ export function liveProgress(io: Io): Io['progress'] {
  * `command` names the subcommand for the help hint.
  */
 export function parseFlags<T extends ParseArgsConfig>(config: T, command?: string): ReturnType<typeof parseArgs<T>> {
+  // A negative number after a flag that takes a value is that value (`--explore -1`), for the
+  // flag's own check to refuse in its words: parseArgs would take it for a flag ("ambiguous").
+  const takesValue = (a: string): boolean => a.startsWith('--') && !a.includes('=') && config.options?.[a.slice(2)]?.type === 'string';
+  const args = config.args?.flatMap((a, i, all) => (/^-\d/.test(a) && i > 0 && takesValue(all[i - 1]!) ? [] : takesValue(a) && /^-\d/.test(all[i + 1] ?? '') ? [`${a}=${all[i + 1]}`] : [a]));
   try {
-    return parseArgs<T>({ strict: true, ...config });
+    return parseArgs<T>({ strict: true, ...config, ...(args ? { args } : {}) });
   } catch (e) {
     const code = (e as { code?: string }).code;
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {

@@ -4,8 +4,8 @@
 import type { Faker } from '@faker-js/faker';
 import { exchangeLine, toCurl, type Exchange } from './exchange.js';
 import { HttpClient, noTransport, type HttpClientOptions, type HttpResponse, type RequestSpec, type TransportStats } from './http.js';
-import { Ledger, type LedgerEntry } from './ledger.js';
-import { CheckFailure, CheckSkip, SuiteError, type Level, type Outcome } from './outcome.js';
+import { Ledger, notProcessed, type LedgerEntry, type ResourceKind } from './ledger.js';
+import { CheckFailure, CheckSkip, SuiteError, TRIES_WHEN_LOST, type Level, type Outcome } from './outcome.js';
 import { Secrets } from './secrets.js';
 import { hash32 } from './random.js';
 import type { Endpoint, ParentSource } from './catalog.js';
@@ -145,6 +145,8 @@ export class RunContext {
   readonly http: HttpClient;
   readonly ledger: Ledger;
   readonly #shared = new Map<string, Promise<{ value: unknown; exchanges: Exchange[] }>>();
+  /** How many times each piece of shared work has been started (see shared). */
+  readonly #sharedTries = new Map<string, number>();
 
   /** `transport`: the HTTP client's retry policy and breaker, where the defaults do not serve (tests). */
   constructor(settings: RunSettings, transport: Pick<HttpClientOptions, 'retry' | 'breakerAfter' | 'breaker'> = {}) {
@@ -158,7 +160,7 @@ export class RunContext {
       secrets: this.secrets,
       ...transport,
     });
-    this.ledger = new Ledger(settings.ledgerPath);
+    this.ledger = new Ledger(settings.ledgerPath, { mask: (s) => this.secrets.mask(s) });
   }
 
   /** A faker seeded from the run's seed and a key: the same data whatever runs beside it. */
@@ -183,8 +185,17 @@ export class RunContext {
   shared<T>(key: string, work: (s: Session) => Promise<T>, transport?: TransportStats): Promise<{ value: T; exchanges: Exchange[] }> {
     let p = this.#shared.get(key);
     if (!p) {
-      const session = new Session(this, key, transport);
-      p = work(session).then((value) => ({ value, exchanges: session.exchanges }));
+      // Work that ended on a request perhaps applied is done again, whole, by the next check
+      // that asks (a check is run again after one: runCheck); its new session draws new data
+      // and names, so what the first try created cannot clash with what the next one creates.
+      const tries = (this.#sharedTries.get(key) ?? 0) + 1;
+      this.#sharedTries.set(key, tries);
+      const session = new Session(this, key, transport, tries);
+      const work$ = work(session).then((value) => ({ value, exchanges: session.exchanges }));
+      p = work$.catch((err: unknown) => {
+        if (err instanceof SuiteError && err.mayHaveApplied && this.#shared.get(key) === p) this.#shared.delete(key);
+        throw err;
+      });
       this.#shared.set(key, p);
     }
     return p as Promise<{ value: T; exchanges: Exchange[] }>;
@@ -202,18 +213,29 @@ export class Session {
   readonly exchanges: Exchange[] = [];
   /** What this session's requests took from the transport (issue 8). */
   readonly transport: TransportStats;
+  /**
+   * 1, or the number of the try when the work is done again after a request perhaps applied
+   * (see runCheck): a later try draws its own data and names.
+   */
+  readonly attempt: number;
   #serial = 0;
   #faker?: Faker;
 
-  constructor(run: RunContext, label: string, transport = noTransport()) {
+  constructor(run: RunContext, label: string, transport = noTransport(), attempt = 1) {
     this.run = run;
     this.label = label;
     this.transport = transport;
+    this.attempt = attempt;
   }
 
-  /** Seeded from the run's seed and this session's label; made on first use (few sessions use one). */
+  /** The label data and names are drawn from: the label, and the try after the first. */
+  get #drawLabel(): string {
+    return this.attempt === 1 ? this.label : `${this.label} try ${this.attempt}`;
+  }
+
+  /** Seeded from the run's seed and this session's label (and try); made on first use (few sessions use one). */
   get faker(): Faker {
-    return (this.#faker ??= this.run.faker(this.label));
+    return (this.#faker ??= this.run.faker(this.#drawLabel));
   }
 
   async request(spec: RequestSpec): Promise<HttpResponse> {
@@ -225,7 +247,32 @@ export class Session {
   /** A name for something this session creates: `conformance-<run id>-<label>-<n>`. */
   name(): string {
     this.#serial++;
-    return this.run.name(`${this.label}-${this.#serial}`);
+    return this.run.name(`${this.#drawLabel}-${this.#serial}`);
+  }
+
+  /**
+   * Sends a create: a POST that makes a `kind` in `collection`, written to the ledger by name
+   * before it goes out. A create whose answer was lost on the way (SuiteError.mayHaveApplied)
+   * may have been applied: its intent stays open, for the cleanup to find by name, and a fresh
+   * create goes out in its place, with a body from a new `draft()` (new data: a target that
+   * refuses a duplicate slug cannot clash with the lost one), up to TRIES_WHEN_LOST in all. A
+   * create that was not processed (429 or 503 to the end of its budget, or never sent) made
+   * nothing. The caller writes the answer's outcome: `created` for a 2xx, else `settled`.
+   */
+  async create(kind: ResourceKind, collection: string, draft: () => { name: string; spec: Omit<RequestSpec, 'method' | 'path'> }): Promise<{ res: HttpResponse; name: string; key: string }> {
+    for (let tries = 1; ; tries++) {
+      const { name, spec } = draft();
+      const key = this.run.ledger.intend({ kind, name, collection, createdBy: this.label });
+      try {
+        return { res: await this.request({ method: 'POST', path: collection, ...spec }), name, key };
+      } catch (err) {
+        if (notProcessed(err)) this.run.ledger.settled(key);
+        if (!(err instanceof SuiteError && err.mayHaveApplied)) throw err;
+        // The last lost try ends the work: the check is not run again on top of these tries.
+        if (tries >= TRIES_WHEN_LOST) throw new SuiteError(err.code, `${err.message}; ${tries} tries, each lost before its answer`);
+        this.transport.lostRedone = (this.transport.lostRedone ?? 0) + 1;
+      }
+    }
   }
 
   created(entry: Omit<LedgerEntry, 'createdBy'>): void {
@@ -249,8 +296,8 @@ export class CheckContext extends Session {
    */
   emptyWhere?: string;
 
-  constructor(run: RunContext, check: Check) {
-    super(run, check.id);
+  constructor(run: RunContext, check: Check, transport?: TransportStats, attempt = 1) {
+    super(run, check.id, transport, attempt);
     this.check = check;
   }
 
@@ -300,38 +347,53 @@ export function resultKey(c: { id: string; operation?: string }): string {
 
 export async function runCheck(check: Check, run: RunContext): Promise<CheckResult> {
   await loadFaker();
-  const ctx = new CheckContext(run, check);
   const started = performance.now();
+  const transport = noTransport();
+  const retried: string[] = [];
   const mask = (s: string): string => run.secrets.mask(s);
-  const finish = (outcome: Outcome, reason?: string, evidence?: FailureEvidence): CheckResult => ({
-    ...resultHead(check),
-    outcome,
-    ...(reason !== undefined ? { reason: mask(reason) } : {}),
-    durationMs: Math.round(performance.now() - started),
-    ...(evidence ? { evidence } : {}),
-    ...(ctx.notes.length ? { notes: ctx.notes.map(mask) } : {}),
-    ...(ctx.transport.requests + ctx.transport.refused > 0 ? { transport: { ...ctx.transport } } : {}),
-    ...(ctx.records !== undefined ? { records: ctx.records } : {}),
-  });
-  try {
-    await check.run(ctx);
-    return finish('pass');
-  } catch (err) {
-    if (err instanceof CheckFailure) {
-      // A 429 is not an answer to the question a check asked, only "ask later": a verdict
-      // resting on one would blame the target for the suite's pace.
-      if (err.exchange?.status === 429) return finish('error', `RATE_LIMITED: ${err.exchange.method} ${err.exchange.url} answered 429; no verdict rests on a rate-limited answer`);
-      const x = err.exchange ?? ctx.exchanges.at(-1);
-      return finish('fail', err.message, {
-        expected: mask(err.expected),
-        actual: mask(err.actual),
-        ...(x ? { request: toCurl(x), status: x.status, bodyExcerpt: x.bodyExcerpt } : {}),
-        exchanges: exchangeLines(ctx.exchanges),
-      });
+  for (let attempt = 1; ; attempt++) {
+    const ctx = new CheckContext(run, check, transport, attempt);
+    const finish = (outcome: Outcome, reason?: string, evidence?: FailureEvidence): CheckResult => {
+      const notes = [...retried, ...ctx.notes];
+      return {
+        ...resultHead(check),
+        outcome,
+        ...(reason !== undefined ? { reason: mask(reason) } : {}),
+        durationMs: Math.round(performance.now() - started),
+        ...(evidence ? { evidence } : {}),
+        ...(notes.length ? { notes: notes.map(mask) } : {}),
+        ...(transport.requests + transport.refused > 0 ? { transport: { ...transport } } : {}),
+        ...(ctx.records !== undefined ? { records: ctx.records } : {}),
+      };
+    };
+    try {
+      await check.run(ctx);
+      return finish('pass');
+    } catch (err) {
+      if (err instanceof CheckFailure) {
+        // A 429 is not an answer to the question a check asked, only "ask later": a verdict
+        // resting on one would blame the target for the suite's pace.
+        if (err.exchange?.status === 429) return finish('error', `RATE_LIMITED: ${err.exchange.method} ${err.exchange.url} answered 429; no verdict rests on a rate-limited answer`);
+        const x = err.exchange ?? ctx.exchanges.at(-1);
+        return finish('fail', err.message, {
+          expected: mask(err.expected),
+          actual: mask(err.actual),
+          ...(x ? { request: toCurl(x), status: x.status, bodyExcerpt: x.bodyExcerpt } : {}),
+          exchanges: exchangeLines(ctx.exchanges),
+        });
+      }
+      if (err instanceof CheckSkip) return err.wantsRecords ? { ...finish('skip', err.message), wantsRecords: true } : finish('skip', err.message);
+      if (err instanceof SuiteError) {
+        if (err.mayHaveApplied && attempt < TRIES_WHEN_LOST) {
+          transport.lostRedone = (transport.lostRedone ?? 0) + 1;
+          // What that try created is in the ledger (by name before each create), for the cleanup.
+          retried.push(`try ${attempt} ended on ${err.code}: ${err.message}; it may have been applied, so the check was run again from its start, with new data`);
+          continue;
+        }
+        return finish('error', `${err.code}: ${err.message}`);
+      }
+      const e = err as Error;
+      return finish('error', `SUITE_BUG: ${e?.stack ?? String(err)}`);
     }
-    if (err instanceof CheckSkip) return err.wantsRecords ? { ...finish('skip', err.message), wantsRecords: true } : finish('skip', err.message);
-    if (err instanceof SuiteError) return finish('error', `${err.code}: ${err.message}`);
-    const e = err as Error;
-    return finish('error', `SUITE_BUG: ${e?.stack ?? String(err)}`);
   }
 }

@@ -79,8 +79,12 @@ export interface RetryPolicy {
  */
 export const DEFAULT_RETRY: RetryPolicy = { maxRetries: 100, maxWaitMs: 60_000, baseDelayMs: 500, maxDelayMs: 8_000, sleep: (ms) => delay(ms) };
 
-/** Failures at moments apart in time, with no answer between, after which the target is taken for down. */
-export const BREAKER_AFTER = 5;
+/**
+ * Failures at moments apart in time, with no answer between, after which the target is taken
+ * for down. Three timeouts so spaced are two or three timeouts of complete silence while the
+ * suite asked: a busy target answers something in that time.
+ */
+export const BREAKER_AFTER = 3;
 
 /**
  * Failures this close (ms) to the last one the breaker counted, of attempts sent before it,
@@ -126,6 +130,11 @@ export interface TransportStats {
   latencyLoweredTo?: number;
   /** The breaker opened on one of these requests, after this many failures apart in time. */
   breakerOpenedAfter?: number;
+  /**
+   * POSTs and DELETEs lost on the way (SuiteError.mayHaveApplied) after which the work was done
+   * again with new data: a create sent afresh (Session.create), a check run again (runCheck).
+   */
+  lostRedone?: number;
 }
 
 export function noTransport(): TransportStats {
@@ -148,6 +157,7 @@ export function sumTransport(all: ReadonlyArray<TransportStats | undefined>): Tr
     if (t.concurrencyLoweredTo !== undefined) sum.concurrencyLoweredTo = Math.min(sum.concurrencyLoweredTo ?? Infinity, t.concurrencyLoweredTo);
     if (t.latencyLoweredTo !== undefined) sum.latencyLoweredTo = Math.min(sum.latencyLoweredTo ?? Infinity, t.latencyLoweredTo);
     if (t.breakerOpenedAfter !== undefined) sum.breakerOpenedAfter = Math.max(sum.breakerOpenedAfter ?? 0, t.breakerOpenedAfter);
+    if (t.lostRedone) sum.lostRedone = (sum.lostRedone ?? 0) + t.lostRedone;
   }
   return sum;
 }
@@ -424,17 +434,21 @@ function isTimeout(err: unknown): boolean {
   return e?.name === 'TimeoutError' || e?.name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
 }
 
-/** A transport failure of the request `what` (`METHOD url`, masked) after `attempts` attempts, as the suite's error. */
-function transportError(err: unknown, what: string, timeoutMs: number, attempts = 1): SuiteError {
+/**
+ * A transport failure of the request `what` (`METHOD url`, masked) after `attempts` attempts, as
+ * the suite's error. `unsafe`: the request is one that is never sent again (a POST, a DELETE),
+ * so a timeout or a closed connection leaves it perhaps applied (SuiteError.mayHaveApplied).
+ */
+function transportError(err: unknown, what: string, timeoutMs: number, attempts = 1, unsafe = false): SuiteError {
   const e = err as { message?: string };
   const code = errorCode(err);
   if (isTimeout(err)) {
-    return new SuiteError('TIMEOUT', `${what}: no complete answer within ${timeoutMs} ms${attempts > 1 ? ` (${attempts} attempts)` : ''}`);
+    return new SuiteError('TIMEOUT', `${what}: no complete answer within ${timeoutMs} ms${attempts > 1 ? ` (${attempts} attempts)` : ''}`, { mayHaveApplied: unsafe });
   }
   if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT'].includes(code)) {
     return new SuiteError('TARGET_UNREACHABLE', `${what}: cannot reach the target (${code})`);
   }
-  return new SuiteError('CONNECTION_CLOSED', `${what}: the request failed before a full answer (${code || e?.message || 'unknown error'})`);
+  return new SuiteError('CONNECTION_CLOSED', `${what}: the request failed before a full answer (${code || e?.message || 'unknown error'})`, { mayHaveApplied: unsafe });
 }
 
 /** Header values masked, all in one search. */
@@ -712,7 +726,11 @@ export class HttpClient {
           exchange: { method: spec.method, url: secrets.mask(url), requestHeaders: maskHeaders(headers, secrets), status: 0, responseHeaders: {}, bodyExcerpt: '(malformed response)', bodyBytes: 0, durationMs: performance.now() - started, attempts: a.sent },
         });
       }
-      const failure = transportError(err, what, timeoutMs, a.sent);
+      // A POST or DELETE lost on the way may have been applied (the work is done again above this
+      // layer, with new data); one that timed out counts so only when the target answered other
+      // requests meanwhile: a target that answers nothing is not sent more of them.
+      const lost = spec.method !== 'GET' && (!isTimeout(err) || this.#answeredAt > a.sentAt);
+      const failure = transportError(err, what, timeoutMs, a.sent, lost);
       if (!a.failureCounted) {
         if (isTimeout(err)) this.#lower(a, 'latency');
         this.#failed(failure, a);

@@ -119,15 +119,24 @@ type Line =
 
 export class Ledger {
   readonly path: string;
+  readonly #mask: (s: string) => string;
   #serial = 0;
-  constructor(path: string) {
+  /**
+   * `mask` hides the run's secrets in what the ledger only shows (the name a target gave what it
+   * created): the ledger is an output like any other. What the cleanup acts on (an id, the path
+   * that deletes it, the name the suite sent) is written as it is. The run's folder is the
+   * user's alone (0700, its file 0600).
+   */
+  constructor(path: string, options: { mask?: (s: string) => string } = {}) {
     this.path = path;
-    mkdirSync(dirname(path), { recursive: true });
+    this.#mask = options.mask ?? ((s) => s);
+    mkdirSync(dirname(dirname(path)), { recursive: true });
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   }
 
   #append(line: Line): void {
     // Synchronous on purpose: the line must be on disk before the next request goes out.
-    appendFileSync(this.path, `${JSON.stringify(line)}\n`);
+    appendFileSync(this.path, `${JSON.stringify(line)}\n`, { mode: 0o600 });
   }
 
   /** The ledger's first line: which run, against which target. */
@@ -148,7 +157,7 @@ export class Ledger {
   }
 
   created(entry: LedgerEntry): void {
-    this.#append({ op: 'created', ...entry });
+    this.#append({ op: 'created', ...entry, name: this.#mask(entry.name) });
   }
 
   deleted(deletePath: string): void {

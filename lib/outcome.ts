@@ -72,11 +72,26 @@ export type SuiteErrorCode =
   | 'NOT_RUN'
   | 'SUITE_BUG';
 
+/**
+ * How many times in all a piece of work is tried when its tries end on a request perhaps
+ * applied (SuiteError.mayHaveApplied): such a request cannot be sent again as it is, but the
+ * work can start over with new data (Session.create, runCheck). Three lost in a row leave it
+ * in error.
+ */
+export const TRIES_WHEN_LOST = 3;
+
 export class SuiteError extends Error {
   readonly code: SuiteErrorCode;
-  constructor(code: SuiteErrorCode, message: string) {
+  /**
+   * A POST or DELETE was sent and no whole answer came back (a reset, a timeout): the target
+   * may or may not have applied it, so it is not sent again as it is. The check that sent it
+   * is run again from its start instead (runCheck).
+   */
+  readonly mayHaveApplied: boolean;
+  constructor(code: SuiteErrorCode, message: string, options: { mayHaveApplied?: boolean } = {}) {
     super(message);
     this.name = 'SuiteError';
     this.code = code;
+    this.mayHaveApplied = options.mayHaveApplied === true;
   }
 }

@@ -62,6 +62,11 @@ describe('an unknown flag gets the flag meant', () => {
     expectUsageError(await run(['--seed']), '--seed needs a value');
   });
 
+  it('a negative number is read as the value it is, and refused in the flag\'s own words', async () => {
+    expectUsageError(await run(['--explore', '-1']), "--explore: must be a whole number from 0 to 10000 (got '-1')");
+    expectUsageError(await run(['--concurrency', '-5', '--seed', '1']), "--concurrency: must be a whole number from 1 to 256 (got '-5')");
+  });
+
   it('an unknown operation in --empty or --absent gets the operation meant', async () => {
     expectUsageError(await run(['--certify', 'out', '--empty', 'catalog-rule']), "--empty: unknown operation 'catalog-rule' (did you mean 'catalog-rules'?) (see 'conformance --list-operations')");
     expectUsageError(await run(['--certify', 'out', '--absent', 'ordres']), "--absent: unknown operation 'ordres' (did you mean 'orders'?) (see 'conformance --list-operations')");

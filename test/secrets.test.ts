@@ -4,15 +4,17 @@
 // quotes them in every later answer: a body member, an error's detail, a header. No output of
 // the run may hold one, in any spelling.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
+import { RunContext, runCheck } from '../lib/check.js';
 import { Secrets } from '../lib/secrets.js';
-import { cli, TOKEN, withServer } from './support.js';
+import { staticChecks } from '../suites/index.js';
+import { cli, settingsFor, TOKEN, withServer } from './support.js';
 
 /** Every character but ASCII letters and digits as \uXXXX with upper-case hex, as .NET's encoder may write it. */
 function dotnet(s: string): string {
@@ -164,3 +166,34 @@ it('a secret issued in one area and quoted by the target in later areas shows in
     }
   });
 }, 120_000);
+
+it('the ledger holds no secret a target echoed into what it created, and is readable by its user alone', async () => {
+  const secret = `sk-${randomBytes(9).toString('hex')}`;
+  // A target that names each key after its client_secret, and the token after that.
+  const server = createServer((req, res) => {
+    req.resume();
+    if (req.method === 'POST') {
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { type: 'application_key', id: 'k1', name: `${secret} ${TOKEN}`, client_id: 'c1', client_secret: secret } }));
+    } else res.writeHead(204).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { settings: base, dispose } = settingsFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  // In a folder of its own, as a run's ledger is (the folder made by the ledger).
+  const settings = { ...base, ledgerPath: join(dirname(base.ledgerPath), 'run', 'ledger.jsonl') };
+  const run = new RunContext(settings);
+  try {
+    run.secrets.add(TOKEN);
+    const result = await runCheck(staticChecks.find((c) => c.id === 'create.valid.2xx')!, run);
+    expect(result.outcome).toBe('pass');
+    const text = readFileSync(settings.ledgerPath, 'utf8');
+    expect(text).toMatch(/"op":"created".*"id":"k1"/);
+    expect(text).not.toContain(secret);
+    expect(text).not.toContain(TOKEN);
+    expect(statSync(settings.ledgerPath).mode & 0o777).toBe(0o600);
+    expect(statSync(dirname(settings.ledgerPath)).mode & 0o777).toBe(0o700);
+  } finally {
+    await run.close();
+    server.close();
+    dispose();
+  }
+});

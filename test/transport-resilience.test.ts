@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { setTimeout as delay } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BodyBudget, Breaker, HttpClient, type HttpClientOptions } from '../lib/http.js';
+import { BodyBudget, Breaker, BREAKER_AFTER, HttpClient, type HttpClientOptions } from '../lib/http.js';
 import { SuiteError } from '../lib/outcome.js';
 import { Secrets } from '../lib/secrets.js';
 import { listening } from './support.js';
@@ -260,7 +260,7 @@ describe('the breaker counts failures spread over time, not requests in flight t
     expect(http.stats.timeoutRetries).toBe(16);
   });
 
-  it('a target that stops answering still stops the run: after five failures apart in time, nothing more is sent', async () => {
+  it(`a target that stops answering still stops the run: after ${BREAKER_AFTER} failures apart in time, nothing more is sent`, async () => {
     const s = await serve((_req, res, n) => {
       if (n < 10) json(res, 200, { data: [] });
     });
@@ -269,23 +269,24 @@ describe('the breaker counts failures spread over time, not requests in flight t
     const errs = await Promise.all(Array.from({ length: 40 }, (_, i) => failure(http.request({ method: i % 4 === 0 ? 'POST' : 'GET', path: `/v2/accounts/${i}`, json: i % 4 === 0 ? {} : undefined }))));
     expect(errs.filter((e) => e.code !== 'TIMEOUT' && e.code !== 'TARGET_DOWN')).toEqual([]);
     expect(errs.filter((e) => e.code === 'TARGET_DOWN').length).toBeGreaterThan(20);
-    expect(http.stats.breakerOpenedAfter).toBe(5);
+    expect(http.stats.breakerOpenedAfter).toBe(BREAKER_AFTER);
     expect(http.stats.refused).toBeGreaterThan(0);
     // The bound fell with the timeouts: few requests hung at a time, a few rounds of them.
-    expect(s.arrivals.length - 10).toBeLessThanOrEqual(5 * 4);
+    expect(s.arrivals.length - 10).toBeLessThanOrEqual(BREAKER_AFTER * 4);
     const down = errs.find((e) => e.code === 'TARGET_DOWN')!;
-    expect(down.message).toMatch(/the target stopped answering after 10 answered requests \(5 failures in a row, at moments apart in time; the last: TIMEOUT: /);
+    expect(down.message).toMatch(new RegExp(`the target stopped answering after 10 answered requests \\(${BREAKER_AFTER} failures in a row, at moments apart in time; the last: TIMEOUT: `));
   });
 
-  it('a target that refuses connections opens the breaker after five requests', async () => {
+  it(`a target that refuses connections opens the breaker after ${BREAKER_AFTER} requests`, async () => {
     const s = await serve(() => undefined);
     const url = s.url;
     await open.pop()!();
     const http = client(url);
     const errs: string[] = [];
-    for (let i = 0; i < 7; i++) errs.push((await failure(http.request({ method: 'GET', path: '/v2/accounts' }))).code);
-    expect(errs).toEqual(['TARGET_UNREACHABLE', 'TARGET_UNREACHABLE', 'TARGET_UNREACHABLE', 'TARGET_UNREACHABLE', 'TARGET_DOWN', 'TARGET_DOWN', 'TARGET_DOWN']);
-    expect(http.stats).toMatchObject({ breakerOpenedAfter: 5, refused: 2 });
+    for (let i = 0; i < BREAKER_AFTER + 2; i++) errs.push((await failure(http.request({ method: 'GET', path: '/v2/accounts' }))).code);
+    // The last failure before the breaker opens already says so.
+    expect(errs).toEqual([...Array<string>(BREAKER_AFTER - 1).fill('TARGET_UNREACHABLE'), 'TARGET_DOWN', 'TARGET_DOWN', 'TARGET_DOWN']);
+    expect(http.stats).toMatchObject({ breakerOpenedAfter: BREAKER_AFTER, refused: 2 });
   });
 });
 

@@ -2,7 +2,8 @@
 // server behind a misbehaving front (test/fronts/front.ts). 429 and 503 answers are waited out
 // (Retry-After in seconds or as a date, else backoff with jitter) within a time budget, not a
 // small count, and never judged; 429s lower the in-flight bound; a GET is sent again after a
-// reset or a timeout, a POST or DELETE never; GETs that time out together are one failure, not
+// reset or a timeout, a POST or DELETE never (a lost create is sent afresh by the create layer,
+// a check whose DELETE was lost runs again from its start); GETs that time out together are one failure, not
 // an outage; once the target hangs, the breaker stops the run from sending.
 // The policy's sleep is injected where many waits add up: it records what was asked and waits
 // 1/50 of it. The tests that prove a wait really happens run in real time, on one request.
@@ -12,8 +13,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RunContext, resultKey, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
 import { exchangeLine } from '../lib/exchange.js';
-import { HttpClient, retryAfterMs, sumTransport, type HttpClientOptions, type TransportStats } from '../lib/http.js';
+import { BREAKER_AFTER, HttpClient, retryAfterMs, sumTransport, type HttpClientOptions, type TransportStats } from '../lib/http.js';
 import { SuiteError } from '../lib/outcome.js';
+import { cleanUp, type CleanupReport } from '../lib/cleanup.js';
 import { Secrets } from '../lib/secrets.js';
 import { listChecks, staticChecks as statics } from '../suites/index.js';
 import { expandListChecks } from '../suites/pagination/list-check.js';
@@ -48,6 +50,36 @@ async function through(plan: FrontPlan, checks: readonly Check[], transport: Tra
       dispose();
     }
   });
+}
+
+/**
+ * `through`, then what the upstream holds after the run and after the run's cleanup (read from
+ * its store, not through the front), and the cleanup's report.
+ */
+async function lostThrough(plan: FrontPlan, checks: readonly Check[]): Promise<Through & { heldAfterRun: Held; heldAfterCleanup: Held; cleanup: CleanupReport }> {
+  return withServer({ seed: 3 }, async (server) => {
+    const held = (): Held => ({ customApis: server.store.customApis.size, applicationKeys: server.store.applicationKeys.size });
+    const front = await startFront(server.url, plan);
+    const { settings, dispose } = settingsFor(front.url);
+    const run = new RunContext(settings);
+    const started = performance.now();
+    try {
+      const results = await Promise.all(checks.map((c) => runCheck(c, run)));
+      const ms = performance.now() - started;
+      const heldAfterRun = held();
+      const cleanup = await cleanUp({ ...settings, baseUrl: server.url });
+      return { results, front, sum: sumTransport(results.map((r) => r.transport)), http: run.http, ms, heldAfterRun, cleanup, heldAfterCleanup: held() };
+    } finally {
+      await run.close();
+      await front.close();
+      dispose();
+    }
+  });
+}
+
+interface Held {
+  customApis: number;
+  applicationKeys: number;
 }
 
 /** A client of its own against a fresh reference server behind a front. */
@@ -295,16 +327,70 @@ describe('a reset connection', () => {
     expect(r.http.stats.breakerOpenedAfter).toBeUndefined();
   });
 
-  it('never sends a POST again whose answer was lost: the upstream processed it once, the check ends in error', async () => {
+  it('a key create whose answer was lost is sent again by the create layer (the transport never resends it): the check passes, and the cleanup finds the lost key by name', async () => {
     const check = statics.find((c) => c.id === 'create.valid.2xx')!;
     let lost: Arrival | undefined;
-    const r = await through((a) => (a.method === 'POST' && !lost ? ((lost = a), 'lose-answer') : 'relay'), [check]);
+    const r = await lostThrough((a) => (a.method === 'POST' && !lost ? ((lost = a), 'lose-answer') : 'relay'), [check]);
+    expect(r.results.map((x) => `${x.id} ${x.outcome}`)).toEqual(['create.valid.2xx pass']);
+    // Sent twice, as two requests: the first (processed, its answer lost) and the one after it.
+    expect(r.front.arrivals.filter((a) => keyOf(a) === keyOf(lost!))).toHaveLength(2);
+    expect(r.results[0]!.transport).toMatchObject({ requests: 2, retries: 0, lostRedone: 1 });
+    expect(r.heldAfterRun.applicationKeys).toBe(2);
+    expect(r.cleanup.leftovers).toEqual([]);
+    expect(r.heldAfterCleanup).toEqual({ customApis: 0, applicationKeys: 0 });
+  });
+
+  it('a Custom API create whose answer was lost is followed by a fresh one, with a new name and slug (a target may refuse a slug it has)', async () => {
+    const check = statics.find((c) => c.id === 'delete.existing.204')!;
+    let lost: Arrival | undefined;
+    const r = await lostThrough((a) => (a.method === 'POST' && !lost ? ((lost = a), 'lose-answer') : 'relay'), [check]);
+    expect(r.results.map((x) => `${x.id} ${x.outcome}`)).toEqual(['delete.existing.204 pass']);
+    const posts = r.front.arrivals.filter((a) => a.method === 'POST');
+    expect(posts).toHaveLength(2);
+    const slug = (a: Arrival): unknown => (JSON.parse(a.body) as { data: { slug: string } }).data.slug;
+    expect(slug(posts[1]!)).not.toBe(slug(posts[0]!));
+    expect(r.heldAfterRun.customApis).toBe(1);
+    expect(r.cleanup.leftovers).toEqual([]);
+    expect(r.heldAfterCleanup.customApis).toBe(0);
+  });
+
+  it('a DELETE whose answer was lost is not sent again: the checks that share it run again from their start, with one new Custom API, and say so', async () => {
+    const checks = ['delete.existing.204', 'delete.repeat.404'].map((id) => statics.find((c) => c.id === id)!);
+    let lost: Arrival | undefined;
+    const r = await lostThrough((a) => (a.method === 'DELETE' && !lost ? ((lost = a), 'lose-answer') : 'relay'), checks);
+    expect(r.results.map((x) => `${x.id} ${x.outcome}`)).toEqual(['delete.existing.204 pass', 'delete.repeat.404 pass']);
+    const [result] = r.results;
+    expect(r.front.arrivals.filter((a) => keyOf(a) === keyOf(lost!))).toHaveLength(1);
+    // The shared create-and-delete is done again once, not once per check.
+    expect(r.front.arrivals.filter((a) => a.method === 'POST')).toHaveLength(2);
+    expect(result!.notes?.[0]).toMatch(/^try 1 ended on CONNECTION_CLOSED: DELETE .*may have been applied, so the check was run again from its start/);
+    expect(result!.transport).toMatchObject({ lostRedone: 1 });
+    expect(r.heldAfterCleanup).toEqual({ customApis: 0, applicationKeys: 0 });
+  });
+
+  it('a target that loses every create answer: three creates in all, then the check is in error (no verdict, no endless sending), and the cleanup removes all three', async () => {
+    const check = statics.find((c) => c.id === 'create.valid.2xx')!;
+    const r = await lostThrough((a) => (a.method === 'POST' ? 'lose-answer' : 'relay'), [check]);
     const [result] = r.results;
     expect(result!.outcome).toBe('error');
-    expect(result!.reason).toMatch(/^CONNECTION_CLOSED: POST /);
-    expect(r.front.arrivals.filter((a) => keyOf(a) === keyOf(lost!))).toHaveLength(1);
-    expect(r.front.relayed.filter((a) => keyOf(a) === keyOf(lost!))).toHaveLength(1);
-    expect(result!.transport).toMatchObject({ requests: 1, retries: 0, resetRetries: 0 });
+    // Three lost in a row with no answer between are also what opens the breaker, whichever says it first.
+    expect(result!.reason).toMatch(/^(CONNECTION_CLOSED: POST .*3 tries|TARGET_DOWN: POST .*CONNECTION_CLOSED)/);
+    expect(r.front.arrivals.filter((a) => a.method === 'POST')).toHaveLength(3);
+    expect(r.heldAfterRun.applicationKeys).toBe(3);
+    expect(r.heldAfterCleanup.applicationKeys).toBe(0);
+  });
+
+  it('a check whose DELETEs are all lost ends in error after three tries, each with its own Custom API, all removed by the cleanup', async () => {
+    const check = statics.find((c) => c.id === 'delete.existing.204')!;
+    const r = await lostThrough((a) => (a.method === 'DELETE' && a.repeat === 0 ? 'lose-answer' : 'relay'), [check]);
+    const [result] = r.results;
+    expect(result!.outcome).toBe('error');
+    expect(result!.reason).toMatch(/^CONNECTION_CLOSED: DELETE /);
+    expect(result!.notes?.filter((n) => n.startsWith('try '))).toHaveLength(2);
+    expect(r.front.arrivals.filter((a) => a.method === 'POST')).toHaveLength(3);
+    // Each lost DELETE was applied: the cleanup finds them gone (404) and says nothing is left.
+    expect(r.cleanup.leftovers).toEqual([]);
+    expect(r.heldAfterCleanup.customApis).toBe(0);
   });
 
   it('never sends a DELETE again after a reset', async () => {
@@ -318,7 +404,7 @@ describe('a reset connection', () => {
 });
 
 describe('a target that stops answering', () => {
-  it('opens the breaker after 5 failures apart in time: later requests fail at once (TARGET_DOWN), no check fails, the run ends soon', async () => {
+  it(`opens the breaker after ${BREAKER_AFTER} failures apart in time: later requests fail at once (TARGET_DOWN), no check fails, the run ends soon`, async () => {
     const served = 20;
     const clock = quickSleep();
     const r = await through((a) => (a.n < served ? 'relay' : 'hang'), statics, { retry: clock.retry }, { timeoutMs: 300 });
@@ -326,8 +412,8 @@ describe('a target that stops answering', () => {
     expect(reasons.filter((x) => !/^error (TIMEOUT|TARGET_DOWN): /.test(x))).toEqual([]);
     const down = reasons.filter((x) => x.startsWith('error TARGET_DOWN'));
     expect(down.length).toBeGreaterThan(10);
-    expect(down[0]).toMatch(/the target stopped answering after \d+ answered requests \(5 failures in a row, at moments apart in time; the last: TIMEOUT/);
-    expect(r.http.stats.breakerOpenedAfter).toBe(5);
+    expect(down[0]).toMatch(new RegExp(`the target stopped answering after \\d+ answered requests \\(${BREAKER_AFTER} failures in a row, at moments apart in time; the last: TIMEOUT`));
+    expect(r.http.stats.breakerOpenedAfter).toBe(BREAKER_AFTER);
     expect(r.sum.refused).toBeGreaterThan(10);
     // What hung: five rounds at most of the requests in flight (8 at first, halved by each round of timeouts).
     expect(r.front.arrivals.length - served).toBeLessThanOrEqual(8 + 4 + 2 + 1 + 1 + 8);

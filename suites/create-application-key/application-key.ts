@@ -2,7 +2,6 @@
 // target should have refused), so the run's cleanup deletes it.
 import type { CheckContext, Session } from '../../lib/check.js';
 import type { Auth, HttpResponse } from '../../lib/http.js';
-import { notProcessed } from '../../lib/ledger.js';
 import { SuiteError } from '../../lib/outcome.js';
 import { describeViolations, SCHEMA, validate } from '../../lib/schema.js';
 
@@ -56,15 +55,12 @@ function nameIn(spec: { json?: unknown; body?: string }, runId: string): string 
 /**
  * POST /v2/application-keys. The ledger has the name before the request goes out and the id
  * once a 2xx comes back (even for a body the target should have refused), so the run's cleanup,
- * or `conformance cleanup` after a crash, deletes it.
+ * or `conformance cleanup` after a crash, deletes it. A create lost on the way is sent again
+ * as it was (Session.create): a key's name need not be unique.
  */
 export async function postApplicationKey(s: Session, spec: { json?: unknown; body?: string; contentType?: string; auth?: Auth }): Promise<HttpResponse> {
   const sent = nameIn(spec, s.run.settings.runId);
-  const key = s.run.ledger.intend({ kind: 'application-key', name: sent, collection: APPLICATION_KEYS, createdBy: s.label });
-  const res = await s.request({ method: 'POST', path: APPLICATION_KEYS, ...spec }).catch((err: unknown) => {
-    if (notProcessed(err)) s.run.ledger.settled(key);
-    throw err;
-  });
+  const { res, key } = await s.create('application-key', APPLICATION_KEYS, () => ({ name: sent, spec }));
   if (res.status >= 200 && res.status < 300) {
     const data = keyData(res);
     const id = typeof data?.id === 'string' ? data.id : '';

@@ -6,7 +6,6 @@ import type { Session } from '../../lib/check.js';
 import type { Auth } from '../../lib/http.js';
 import type { Faker } from '@faker-js/faker';
 import { customApiBody } from '../../fixtures/custom-api.js';
-import { notProcessed } from '../../lib/ledger.js';
 
 export const CUSTOM_APIS = '/v2/settings/extensions/custom-apis';
 
@@ -16,14 +15,15 @@ export function customApiPath(id: string): string {
 
 export type Creation = { ok: true; id: string; res: HttpResponse } | { ok: false; reason: string; res: HttpResponse };
 
-/** Creates a Custom API (READING.md: the real platform's POST). Never throws for the target's answer. */
+/**
+ * Creates a Custom API (the real platform's POST, spec/contract "Delete a Custom API"). Never
+ * throws for the target's answer. A create lost on the way is sent again with a new name and
+ * slug (Session.create).
+ */
 export async function createCustomApi(s: Session): Promise<Creation> {
-  const name = s.name();
-  // In the ledger by name before the request, by id after it (a crash loses nothing).
-  const key = s.run.ledger.intend({ kind: 'custom-api', name, collection: CUSTOM_APIS, createdBy: s.label });
-  const res = await s.request({ method: 'POST', path: CUSTOM_APIS, json: customApiBody(s.faker, name, s.run.settings.runId) }).catch((err: unknown) => {
-    if (notProcessed(err)) s.run.ledger.settled(key);
-    throw err;
+  const { res, name, key } = await s.create('custom-api', CUSTOM_APIS, () => {
+    const name = s.name();
+    return { name, spec: { json: customApiBody(s.faker, name, s.run.settings.runId) } };
   });
   const id = res.isJson ? (res.json() as { data?: { id?: unknown } } | null)?.data?.id : undefined;
   if (res.status >= 200 && res.status < 300 && typeof id === 'string' && id.length > 0) {
