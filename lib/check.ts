@@ -4,7 +4,9 @@
 import type { Faker } from '@faker-js/faker';
 import { exchangeLine, toCurl, type Exchange } from './exchange.js';
 import { HttpClient, noTransport, type HttpClientOptions, type HttpResponse, type RequestSpec, type TransportStats } from './http.js';
+import { findByName } from './find.js';
 import { Ledger, notProcessed, type LedgerEntry, type ResourceKind } from './ledger.js';
+import { tracesTo } from './run-names.js';
 import { CheckFailure, CheckSkip, SuiteError, TRIES_WHEN_LOST, type Level, type Outcome } from './outcome.js';
 import { Secrets } from './secrets.js';
 import { hash32 } from './random.js';
@@ -145,8 +147,6 @@ export class RunContext {
   readonly http: HttpClient;
   readonly ledger: Ledger;
   readonly #shared = new Map<string, Promise<{ value: unknown; exchanges: Exchange[] }>>();
-  /** How many times each piece of shared work has been started (see shared). */
-  readonly #sharedTries = new Map<string, number>();
 
   /** `transport`: the HTTP client's retry policy and breaker, where the defaults do not serve (tests). */
   constructor(settings: RunSettings, transport: Pick<HttpClientOptions, 'retry' | 'breakerAfter' | 'breaker'> = {}) {
@@ -185,17 +185,8 @@ export class RunContext {
   shared<T>(key: string, work: (s: Session) => Promise<T>, transport?: TransportStats): Promise<{ value: T; exchanges: Exchange[] }> {
     let p = this.#shared.get(key);
     if (!p) {
-      // Work that ended on a request perhaps applied is done again, whole, by the next check
-      // that asks (a check is run again after one: runCheck); its new session draws new data
-      // and names, so what the first try created cannot clash with what the next one creates.
-      const tries = (this.#sharedTries.get(key) ?? 0) + 1;
-      this.#sharedTries.set(key, tries);
-      const session = new Session(this, key, transport, tries);
-      const work$ = work(session).then((value) => ({ value, exchanges: session.exchanges }));
-      p = work$.catch((err: unknown) => {
-        if (err instanceof SuiteError && err.mayHaveApplied && this.#shared.get(key) === p) this.#shared.delete(key);
-        throw err;
-      });
+      const session = new Session(this, key, transport);
+      p = work(session).then((value) => ({ value, exchanges: session.exchanges }));
       this.#shared.set(key, p);
     }
     return p as Promise<{ value: T; exchanges: Exchange[] }>;
@@ -258,8 +249,14 @@ export class Session {
    * refuses a duplicate slug cannot clash with the lost one), up to TRIES_WHEN_LOST in all. A
    * create that was not processed (429 or 503 to the end of its budget, or never sent) made
    * nothing. The caller writes the answer's outcome: `created` for a 2xx, else `settled`.
+   *
+   * `refusal`: the check expects this body refused. A lost create may then be the very
+   * acceptance the check is there to catch, and the answer to the next one says nothing of it
+   * (a target may refuse a name it now holds): it is looked for by name first. Found, the check
+   * fails on that; not found, the next goes out; a name that does not carry the run's id cannot
+   * be looked for, and the check ends in error.
    */
-  async create(kind: ResourceKind, collection: string, draft: () => { name: string; spec: Omit<RequestSpec, 'method' | 'path'> }): Promise<{ res: HttpResponse; name: string; key: string }> {
+  async create(kind: ResourceKind, collection: string, draft: () => { name: string; spec: Omit<RequestSpec, 'method' | 'path'> }, options: { refusal?: boolean } = {}): Promise<{ res: HttpResponse; name: string; key: string }> {
     for (let tries = 1; ; tries++) {
       const { name, spec } = draft();
       const key = this.run.ledger.intend({ kind, name, collection, createdBy: this.label });
@@ -268,11 +265,29 @@ export class Session {
       } catch (err) {
         if (notProcessed(err)) this.run.ledger.settled(key);
         if (!(err instanceof SuiteError && err.mayHaveApplied)) throw err;
+        if (options.refusal) await this.#lostRefusal(kind, collection, name, key, err);
         // The last lost try ends the work: the check is not run again on top of these tries.
         if (tries >= TRIES_WHEN_LOST) throw new SuiteError(err.code, `${err.message}; ${tries} tries, each lost before its answer`);
         this.transport.lostRedone = (this.transport.lostRedone ?? 0) + 1;
       }
     }
+  }
+
+  /** A lost create whose body was to be refused: was it applied? (see create) */
+  async #lostRefusal(kind: ResourceKind, collection: string, name: string, key: string, lost: SuiteError): Promise<void> {
+    if (!tracesTo(name, this.run.settings.runId)) {
+      throw new SuiteError(lost.code, `${lost.message}; the body was to be refused, and its name (${JSON.stringify(name)}) does not carry the run's id, so whether it was applied cannot be looked up`);
+    }
+    const ids = await findByName((spec) => this.request(spec), collection, name);
+    if (ids === undefined) throw new SuiteError(lost.code, `${lost.message}; the body was to be refused, and ${collection} could not be searched for its name to see whether it was applied`);
+    if (ids.length === 0) return this.run.ledger.settled(key);
+    // Applied: in the ledger by id for the cleanup, and the failure the check exists to find.
+    for (const id of ids) this.created({ kind, id, name, deletePath: `${collection}/${encodeURIComponent(id)}`, key });
+    throw new CheckFailure('a body that must be refused was accepted: what it created is there, though its answer was lost on the way', {
+      expected: 'a refusal: nothing created',
+      actual: `${ids.length} ${kind}(s) named ${JSON.stringify(name)} in ${collection} (${lost.code} on the create)`,
+      exchange: this.exchanges.at(-1),
+    });
   }
 
   created(entry: Omit<LedgerEntry, 'createdBy'>): void {
@@ -301,9 +316,13 @@ export class CheckContext extends Session {
     this.check = check;
   }
 
-  /** Shared work (see RunContext.shared); its exchanges join this check's evidence. */
+  /**
+   * Shared work (see RunContext.shared); its exchanges join this check's evidence. A check run
+   * again after a request lost on the way (runCheck) does the work afresh, shared only with the
+   * checks at the same try: what the earlier work made may be what the lost request changed.
+   */
   async shared<T>(key: string, work: (s: Session) => Promise<T>): Promise<T> {
-    const { value, exchanges } = await this.run.shared(key, work, this.transport);
+    const { value, exchanges } = await this.run.shared(this.attempt === 1 ? key : `${key} try ${this.attempt}`, work, this.transport);
     for (const x of exchanges) if (!this.exchanges.includes(x)) this.exchanges.push(x);
     return value;
   }

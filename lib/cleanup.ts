@@ -2,6 +2,7 @@
 // else: an id not in the ledger is never sent a DELETE, and a create whose answer never came
 // (the run stopped) is looked for by its exact name only when that name carries the run's id.
 import { HttpClient, type HttpResponse } from './http.js';
+import { findByName } from './find.js';
 import { Ledger, type LedgerEntry, type OpenIntent } from './ledger.js';
 import { tracesTo } from './run-names.js';
 import { Secrets } from './secrets.js';
@@ -82,35 +83,6 @@ export const CLEANUP_PATIENCE_MS = 180_000;
 /** Tries of one of the cleanup's DELETEs whose connection failed before the answer. */
 const DELETE_ATTEMPTS = 4;
 
-/** Pages of a collection read, at most, to find an unanswered create by name where filters are refused. */
-const SCAN_PAGES = 10;
-
-/** The ids of the records of `collection` named exactly `name` (filter eq on name, else a bounded scan). */
-async function findByName(http: HttpClient, collection: string, name: string): Promise<string[] | undefined> {
-  /** A list page's records, or undefined for an answer that is not one. */
-  const records = (res: HttpResponse): unknown[] | undefined => {
-    const data = res.status === 200 && res.isJson ? (res.json() as { data?: unknown } | null)?.data : undefined;
-    return Array.isArray(data) ? data : undefined;
-  };
-  const named = (rs: unknown[]): string[] =>
-    rs.flatMap((r) => {
-      const { id, name: n } = (r ?? {}) as { id?: unknown; name?: unknown };
-      return n === name && typeof id === 'string' ? [id] : [];
-    });
-  // A filter that finds it settles it; one that finds nothing may not have understood the
-  // value (quoting rules differ), so a bounded scan has the last word.
-  const hits = records(await http.request({ method: 'GET', path: collection, query: { filter: `eq(name,${name})`, 'page[limit]': 100 } }));
-  if (hits && named(hits).length) return named(hits);
-  const found: string[] = [];
-  for (let page = 0; page < SCAN_PAGES; page++) {
-    const rs = records(await http.request({ method: 'GET', path: collection, query: { 'page[limit]': 100, ...(page ? { 'page[offset]': page * 100 } : {}) } }));
-    if (rs === undefined) return undefined;
-    found.push(...named(rs));
-    if (rs.length < 100) return found;
-  }
-  return undefined;
-}
-
 export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 'timeoutMs' | 'maxBodyBytes' | 'concurrency' | 'ledgerPath' | 'runId'>, secrets = new Secrets()): Promise<CleanupReport> {
   const ledger = new Ledger(settings.ledgerPath);
   const { created, unanswered } = ledger.open();
@@ -164,7 +136,7 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
       return left(intent, `${reason}, and its name does not carry the run id (it may not exist): check ${intent.collection} by hand`);
     }
     try {
-      const ids = await findByName(http, intent.collection, intent.name);
+      const ids = await findByName((spec) => http.request(spec), intent.collection, intent.name);
       if (ids === undefined) return left(intent, `${reason}, and ${intent.collection} could not be searched for its name`);
       // Each one found is written to the ledger by id first (which closes the intent): one whose
       // delete fails then stays there for the next cleanup, instead of being forgotten.

@@ -8,6 +8,7 @@
 // The policy's sleep is injected where many waits add up: it records what was asked and waits
 // 1/50 of it. The tests that prove a wait really happens run in real time, on one request.
 // (More of the transport, on servers of their own: test/transport-resilience.test.ts.)
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +21,7 @@ import { Secrets } from '../lib/secrets.js';
 import { listChecks, staticChecks as statics } from '../suites/index.js';
 import { expandListChecks } from '../suites/pagination/list-check.js';
 import { startFront, type Act, type Arrival, type Front, type FrontPlan } from './fronts/front.js';
-import { createReferenceHandler } from '../server/index.js';
+import { createReferenceHandler, type ReferenceServerOptions } from '../server/index.js';
 import { cli, endpoints, listening, paginationSettings, settingsFor, TOKEN, withServer } from './support.js';
 
 type Transport = Pick<HttpClientOptions, 'retry' | 'breakerAfter'>;
@@ -56,8 +57,8 @@ async function through(plan: FrontPlan, checks: readonly Check[], transport: Tra
  * `through`, then what the upstream holds after the run and after the run's cleanup (read from
  * its store, not through the front), and the cleanup's report.
  */
-async function lostThrough(plan: FrontPlan, checks: readonly Check[]): Promise<Through & { heldAfterRun: Held; heldAfterCleanup: Held; cleanup: CleanupReport }> {
-  return withServer({ seed: 3 }, async (server) => {
+async function lostThrough(plan: FrontPlan, checks: readonly Check[], server: Partial<ReferenceServerOptions> = {}): Promise<Through & { heldAfterRun: Held; heldAfterCleanup: Held; cleanup: CleanupReport }> {
+  return withServer({ seed: 3, ...server }, async (server) => {
     const held = (): Held => ({ customApis: server.store.customApis.size, applicationKeys: server.store.applicationKeys.size });
     const front = await startFront(server.url, plan);
     const { settings, dispose } = settingsFor(front.url);
@@ -80,6 +81,10 @@ async function lostThrough(plan: FrontPlan, checks: readonly Check[]): Promise<T
 interface Held {
   customApis: number;
   applicationKeys: number;
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
 /** A client of its own against a fresh reference server behind a front. */
@@ -391,6 +396,67 @@ describe('a reset connection', () => {
     // Each lost DELETE was applied: the cleanup finds them gone (404) and says nothing is left.
     expect(r.cleanup.leftovers).toEqual([]);
     expect(r.heldAfterCleanup.customApis).toBe(0);
+  });
+
+  it('a body that must be refused, whose create was lost: found created by its name, the check fails on that (a refusal of the next one would hide it)', async () => {
+    const check = statics.find((c) => c.id === 'create.name.256-chars.rejected')!;
+    let lost: Arrival | undefined;
+    const plan: FrontPlan = (a) => (a.method === 'POST' && !lost ? ((lost = a), 'lose-answer') : 'relay');
+    const r = await lostThrough(plan, [check], { faults: ['name-max-256'] });
+    const [result] = r.results;
+    expect(result!.outcome).toBe('fail');
+    expect(result!.reason).toMatch(/a body that must be refused was accepted/);
+    expect(result!.evidence?.actual).toMatch(/1 application-key\(s\) named "conformance-/);
+    expect(r.heldAfterCleanup.applicationKeys).toBe(0);
+  });
+
+  it('a body that must be refused, whose create was lost, with a name that cannot be looked for: the check ends in error, nothing is sent again', async () => {
+    const check = statics.find((c) => c.id === 'create.name.empty.rejected')!;
+    const r = await lostThrough((a) => (a.method === 'POST' ? 'lose-answer' : 'relay'), [check], { faults: ['name-empty-accepted'] });
+    const [result] = r.results;
+    expect(result!.outcome).toBe('error');
+    expect(result!.reason).toMatch(/^CONNECTION_CLOSED: POST .*does not carry the run's id/);
+    expect(r.front.arrivals.filter((a) => a.method === 'POST')).toHaveLength(1);
+  });
+
+  it('a check run again after a lost DELETE does its shared work afresh: a first DELETE that deletes nothing is not hidden by a later one', async () => {
+    // The first DELETE of each Custom API answers 204 and deletes nothing; the second deletes it
+    // and loses its answer. Reusing the first try's Custom API, a third DELETE would answer 404.
+    const deletes = new Map<string, number>();
+    const apis = new Set<string>();
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.method === 'POST') {
+          const id = randomUUID();
+          apis.add(id);
+          return json(res, 201, { data: { type: 'custom_api', id, name: 'n', slug: 's', api_type: 's_ext', description: '' } });
+        }
+        const id = decodeURIComponent(req.url!.split('/').pop()!);
+        const n = (deletes.get(id) ?? 0) + 1;
+        deletes.set(id, n);
+        if (!apis.has(id)) return json(res, 404, { errors: [{ status: '404', title: 'Not Found', detail: 'no such Custom API' }] });
+        if (n === 1) return void res.writeHead(204).end();
+        apis.delete(id);
+        if (n === 2) return void res.socket?.destroy();
+        res.writeHead(204).end();
+      });
+    });
+    const { url, close } = await listening(server);
+    const { settings, dispose } = settingsFor(url);
+    const run = new RunContext(settings);
+    try {
+      const [existing, repeat] = await Promise.all(['delete.existing.204', 'delete.repeat.404'].map((id) => runCheck(statics.find((c) => c.id === id)!, run)));
+      expect(existing!.outcome).toBe('pass');
+      // Each try's second DELETE is lost: no verdict, and above all no pass.
+      expect(repeat!.outcome).toBe('error');
+      expect(apis.size).toBe(0);
+      expect(deletes.size).toBe(3);
+    } finally {
+      await run.close();
+      await close();
+      dispose();
+    }
   });
 
   it('never sends a DELETE again after a reset', async () => {

@@ -56,11 +56,12 @@ function nameIn(spec: { json?: unknown; body?: string }, runId: string): string 
  * POST /v2/application-keys. The ledger has the name before the request goes out and the id
  * once a 2xx comes back (even for a body the target should have refused), so the run's cleanup,
  * or `conformance cleanup` after a crash, deletes it. A create lost on the way is sent again
- * as it was (Session.create): a key's name need not be unique.
+ * as it was (Session.create): a key's name need not be unique. `refusal`: the check expects
+ * the body refused (Session.create looks for a lost one before it sends another).
  */
-export async function postApplicationKey(s: Session, spec: { json?: unknown; body?: string; contentType?: string; auth?: Auth }): Promise<HttpResponse> {
+export async function postApplicationKey(s: Session, spec: { json?: unknown; body?: string; contentType?: string; auth?: Auth }, options: { refusal?: boolean } = {}): Promise<HttpResponse> {
   const sent = nameIn(spec, s.run.settings.runId);
-  const { res, key } = await s.create('application-key', APPLICATION_KEYS, () => ({ name: sent, spec }));
+  const { res, key } = await s.create('application-key', APPLICATION_KEYS, () => ({ name: sent, spec }), options);
   if (res.status >= 200 && res.status < 300) {
     const data = keyData(res);
     const id = typeof data?.id === 'string' ? data.id : '';

@@ -28,9 +28,12 @@ export interface Shape {
  */
 export const VALIDATION: readonly number[] = [400, 422];
 
-/** Sends every shape of a family at once; the answers come back in the family's order. */
-async function sendAll(ctx: CheckContext, shapes: readonly Shape[]): Promise<Array<{ shape: Shape; res: HttpResponse }>> {
-  return Promise.all(shapes.map(async (shape) => ({ shape, res: await postApplicationKey(ctx, shape.send) })));
+/**
+ * Sends every shape of a family at once; the answers come back in the family's order.
+ * `refusal`: every shape must be refused (see Session.create).
+ */
+async function sendAll(ctx: CheckContext, shapes: readonly Shape[], refusal: boolean): Promise<Array<{ shape: Shape; res: HttpResponse }>> {
+  return Promise.all(shapes.map(async (shape) => ({ shape, res: await postApplicationKey(ctx, shape.send, { refusal }) })));
 }
 
 /**
@@ -45,7 +48,7 @@ export function rejectionCheck(id: string, clause: string, title: string, shapes
     level: 'MUST',
     title,
     async run(ctx: CheckContext) {
-      const sent = await sendAll(ctx, shapes(ctx));
+      const sent = await sendAll(ctx, shapes(ctx), true);
       for (const { shape, res } of sent) expectRejected(res, `Create an Application Key (${shape.what})`, statuses);
       if (sent.length > 1) ctx.note(`${sent.length} shapes refused: ${sent.map((x) => `${x.shape.what} → ${x.res.status}`).join('; ')}`);
     },
@@ -137,7 +140,7 @@ export const openShapeCheck: Check = {
   level: 'MUST',
   title: 'shapes the contract leaves open (null optional member, extra members, another Content-Type) get a 2xx or a 4xx (400, 409 and 422 with the Error shape), never a 5xx',
   async run(ctx) {
-    const sent = await sendAll(ctx, openShapes(ctx.name()));
+    const sent = await sendAll(ctx, openShapes(ctx.name()), false);
     for (const { shape, res } of sent) {
       const what = `Create an Application Key (${shape.what})`;
       if (res.status >= 500) fail(`${what}: a server error`, { expected: 'a 2xx (accepted) or a 4xx with the Error shape (refused)', actual: `status ${res.status}`, res });
