@@ -2,7 +2,7 @@
 // passes through it: requests, requests per list operation, the most in flight at once, and the
 // critical path: the longest chain of requests each sent only after the one before it was
 // answered. That chain, times the round trip, is the least a run can take however many requests
-// it sends at once (issue 9).
+// it sends at once.
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 

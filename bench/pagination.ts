@@ -1,4 +1,4 @@
-// Benchmark of the reference server's lists at 10k, 100k and 1M records (issue 3's goals):
+// Benchmark of the reference server's lists at 10k, 100k and 1M records (an earlier round of goals):
 // per-page latency of offset and keyset pages (limit 100), a full keyset traversal, and the
 // server's peak resident memory. The server runs in its own process so its memory is its own;
 // figures are reported as ratios to the 10k run, measured in the same run (machines are noisy).

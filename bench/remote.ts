@@ -1,4 +1,4 @@
-// The whole suite against a target far away (issue 9, goal 1): the reference server in a
+// The whole suite against a target far away (goal 1 of bench/goals.ts): the reference server in a
 // process of its own, behind a proxy that adds a round trip of 0, 50 and 100 ms, and the CLI run
 // against the proxy with its default settings. For each latency: the requests sent, the
 // critical path in round trips (the longest chain of requests each waiting for the one before),

@@ -1,4 +1,4 @@
-// Benchmark of the reference server itself (issue 9, goals 3 and 4).
+// Benchmark of the reference server itself (goals 3 and 4 of bench/goals.ts).
 //
 // Goal 3: a list page of 100 records served at 60% or more of the raw node:http floor. The
 // reference server and a bare node:http server that writes the same bytes (the page, fetched

@@ -1,4 +1,4 @@
-// Benchmark of the suite's own memory (issue 8): a run holds what its comparisons need (ids,
+// Benchmark of the suite's own memory: a run holds what its comparisons need (ids,
 // timestamps, counts), not the body of every page it read, so its peak memory is set by the
 // request budget, not by the target's size. The suite runs through the CLI against reference
 // servers of growing size (each in a process of its own, warmed first); the figure is the CLI

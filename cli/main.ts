@@ -142,7 +142,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   try {
     if (argv[0] === 'serve') return await (await import('./serve.js')).serve(argv.slice(1), io);
     if (argv[0] === 'merge') return await (await import('./merge.js')).merge(argv.slice(1), io);
-    if (argv[0] === 'selftest') return await (await import('./selftest.js')).selftest(argv.slice(1), io);
+    if (argv[0] === 'selftest') return await (await import('./selftest.js')).selftest(argv.slice(1), io, main);
     if (argv[0] === 'cleanup') return await (await import('./cleanup.js')).cleanup(argv.slice(1), io);
     if (argv[0] === 'traceability') return await (await import('./selftest.js')).traceability(argv.slice(1), io);
     const { values, flags, checks } = parseMain(argv);

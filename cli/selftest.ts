@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { didYouMean } from '../lib/config.js';
 import { liveProgress, parseFlags, UsageError, type Io } from './io.js';
+import type { CliMain } from '../selftest/index.js';
 
 const SELFTEST_HELP = `Usage: conformance selftest [--fault NAME]... [--variant NAME]... [--quick] [--explore-only] [--parallel N] [--seed N]
   Runs the suite, through the CLI, against every mutant (a reference server that breaks one rule)
@@ -22,7 +23,8 @@ const SELFTEST_HELP = `Usage: conformance selftest [--fault NAME]... [--variant 
  * every mutant is caught with the right exit code and every variant exits 0 with only the
  * warnings it declares).
  */
-export async function selftest(args: string[], io: Io): Promise<number> {
+/** `main`: the CLI's, which the selftest drives (handed in: this file is loaded by it). */
+export async function selftest(args: string[], io: Io, main: CliMain): Promise<number> {
   const { values } = parseFlags({ args, options: { fault: { type: 'string', multiple: true }, variant: { type: 'string', multiple: true }, parallel: { type: 'string' }, seed: { type: 'string' }, quick: { type: 'boolean' }, 'explore-only': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }, 'selftest');
   if (values.help) {
     io.out(SELFTEST_HELP);
@@ -30,7 +32,7 @@ export async function selftest(args: string[], io: Io): Promise<number> {
   }
   if (values.parallel !== undefined && !/^[1-9]\d*$/.test(values.parallel)) throw new UsageError(`--parallel must be a whole number from 1 (got '${values.parallel}')`, 'selftest');
   if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed must be a whole number (got '${values.seed}')`, 'selftest');
-  // Loaded here: the selftest drives main(), which imports this file.
+  // Loaded here: the selftest and the servers are heavy, and only this command needs them.
   const { renderExploredFigure, renderSelftest, runSelftest } = await import('../selftest/index.js');
   const { FAULTS, VARIANTS } = await import('../server/index.js');
   for (const f of values.fault ?? []) if (!FAULTS.some((x) => x.name === f)) throw new UsageError(`unknown fault '${f}'${didYouMean(f, FAULTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'selftest');
@@ -51,6 +53,7 @@ export async function selftest(args: string[], io: Io): Promise<number> {
   const exploreOnly = values['explore-only'] ?? false;
   if (exploreOnly && values.quick) throw new UsageError('--explore-only runs through the CLI: it does not go with --quick', 'selftest');
   const result = await runSelftest({
+    main,
     // With --explore-only: the mutants of list rules, no variant.
     faults: named ? (values.fault ?? []) : exploreOnly ? FAULTS.filter((f) => f.caughtBy.some((id) => id.startsWith('list.'))).map((f) => f.name) : undefined,
     variants: named ? (values.variant ?? []) : exploreOnly ? [] : undefined,

@@ -18,7 +18,7 @@ export interface CheckHeader {
   id: string;
   /** Folder under suites/ that holds it. */
   area: string;
-  /** The section of the contract (and of READING.md) the check enforces. */
+  /** The section of the contract (spec/contract/README.md) the check enforces. */
   clause: string;
   level: Level;
   title: string;
@@ -52,7 +52,7 @@ export interface CheckResult extends CheckHeader {
   notes?: string[];
   /** A failure the baseline file lists: reported, but it does not fail the run. */
   baselined?: boolean;
-  /** What this check's requests (and the shared work it started) took: retries, waits (issue 8). */
+  /** What this check's requests (and the shared work it started) took: retries, waits. */
   transport?: TransportStats;
   /**
    * A list check: the most records it saw its list hold, on the pages it read without a filter
@@ -202,7 +202,7 @@ export class Session {
   readonly run: RunContext;
   readonly label: string;
   readonly exchanges: Exchange[] = [];
-  /** What this session's requests took from the transport (issue 8). */
+  /** What this session's requests took from the transport. */
   readonly transport: TransportStats;
   /**
    * 1, or the number of the try when the work is done again after a request perhaps applied

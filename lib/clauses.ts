@@ -14,7 +14,7 @@ export interface ContractSection {
   parent?: string;
   /** Names the contract gives the section, without a trailing parenthesis. */
   contract: readonly string[];
-  /** Names of the sections of the reading (READING.md) that the section also covers. */
+  /** Names a statement's `READING "…"` source gives the section, besides its contract names. */
   reading: readonly string[];
 }
 

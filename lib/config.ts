@@ -80,7 +80,7 @@ export class ConfigError extends Error {
 export const CONFIG_FILE = 'conformance.config.yaml';
 
 /**
- * Requests in flight at most, by default (issue 9). A ceiling, not a fixed pace: the HTTP client
+ * Requests in flight at most, by default. A ceiling, not a fixed pace: the HTTP client
  * starts at 8 and doubles while no 429 comes, and every 429 halves it (lib/http.ts).
  * Against a target 100 ms away, a run's ~2,400 requests take 4 s at 64 in flight, 30 s at 8.
  */

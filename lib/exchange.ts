@@ -14,7 +14,7 @@ export interface Exchange {
   bodyBytes: number;
   /** From the first attempt to the answer, waits between retries included. */
   durationMs: number;
-  /** Attempts the answer took (issue 8: a 429, a 503 or a reset GET is sent again). */
+  /** Attempts the answer took (a 429, a 503 or a reset GET is sent again). */
   attempts?: number;
 }
 

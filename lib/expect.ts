@@ -27,7 +27,7 @@ function describeRule(rule: StatusRule): string {
 /** The status must follow the rule; `what` names the request in the failure message. */
 export function expectStatus(res: HttpResponse, rule: StatusRule, what: string): void {
   if (statusMatches(res.status, rule)) return;
-  const server = res.status >= 500 ? ' (a server error: READING.md counts any 5xx as a failure of the check that provoked it)' : '';
+  const server = res.status >= 500 ? ' (a server error: spec/contract/README.md#errors.no-5xx counts any 5xx as a failure of the check that provoked it)' : '';
   fail(`${what}: status ${res.status}, expected ${describeRule(rule)}${server}`, {
     expected: `status ${describeRule(rule)}`,
     actual: `status ${res.status}`,
@@ -49,7 +49,7 @@ export function expectValid(violations: SchemaViolation[], schema: SchemaId, res
 }
 
 /**
- * The Error shape (contract, "Error"; READING.md "Errors"): a JSON body `{ errors: [...] }`
+ * The Error shape (spec/contract/README.md#error, #errors.shape): a JSON body `{ errors: [...] }`
  * with at least one element of string title, status and detail, where status is the HTTP
  * status code as text.
  */

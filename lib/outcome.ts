@@ -1,4 +1,4 @@
-// The four outcomes of a check (READING.md, "Requirement levels") and the errors that carry
+// The four outcomes of a check (spec/contract/README.md#levels) and the errors that carry
 // them out of a check's code. A CheckFailure blames the target; a SuiteError says the suite
 // itself could not do its work; a CheckSkip says why the check does not apply.
 import type { Exchange } from './exchange.js';
@@ -60,11 +60,11 @@ export type SuiteErrorCode =
   | 'TIMEOUT'
   | 'CONNECTION_CLOSED'
   | 'RESPONSE_TOO_LARGE'
-  /** Still 429 when the request's retry budget ran out: no verdict rests on "ask later" (issue 8). */
+  /** Still 429 when the request's retry budget ran out: no verdict rests on "ask later". */
   | 'RATE_LIMITED'
-  /** Still 503 when the request's retry budget ran out: the target said it could not answer (issue 8). */
+  /** Still 503 when the request's retry budget ran out: the target said it could not answer. */
   | 'SERVICE_UNAVAILABLE'
-  /** The circuit breaker is open: the target stopped answering mid-run, later requests are not sent (issue 8). */
+  /** The circuit breaker is open: the target stopped answering mid-run, later requests are not sent. */
   | 'TARGET_DOWN'
   /** The run was stopped (Ctrl-C, SIGTERM): the request was not sent. */
   | 'INTERRUPTED'

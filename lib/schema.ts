@@ -58,8 +58,8 @@ function loadSchemas(): Ajv2020 {
   // than our schemas): they are the package's own, and test/schema.test.ts checks them.
   const out = new Ajv({ strict: true, allErrors: true, validateSchema: false });
   addFormats.default(out);
-  // The contract leaves the timestamp format open ("Format of the timestamp strings: not
-  // shown"); READING.md asks only that timestamps parse as dates.
+  // The contract leaves the timestamp format open ("Format of the timestamp strings: not shown");
+  // the suite asks only that timestamps parse as dates (spec/contract/README.md#application-key).
   out.addFormat('parseable-date', (s: string) => !Number.isNaN(Date.parse(s)));
   for (const doc of schemaDocuments()) out.addSchema(doc);
   return out;

@@ -11,7 +11,15 @@ import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { GATE, gateChannel, resultHead, resultKey, stopChannel, type Check, type CheckResult, type RunSettings } from './check.js';
 import { packageRoot } from './package.js';
 import { schemaDocuments } from './schema.js';
-import type { ProvidedRun } from '../suites/register.js';
+
+/** What the main process hands the checks' worker (vitest's provide/inject; typed for inject() in suites/register.ts). */
+export interface ProvidedRun {
+  settings: RunSettings;
+  /** Result keys (id, or id and operation) of the checks to run. */
+  selected: string[];
+  /** The schemas of spec/, parsed by the main process (lib/schema.ts). */
+  schemas: object[];
+}
 
 export interface SuiteRunOptions {
   settings: RunSettings;

@@ -2,7 +2,6 @@
 import type { CheckResult } from '../lib/check.js';
 import type { CleanupReport } from '../lib/cleanup.js';
 import type { Level, Outcome } from '../lib/outcome.js';
-import type { DeclaredEmpty } from './verdict.js';
 
 export interface RunReport {
   tool: { name: 'conformance'; version: string };
@@ -175,3 +174,26 @@ export function summarise(results: readonly CheckResult[]): Summary {
 }
 
 export { LEVELS };
+
+/** A check that could not be exercised on a declared-empty operation. */
+export interface NotExercised {
+  id: string;
+  level: Level;
+  reason: string;
+}
+
+/** What a certification says of one operation the vendor declared empty. */
+export interface DeclaredEmpty {
+  operation: string;
+  /**
+   * What the run saw, by the counts its checks report (CheckResult.records): `empty` (a check
+   * read the list and none saw a record), `records` (one saw some: the declaration is wrong, it
+   * does not certify), `unknown` (nothing to tell by: the operation was absent, not reached, or
+   * not run). Only `empty` excuses skips.
+   */
+  observed: 'empty' | 'records' | 'unknown';
+  /** The result `observed` rests on, in words. */
+  evidence: string;
+  /** The checks skipped for want of records, every level (only MUST ones gate certification). */
+  notExercised: NotExercised[];
+}

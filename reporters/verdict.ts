@@ -5,8 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import type { CheckResult } from '../lib/check.js';
 import { ConfigError } from '../lib/config.js';
-import type { Level } from '../lib/outcome.js';
-import { failsRun, type BaselineReport } from './model.js';
+import { failsRun, type BaselineReport, type DeclaredEmpty } from './model.js';
 
 export interface BaselineEntry {
   id: string;
@@ -68,7 +67,7 @@ export function applyBaseline(results: CheckResult[], entries: readonly Baseline
 }
 
 /**
- * The exit code (READING.md, "Requirement levels"): 1 when a MUST check failed (or a SHOULD
+ * The exit code (spec/contract/README.md#levels): 1 when a MUST check failed (or a SHOULD
  * check, with --strict), else 2 when the suite could not do its work (any error), else 0. A
  * MUST failure is a verdict whatever else went wrong, so it wins over an incomplete run; the
  * reason still says the results are incomplete. Baselined failures do not count.
@@ -106,29 +105,6 @@ export interface CertificationScope {
   extraOperations: readonly string[];
   /** The run was narrowed (--check, --grep, --operation, --shard): it cannot certify. */
   narrowedBy?: string;
-}
-
-/** A check that could not be exercised on a declared-empty operation. */
-export interface NotExercised {
-  id: string;
-  level: Level;
-  reason: string;
-}
-
-/** What a certification says of one operation the vendor declared empty. */
-export interface DeclaredEmpty {
-  operation: string;
-  /**
-   * What the run saw, by the counts its checks report (CheckResult.records): `empty` (a check
-   * read the list and none saw a record), `records` (one saw some: the declaration is wrong, it
-   * does not certify), `unknown` (nothing to tell by: the operation was absent, not reached, or
-   * not run). Only `empty` excuses skips.
-   */
-  observed: 'empty' | 'records' | 'unknown';
-  /** The result `observed` rests on, in words. */
-  evidence: string;
-  /** The checks skipped for want of records, every level (only MUST ones gate certification). */
-  notExercised: NotExercised[];
 }
 
 export interface Certification {

@@ -23,7 +23,6 @@ import type { RunReport } from '../reporters/model.js';
 import { FAULTS, resolveBehaviour, startReferenceServer, VARIANTS, type Fault, type ReferenceServerOptions, type Variant } from '../server/index.js';
 import { checkDefinitions, listChecks, staticChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/pagination/list-check.js';
-import { main } from '../cli/main.js';
 
 /**
  * List operations every run covers: a plain list, the empty one, a nested by-release one.
@@ -81,7 +80,7 @@ async function withServer(options: Partial<ReferenceServerOptions>, seed: number
  * --base-url, --token, --seed, --operation and --report-dir, an empty environment and a
  * working directory of its own (no config file, no CONFORMANCE_* variables leak in).
  */
-export function runThroughCli(options: Partial<ReferenceServerOptions>, operations: readonly string[], seed: number, extra: readonly string[] = []): Promise<RunOutcome> {
+export function runThroughCli(main: CliMain, options: Partial<ReferenceServerOptions>, operations: readonly string[], seed: number, extra: readonly string[] = []): Promise<RunOutcome> {
   return withServer(options, seed, async (url, dir) => {
     const output: string[] = [];
     const report = join(dir, 'report');
@@ -174,7 +173,24 @@ async function pool<T, R>(items: readonly T[], n: number, work: (t: T) => Promis
   return out;
 }
 
+/**
+ * The CLI's main(), handed in by whoever runs the selftest (the `selftest` command, a test): the
+ * selftest sits below the CLI, which is what it drives.
+ */
+export type CliMain = (argv: string[], io: CliIo) => Promise<number>;
+
+/** What the selftest gives main() to write to (the part of the CLI's Io it fills in). */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  isTTY: boolean;
+}
+
 export interface SelftestOptions {
+  /** Runs each server through it; needed unless `quick`. */
+  main?: CliMain;
   faults?: readonly string[];
   variants?: readonly string[];
   seed?: number;
@@ -223,7 +239,9 @@ export async function runSelftest(options: SelftestOptions = {}): Promise<{ muta
   const seed = options.seed ?? 3;
   // At most 8: each run holds a vitest instance (~150 MB) and a SIGINT listener of main().
   const parallel = options.parallel ?? Math.min(8, Math.max(2, availableParallelism()));
-  const runOne = options.quick ? runChecksDirectly : options.exploreOnly ? (o: Partial<ReferenceServerOptions>, ops: readonly string[], s: number) => runThroughCli(o, ops, s, ['--explore-only']) : runThroughCli;
+  const { main } = options;
+  if (!options.quick && !main) throw new Error('runSelftest: main is needed to run through the CLI (or quick: true)');
+  const runOne = options.quick ? runChecksDirectly : (o: Partial<ReferenceServerOptions>, ops: readonly string[], s: number) => runThroughCli(main!, o, ops, s, options.exploreOnly ? ['--explore-only'] : []);
   const faults = FAULTS.filter((f) => !options.faults || options.faults.includes(f.name));
   const variants = VARIANTS.filter((v) => !options.variants || options.variants.includes(v.name));
   // One queue for both, so the pool stays full to the end.

@@ -1,7 +1,7 @@
-// The space of legitimate servers: every choice the contract leaves open (as READING.md reads
-// it), one dimension per choice, each option a small override of CONFORMING. Every variant's
-// choice lies in it; test/legal-space.test.ts draws combinations and holds the suite, run
-// through the CLI, to exit 0 on each. Plain data, so the shipped code needs no fast-check.
+// The space of legitimate servers: every choice the contract leaves open (as spec/contract
+// reads it), one dimension per choice, each option a small override of CONFORMING. Every
+// variant's choice lies in it; test/legal-space.test.ts draws combinations and holds the suite,
+// run through the CLI, to exit 0 on each. Plain data, so the shipped code needs no fast-check.
 import type { Behaviour } from '../server/behaviour.js';
 
 export type Dimension =

@@ -1,5 +1,5 @@
-// How the reference server behaves, as data. CONFORMING is what the contract and READING.md
-// ask for; every fault (server/faults.ts) and every legitimate variant (server/variants.ts)
+// How the reference server behaves, as data. CONFORMING is what spec/contract/README.md
+// asks for; every fault (server/faults.ts) and every legitimate variant (server/variants.ts)
 // is a small override of it, so a mutant differs from the reference in exactly one rule.
 
 export interface Behaviour {
@@ -39,7 +39,10 @@ export interface Behaviour {
 
   // Create an Application Key
   createStatus: number;
-  /** Status of a request that fails validation (READING.md: 400 or 422 both pass; 403, a fault). */
+  /**
+   * Status of a request that fails validation (spec/contract/README.md#create.invalid-bodies: 400
+   * or 422 both pass; 403, a fault).
+   */
   validationStatus: 400 | 422 | 403;
   malformedJsonStatus: number;
   nameMin: number;
@@ -70,8 +73,9 @@ export interface Behaviour {
   /** The echo is another integer than the one sent (a fault). */
   rateLimitEchoWrong: boolean;
   /**
-   * `reserved_rate_limit: null`: refused with the validation status, accepted as absent (the
-   * member is optional: READING.md leaves it open), or, as a fault, a crash (500).
+   * `reserved_rate_limit: null`: refused with the validation status, accepted as absent (the member
+   * is optional: spec/contract/README.md#create.open-bodies leaves it open), or, as a fault, a
+   * crash (500).
    */
   nullRateLimit: 'refuse' | 'accept' | 'crash';
   /** Create takes a JSON body whatever its Content-Type (the reference answers 415 otherwise). */
@@ -134,16 +138,22 @@ export interface Behaviour {
   totalIgnoresFilter: boolean;
   /** Pagination meta on a page with zero records: present, missing, or null. */
   emptyMeta: 'present' | 'missing' | 'null';
-  /** current on a zero-result page: 0, 1, or offset/limit + 1 (READING.md: all pass). */
+  /**
+   * current on a zero-result page: 0, 1, or offset/limit + 1
+   * (spec/contract/README.md#lists.arithmetic: all pass).
+   */
   emptyCurrent: 'zero' | 'one' | 'formula';
-  /** total on a zero-result page: ceil(0/limit) = 0, or 1 (READING.md: 0 or 1 both pass). */
+  /**
+   * total on a zero-result page: ceil(0/limit) = 0, or 1 (spec/contract/README.md#lists.arithmetic:
+   * 0 or 1 both pass).
+   */
   emptyPageTotal: 0 | 1;
   /** The order of a list read without sort (any stable order is allowed). */
   defaultOrder: 'created_at' | '-created_at' | 'id' | 'updated_at' | 'insertion';
   /**
    * Ids of list records: UUIDs, digit-only ids ordered as numbers (sort=id, gt(id,…)) or as
-   * strings, or prefixed (`rec_00000042…`). READING.md asks UUIDs only of Application Keys
-   * and Custom APIs.
+   * strings, or prefixed (`rec_00000042…`). spec/contract/README.md#resources asks UUIDs only of
+   * Application Keys and Custom APIs.
    */
   listIds: 'uuid' | 'numeric' | 'numeric-as-string' | 'prefixed';
   /** List records keep created_at/updated_at at meta.timestamps (the catalog) or at attributes. */
@@ -155,7 +165,7 @@ export interface Behaviour {
   /**
    * Timestamps compared finer than they are shown (a store in microseconds rendering
    * milliseconds): a record shown as equal to a filter value counts as after it (a fault:
-   * READING.md judges gt on the value shown).
+   * spec/contract/README.md#lists.filter judges gt on the value shown).
    */
   hiddenPrecision: boolean;
   /** sort is accepted and ignored. */

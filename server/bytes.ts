@@ -1,4 +1,4 @@
-// List records kept as the bytes of their JSON (issue 9): each record is serialized once, when
+// List records kept as the bytes of their JSON: each record is serialized once, when
 // its collection is first served in a given shape, and a page is the stored bytes of its
 // records spliced between a head and a tail, not objects built and serialized per request.
 

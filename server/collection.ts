@@ -257,7 +257,7 @@ export class Collection {
   }
 }
 
-// --- Parsing the query string (READING.md: page[limit], page[offset], sort, filter) ---------
+// --- Parsing page[limit], page[offset], sort, filter (spec/contract/README.md#list-endpoints) ---
 
 /**
  * A timestamp as epoch microseconds, whatever its offset (`Z`, `+05:30`) and however many

@@ -87,6 +87,7 @@ export const FAULTS: readonly Fault[] = [
   { name: 'page-total-in-records', breaks: 'page[total] is the page count', caughtBy: ['list.page.arithmetic'], behaviour: { pageTotalUnit: 'records' } },
   { name: 'current-from-zero', breaks: 'page[current] is offset/limit + 1', caughtBy: ['list.page.arithmetic'], behaviour: { currentFromZero: true } },
   { name: 'drop-page-boundary', breaks: 'paging by offset meets every record (the first of each later page is lost)', caughtBy: ['list.offset.traversal', 'list.total.unfiltered'], behaviour: { dropPageBoundary: true } },
+  { name: 'soft-offset-500', breaks: 'page[offset] > 10,000 on a list without the hard limit never gets a 5xx', caughtBy: ['list.offset.soft-limit-5xx', 'list.offset.soft-limit'], behaviour: { softOffsetLimit: true, hardOffsetStatus: 500 }, operations: ['accounts'] },
   { name: 'hard-limit-missing', breaks: 'no record past offset 10,000 on /v2/orders and /v2/files', caughtBy: ['list.offset.hard-limit', 'list.offset.hard-limit-error'], behaviour: { hardOffsetLimit: false }, operations: ['orders'] },
 
   // Lists: totals and empty pages
@@ -123,7 +124,7 @@ export const FAULTS: readonly Fault[] = [
 
   // Lists: bad parameters
   { name: 'bad-paging-500', breaks: 'invalid page[limit]/page[offset] never get a 5xx', caughtBy: ['list.params.invalid'], behaviour: { crashOnBadPaging: true } },
-  { name: 'past-end-500', breaks: 'an offset past the end gets an empty page, never a 5xx', caughtBy: ['list.meta.past-end', 'list.offset.soft-limit'], behaviour: { crashPastEnd: true } },
+  { name: 'past-end-500', breaks: 'an offset past the end gets an empty page, never a 5xx', caughtBy: ['list.meta.past-end', 'list.offset.soft-limit-5xx', 'list.offset.soft-limit'], behaviour: { crashPastEnd: true } },
   { name: 'list-items-not-data', breaks: 'records are the array data', caughtBy: ['list.endpoint.present'], behaviour: { listDataKey: 'items' } },
   { name: 'meta-as-strings', breaks: 'the pagination fields are integers', caughtBy: ['list.meta.fields', 'list.meta.empty-filter'], behaviour: { metaAsStrings: true } },
   { name: 'sort-inverted', breaks: 'sort=attr is ascending', caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id', 'list.sort.descending'], behaviour: { invertSort: true } },

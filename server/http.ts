@@ -139,9 +139,9 @@ export function readBody(req: IncomingMessage): Promise<Buffer> {
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
- * The body of a request that must carry JSON: 415 for another media type (unless the
- * behaviour is lenient: READING.md leaves the Content-Type of a JSON body open), 400 for an
- * empty or malformed body (or `malformedJsonStatus`, which a fault may set to 500).
+ * The body of a request that must carry JSON: 415 for another media type (unless the behaviour is
+ * lenient: spec/contract/README.md#create.open-bodies leaves the Content-Type of a JSON body open),
+ * 400 for an empty or malformed body (or `malformedJsonStatus`, which a fault may set to 500).
  */
 export async function readJson(req: IncomingMessage, b: Behaviour): Promise<unknown> {
   const raw = await readBody(req);

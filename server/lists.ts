@@ -528,7 +528,8 @@ export function sendPage(ctx: PageRequest, collection: Collection, source: PageS
   const formula = (b.currentRounding === 'ceil' ? Math.ceil(q.offset / q.limit) : Math.floor(q.offset / q.limit)) + (b.currentFromZero ? 0 : 1);
   let current = formula;
   let pageTotal = b.pageTotalUnit === 'records' ? total : pages;
-  // READING.md: with zero results, current and total may be 0 or 1 (or current the formula).
+  // spec/contract/README.md#lists.arithmetic: with zero results, current and total may be 0 or 1
+  // (or current the formula).
   if (total === 0) {
     current = b.emptyCurrent === 'zero' ? 0 : b.emptyCurrent === 'one' ? 1 : formula;
     pageTotal = b.emptyPageTotal;

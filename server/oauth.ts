@@ -1,9 +1,10 @@
 // The sandbox's login: POST /oauth/access_token, so that a client that logs in the way the real
 // platform asks (its official JavaScript SDK, @elasticpath/js-sdk, for one) works against the
-// bundled server unchanged. The contract does not show how a token is obtained; READING.md
-// records what the SDK sends (grant_type, client_id and client_secret, form-encoded) and what
-// it reads of the answer (access_token, expires, expires_in, identifier, token_type at the top
-// level). The SDK also reads `expires` as epoch seconds to decide when to log in again.
+// bundled server unchanged. The contract does not show how a token is obtained
+// (spec/contract/README.md#authentication). The SDK sends grant_type, client_id and
+// client_secret, form-encoded, and reads access_token, expires, expires_in, identifier and
+// token_type at the top level of the answer; it reads `expires` as epoch seconds to decide when
+// to log in again.
 //
 // Grants: client_credentials (the client_id and client_secret of an Application Key created
 // through POST /v2/application-keys) gives a token that does everything the server's own

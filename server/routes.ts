@@ -60,7 +60,10 @@ function dataOf(body: unknown, b: Behaviour): Record<string, unknown> {
   return body.data;
 }
 
-/** A Custom API's or Application Key's id: UUID-shaped (READING.md), else 400 (or the fault's status). */
+/**
+ * A Custom API's or Application Key's id: UUID-shaped (spec/contract/README.md#resources), else 400
+ * (or the fault's status).
+ */
 function checkId(raw: string, b: Behaviour): string {
   const pattern = b.uuidPartialMatch ? UUID_ANYWHERE : b.uuidCaseSensitive ? UUID_LOWER : UUID;
   if (!pattern.test(raw)) throw new HttpError(b.malformedIdStatus, `'${raw.slice(0, 80)}' is not a valid id: a UUID is expected.`);
@@ -114,7 +117,7 @@ function createCustomApi(ctx: RouteContext, body: unknown): CustomApi {
   if (d.type !== 'custom_api') bad("The field 'type' must be 'custom_api'.");
   if (typeof d.name !== 'string' || d.name.length === 0 || [...d.name].length > 255) bad("The field 'name' must be a string of 1 to 255 characters.");
   // The reference takes slug and api_type when given; the custom-api-platform variant needs
-  // them exactly as the real platform does (READING.md).
+  // them exactly as the real platform does (spec/contract/README.md#custom-api).
   if (b.customApiPlatformRules || d.slug !== undefined) {
     if (typeof d.slug !== 'string' || !SLUG.test(d.slug)) bad("The field 'slug' must match ^[a-z0-9_-]{1,63}$.");
   }
@@ -197,7 +200,8 @@ function validKey(body: unknown, b: Behaviour): { name: string; type: string; re
   if (type !== 'application_key' && b.checkTypeValue) bad("The field 'type' must be 'application_key'.");
   let limit = d.reserved_rate_limit;
   if (limit === null) {
-    // An optional member given as null: READING.md leaves it open (refused, or taken as absent).
+    // An optional member given as null: spec/contract/README.md#create.open-bodies leaves it open
+    // (refused, or taken as absent).
     if (b.nullRateLimit === 'crash') throw new HttpError(500, 'Cannot read the reserved rate limit.');
     if (b.nullRateLimit === 'accept') limit = undefined;
   }

@@ -5,15 +5,9 @@ import { afterAll, inject, test } from 'vitest';
 import { GATE, gateChannel, resultHead, resultKey, RunContext, runCheck, stopChannel, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
 import { Breaker } from '../lib/http.js';
 import { useSchemaDocuments } from '../lib/schema.js';
+import type { ProvidedRun } from '../lib/vitest-run.js';
 import { WRITTEN_LISTS } from './index.js';
 
-export interface ProvidedRun {
-  settings: RunSettings;
-  /** Result keys (id, or id and operation) of the checks to run. */
-  selected: string[];
-  /** The schemas of spec/, parsed by the main process (lib/schema.ts). */
-  schemas: object[];
-}
 
 declare module 'vitest' {
   interface ProvidedContext {

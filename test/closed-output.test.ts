@@ -1,4 +1,4 @@
-// Issue 8: output piped to a reader that closes early (`| head`) or a terminal that went away
+// Output piped to a reader that closes early (`| head`) or a terminal that went away
 // never crashes the run and never skips its cleanup; the exit code stays the verdict's.
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Certification of a legitimately empty list (issue 10, item 6). The vendor declares it with
+// Certification of a legitimately empty list. The vendor declares it with
 // --empty OP (or the key `empty`); the checks an empty list cannot exercise then do not block
 // certification, and the certificate says which they were. The declaration hides nothing: it
 // excuses only skips for want of records, only on a list the run saw empty, and a declared

@@ -1,4 +1,4 @@
-// The command line a person expects (issue 10, item 5): a mistyped flag gets the flag meant,
+// The command line a person expects: a mistyped flag gets the flag meant,
 // every setting has a flag, and every error names where the wrong value came from: the flag,
 // the environment variable, or the settings file and the key path in it. Usage errors end
 // before any check or server starts, so most of these drive main() in-process.

@@ -1,4 +1,4 @@
-// Issue 12: no check crashes, whatever the answer. Every check runs against the reference server
+// No check crashes, whatever the answer. Every check runs against the reference server
 // behind a proxy that mutates one of its answers; the outcome may be pass, fail or skip (the
 // target's answer is wrong, and the check may say so), never error (the suite could not work).
 // FUZZ_RUNS and FUZZ_SEED run more cases or others (the seed is printed); FUZZ_SEED with

@@ -1,9 +1,10 @@
-// The reference server's modules depend on each other one way (issue 10, item 8): a circle of
-// imports, even of types only, means two files that cannot be read, tested or replaced apart.
+// The project's modules depend on each other one way: a circle of imports, even of types only,
+// means two files that cannot be read, tested or replaced apart. And the folders are layers: a
+// file imports its own folder or a layer below it, never one beside or above it (LAYERS).
 // TypeScript's own pre-processor reads the imports (static, `import type`, re-exports and
 // dynamic import()), so a comment or a string that looks like one is not taken for one.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
@@ -51,6 +52,59 @@ export function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][
   for (const file of [...graph.keys()].sort()) visit(file);
   return [...found.values()];
 }
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+/**
+ * The layers, lowest first: the core (HTTP, evidence, secrets, the contract's statements and
+ * schemas, the vitest glue) in lib/; the data checks send; the checks; beside them the
+ * renderers and the reference server, which know nothing of each other or of the checks; the
+ * selftest, which drives the CLI it is handed; the CLI and the benches; the library entry.
+ */
+export const LAYERS: Record<string, number> = { lib: 0, fixtures: 1, suites: 2, reporters: 2, server: 2, selftest: 3, cli: 4, bench: 4, 'index.ts': 5 };
+
+/** Every source file of the project (relative to its root) and the project files it imports. */
+export function treeGraph(root: string): Map<string, string[]> {
+  const walk = (d: string): string[] => readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : f.endsWith('.ts') && !f.endsWith('.d.ts') ? [join(d, f)] : []));
+  const files = Object.keys(LAYERS).flatMap((top) => (top.endsWith('.ts') ? [join(root, top)] : walk(join(root, top))));
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    const local = importedFiles
+      .map((i) => i.fileName)
+      .filter((name) => name.startsWith('.') && name.endsWith('.js'))
+      .map((name) => relative(root, resolve(dirname(file), name)).replace(/\.js$/, '.ts'));
+    graph.set(relative(root, file), [...new Set(local)]);
+  }
+  return graph;
+}
+
+/** The layer a file sits in: its top folder's (or the file's own, at the root). */
+const layerOf = (file: string): string => file.split('/')[0]!;
+
+/** Imports that go up or sideways between layers: `from -> to`. */
+export function layerBreaches(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  return [...graph].flatMap(([from, tos]) =>
+    tos.filter((to) => layerOf(to) !== layerOf(from) && !((LAYERS[layerOf(from)] ?? -1) > (LAYERS[layerOf(to)] ?? Infinity))).map((to) => `${from} -> ${to}`),
+  );
+}
+
+describe('layers', () => {
+  it('finds an import that goes up or sideways (the detector itself)', () => {
+    expect(layerBreaches(new Map([['lib/a.ts', ['suites/b.ts', 'lib/c.ts']], ['server/x.ts', ['reporters/y.ts', 'lib/a.ts']], ['cli/m.ts', ['server/x.ts']]]))).toEqual(['lib/a.ts -> suites/b.ts', 'server/x.ts -> reporters/y.ts']);
+  });
+
+  it('the whole tree: no import goes up a layer or across to one beside it, and no file is in no layer', () => {
+    const graph = treeGraph(ROOT);
+    expect(graph.size).toBeGreaterThan(80);
+    expect(layerBreaches(graph)).toEqual([]);
+  });
+
+  it('the whole tree: the modules depend on each other one way', () => {
+    const found = cycles(treeGraph(ROOT)).map((c) => c.join(' -> '));
+    expect(found, `import circles:\n${found.join('\n')}`).toEqual([]);
+  });
+});
 
 describe('import circles', () => {
   it('finds a circle, and only a circle (the detector itself)', () => {

@@ -1,5 +1,5 @@
 // Timestamps as sortable keys (suites/pagination/pages.ts). The quick reading of the common
-// form (issue 9: 20,000 of them on a list of 10,000 records) must give exactly the key of the
+// form (20,000 of them on a list of 10,000 records) must give exactly the key of the
 // general one, or equal instants would stop comparing equal across records.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// junit.xml agrees with the exit code (issue 10): CI marks a build unstable or red on any
+// junit.xml agrees with the exit code: CI marks a build unstable or red on any
 // <failure>, so a run that exits 0 writes none; and the file is valid JUnit XML, checked by
 // libxml2 (xmllint-wasm) against test/fixtures/junit.xsd, not by a pattern.
 import { readFileSync } from 'node:fs';

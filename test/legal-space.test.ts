@@ -6,6 +6,7 @@
 //   LEGAL_SPACE_RUNS=50 npx vitest run test/legal-space.test.ts     (LEGAL_SPACE_SEED=n for another draw)
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { main } from '../cli/main.js';
 import { CONFORMING, VARIANTS, type Behaviour } from '../server/index.js';
 import { inLegalSpace, LEGAL_SPACE, operationsFor } from '../selftest/legal-space.js';
 import { runThroughCli, sampleFor } from '../selftest/index.js';
@@ -32,7 +33,7 @@ describe('the legal space', () => {
     await fc.assert(
       fc.asyncProperty(combination, async (choice) => {
         const behaviour = Object.assign({}, ...Object.values(choice)) as Partial<Behaviour>;
-        const run = await runThroughCli({ behaviour }, sampleFor(operationsFor(behaviour)), SEED);
+        const run = await runThroughCli(main, { behaviour }, sampleFor(operationsFor(behaviour)), SEED);
         seen.push(`${(run.ms / 1000).toFixed(1)} s`);
         const must = run.results.filter((r) => r.level === 'MUST' && r.outcome === 'fail').map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}: ${r.reason ?? ''}`);
         const errors = [...run.suiteErrors, ...run.results.filter((r) => r.outcome === 'error').map((r) => `${r.id}: ${r.reason ?? ''}`)];

@@ -1,4 +1,4 @@
-// `conformance merge` (issue 10): the shards of one run, each once and none missing, joined
+// `conformance merge`: the shards of one run, each once and none missing, joined
 // into one report in which every failure keeps the replay command of its own shard (its own
 // seed). Anything else is refused with the reason, exit 2.
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

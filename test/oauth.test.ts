@@ -1,4 +1,4 @@
-// The sandbox's login (issue 10, item 7): POST /oauth/access_token on the reference server.
+// The sandbox's login: POST /oauth/access_token on the reference server.
 // A key's client_id and client_secret buy a token that works like the server's own; a client_id
 // alone (implicit) buys one that only reads; every refusal is a 4xx with the Error shape and
 // never repeats a secret; tokens expire, and die with their key.

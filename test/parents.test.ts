@@ -3,6 +3,7 @@
 // lives only under later parents is seen. The reference server's knobs for it: firstParentEmpty
 // (variant first-parent-empty) and ListFaultScope.parents 'later' (server/lists.ts).
 import { describe, expect, it } from 'vitest';
+import { main } from '../cli/main.js';
 import { CheckContext, RunContext, type Check, type CheckResult } from '../lib/check.js';
 import { loadCatalogSpec, type Endpoint } from '../lib/catalog.js';
 import { observeEmpty } from '../reporters/verdict.js';
@@ -142,7 +143,7 @@ describe('through the CLI (dist/: npm run build first)', () => {
   const failing = (results: CheckResult[]) => results.filter((r) => r.outcome === 'fail').map((r) => `${r.id} ${r.operation}`);
 
   it('the variant first-parent-empty exits 0', async () => {
-    const run = await runThroughCli({ variants: ['first-parent-empty'] }, SAMPLE, SEED);
+    const run = await runThroughCli(main, { variants: ['first-parent-empty'] }, SAMPLE, SEED);
     expect(run.code, run.output.join('\n')).toBe(0);
   }, 60_000);
 
@@ -150,7 +151,7 @@ describe('through the CLI (dist/: npm run build first)', () => {
     ['nested-later-parents-total-ignores-filter', ['list.total.filtered']],
     ['nested-later-parents-sort-ignored', ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id']],
   ])('%s exits 1, caught by its checks on the nested operation', async (fault, checks) => {
-    const run = await runThroughCli({ faults: [fault] }, SAMPLE, SEED);
+    const run = await runThroughCli(main, { faults: [fault] }, SAMPLE, SEED);
     expect(run.code, run.output.join('\n')).toBe(1);
     expect(failing(run.results)).toEqual(expect.arrayContaining(checks.map((id) => `${id} hierarchy-nodes@by-release`)));
   }, 60_000);

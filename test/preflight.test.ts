@@ -1,4 +1,4 @@
-// Issue 8: before any check, one authenticated read shows the target is there, answers JSON
+// Before any check, one authenticated read shows the target is there, answers JSON
 // and takes the token. Each way it can go wrong ends the run in one line that says what to do,
 // exit 2, within the request timeout plus a few seconds; never hundreds of lines.
 import { createServer, type RequestListener } from 'node:http';

@@ -1,4 +1,4 @@
-// Progress where nobody watches a terminal (issue 10, item 5): in a pipe, a file or under CI
+// Progress where nobody watches a terminal: in a pipe, a file or under CI
 // (CI=true, even with a terminal attached) the run prints plain lines, one per area as it
 // finishes and one at least every heartbeat while checks run, and never a cursor or colour
 // sequence. On a terminal outside CI, the live status line stays (the contrast the first test

@@ -1,4 +1,4 @@
-// Re-run commands reproduce (issue 10): the command printed for a failure carries the seed, the
+// Re-run commands reproduce: the command printed for a failure carries the seed, the
 // target and every setting that changes the outcome, whatever set it (file, environment,
 // flag), and never the token; results.json carries it for each failure and error.
 import { execFileSync } from 'node:child_process';

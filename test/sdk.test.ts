@@ -1,7 +1,7 @@
 // The official JavaScript SDK (@elasticpath/js-sdk, a devDependency) against the bundled
 // reference server, configured the way its README shows, with no custom authenticator or
 // fetch: it logs in at POST /oauth/access_token with an Application Key's client_id and
-// client_secret, then creates, lists, filters, sorts and deletes (issue 10, item 7).
+// client_secret, then creates, lists, filters, sorts and deletes.
 //
 // Two settings beyond the README's: `protocol: 'http'` (the SDK's Config reads it, its
 // TypeScript types leave it out; the sandbox serves plain HTTP) and a MemoryStorageFactory

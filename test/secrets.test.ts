@@ -1,4 +1,4 @@
-// Issue 8: one registry of secrets serves the whole run, across areas and across the vitest
+// One registry of secrets serves the whole run, across areas and across the vitest
 // worker, and masking runs before any escaping. A front in front of the reference server hands
 // out client_secrets full of characters that escape differently in HTML, XML and JSON, and then
 // quotes them in every later answer: a body member, an error's detail, a header. No output of

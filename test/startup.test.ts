@@ -1,4 +1,4 @@
-// Start-up (issue 9): the commands that run no check load none of the heavy modules. Which
+// Start-up: the commands that run no check load none of the heavy modules. Which
 // modules a process loads is recorded by test/fixtures/loaded-modules.mjs (a resolve hook for
 // ES modules, the require cache for CommonJS); how long it takes is for benches, not tests.
 import { execFile } from 'node:child_process';

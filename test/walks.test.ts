@@ -1,4 +1,4 @@
-// Traversals asked for at once (issue 9): offset walks fetch the pages the first page's total
+// Traversals asked for at once: offset walks fetch the pages the first page's total
 // announces side by side, keyset walks run as segments that start at cursors taken from the
 // offset walk. Neither may cost a check its strength: a total that is too small still leads to
 // the end, a segment that stops short still shows as lost records, and a list too large for

@@ -1,5 +1,5 @@
-// Create an Application Key: the name's length (contract, "Limits: Name length of an
-// application key"; READING.md: counted in Unicode code points, not bytes).
+// Create an Application Key: the name's length (contract, "Limits: Name length of an application
+// key"; counted in Unicode code points, not bytes: spec/contract/README.md#create.name-valid).
 import type { Faker } from '@faker-js/faker';
 import type { Check, CheckContext } from '../../lib/check.js';
 import type { Level } from '../../lib/outcome.js';
@@ -77,8 +77,8 @@ export const nameChecks: Check[] = [
   accepts('create.name.255-chars', 'MUST', 'a name of 255 ASCII characters is accepted and echoed exactly', (f, prefix) => [asciiName(f, prefix, 255)]),
   accepts('create.name.255-non-ascii', 'MUST', 'a name of 255 non-ASCII BMP characters (more than 255 bytes) is accepted and echoed exactly', (f, _prefix, runId) => [nonAsciiName(f, 255, bmpTag(runId))]),
   accepts('create.name.astral', 'INFO', 'a name of 255 characters outside the BMP (emoji, 510 UTF-16 units) is accepted and echoed exactly', (f, _prefix, runId) => [astralName(f, 255, astralTag(runId))]),
-  // READING.md: the name comes back byte for byte. A target that "sanitises" names (escapes
-  // HTML, trims whitespace) changes what a client stored.
+  // spec/contract/README.md#create.name-verbatim: the name comes back byte for byte. A target that
+  // "sanitises" names (escapes HTML, trims whitespace) changes what a client stored.
   // With --explore, names drawn from every plane and Unicode form (NFC, NFD, NFKC), with
   // combining, zero-width and right-to-left characters, markup and surrounding whitespace too.
   accepts('create.name.verbatim', 'MUST', 'names with & < > quotes and a backslash, and with surrounding spaces, are accepted and echoed byte for byte', (f, prefix) => markupName(f, prefix), 'Resources / ApplicationKey: name', drawnNames),

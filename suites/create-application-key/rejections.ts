@@ -1,10 +1,11 @@
 // Create an Application Key: bodies that break the request schema (contract, "Resources /
-// ApplicationKey", request table; READING.md: refused with 400 or 422 and the Error shape,
-// never 2xx, never 5xx), tried as families of shapes in the manner of negative testing: each
-// required member absent, each member null or of another JSON type, the constant `type`
-// spelled nearly right, and bodies that are not JSON. Shapes READING.md
-// leaves open (null for an optional member, a lenient Content-Type, extra members) may also
-// be accepted: create.request.open-shapes says which, and holds them to no 5xx.
+// ApplicationKey", request table; spec/contract/README.md#create.invalid-bodies: refused with 400
+// or 422 and the Error shape, never 2xx, never 5xx), tried as families of shapes in the manner of
+// negative testing: each required member absent, each member null or of another JSON type, the
+// constant `type` spelled nearly right, and bodies that are not JSON. Shapes spec/contract leaves
+// open (null for an optional member, a lenient Content-Type, extra members;
+// spec/contract/README.md#create.open-bodies) may also be accepted: create.request.open-shapes says
+// which, and holds them to no 5xx.
 import type { Check, CheckContext } from '../../lib/check.js';
 import { expectErrorBody, expectRejected, fail, type StatusRule } from '../../lib/expect.js';
 import type { HttpResponse } from '../../lib/http.js';
@@ -23,8 +24,8 @@ export interface Shape {
 
 /**
  * A refusal of a body the contract rules out says the body was validated: 400 or 422
- * (READING.md: both pass). A 401, 403 or 429 says nothing about the body; a 2xx or 5xx is
- * wrong outright.
+ * (spec/contract/README.md#create.invalid-bodies: both pass). A 401, 403 or 429 says nothing about
+ * the body; a 2xx or 5xx is wrong outright.
  */
 export const VALIDATION: readonly number[] = [400, 422];
 
@@ -100,7 +101,7 @@ export const rejectionChecks: Check[] = [
     ...otherTypes('string', TYPE).map((t): [string, Body] => [`type ${describe(t)}`, json({ data: { type: t, name } })]),
   ]),
   // A 409 is the real platform's refusal of a rate limit over the store's allowance
-  // (READING.md): a refusal all the same, so it passes here.
+  // (spec/contract/README.md#create.invalid-bodies): a refusal all the same, so it passes here.
   family('create.reject.rate-limit-string', 'a reserved_rate_limit given as a string ("10", "ten", "") is rejected', (name) =>
     ['10', 'ten', ''].map((v) => [`reserved_rate_limit ${JSON.stringify(v)}`, json(keyBody(name, { reserved_rate_limit: v }))]),
   [400, 409, 422]),
@@ -116,8 +117,9 @@ export const rejectionChecks: Check[] = [
 ];
 
 /**
- * Shapes READING.md leaves open: a target may accept or refuse them. Whatever it chooses, a
- * 5xx is never right, and a refusal is an error response with the Error shape.
+ * Shapes spec/contract leaves open (spec/contract/README.md#create.open-bodies): a target may
+ * accept or refuse them. Whatever it chooses, a 5xx is never right, and a refusal is an error
+ * response with the Error shape.
  */
 function openShapes(name: string): Shape[] {
   const body = keyBody(name);
@@ -144,9 +146,9 @@ export const openShapeCheck: Check = {
     for (const { shape, res } of sent) {
       const what = `Create an Application Key (${shape.what})`;
       if (res.status >= 500) fail(`${what}: a server error`, { expected: 'a 2xx (accepted) or a 4xx with the Error shape (refused)', actual: `status ${res.status}`, res });
-      // A refusal the contract documents carries the Error shape (MUST). An undocumented one
-      // (415 for the media type, 401, 413) is held to it only at SHOULD (READING.md, "Errors"),
-      // by errors.undocumented.shape.
+      // A refusal the contract documents carries the Error shape (MUST). An undocumented one (415
+      // for the media type, 401, 413) is held to it only at SHOULD
+      // (spec/contract/README.md#errors.undocumented), by errors.undocumented.shape.
       if ([...VALIDATION, 409].includes(res.status)) expectErrorBody(res, what);
     }
     ctx.note(`open shapes: ${sent.map(({ shape, res }) => `${shape.what} → ${res.status >= 200 && res.status < 300 ? 'accepted' : res.status >= 400 ? 'refused' : 'answered'} (${res.status})`).join('; ')}`);

@@ -1,5 +1,5 @@
 // Create an Application Key: the success answer (contract, "Endpoints / Create an Application
-// Key" and "Resources / ApplicationKey"; READING.md, "Create an Application Key").
+// Key" and "Resources / ApplicationKey"; spec/contract/README.md#create-application-key).
 import type { Check, CheckContext } from '../../lib/check.js';
 import { expectSchema, expectStatus, fail } from '../../lib/expect.js';
 import type { HttpResponse } from '../../lib/http.js';
@@ -38,11 +38,12 @@ async function together<A, B>(a: Promise<A>, b: Promise<B> | undefined): Promise
  * returns why it cannot judge (a 409, no data object), if it cannot.
  */
 function judgeFixedLimit(ctx: CheckContext, res: HttpResponse, limit: number): string | undefined {
-  // The real platform refuses a limit over the store's allowance with 409 (READING.md).
+  // The real platform refuses a limit over the store's allowance with 409
+  // (spec/contract/README.md#create-application-key).
   if (res.status === 409) return `not testable: the target refused reserved_rate_limit ${limit} with 409`;
   expectStatus(res, { range: '2xx' }, `Create an Application Key with reserved_rate_limit ${limit}`);
-  // The member is optional in the answer (contract, response table): READING.md holds
-  // only a present one to the value sent.
+  // The member is optional in the answer (contract, response table):
+  // spec/contract/README.md#create.rate-limit holds only a present one to the value sent.
   const data = keyData(res);
   if (!data) return `not testable: the ${res.status} answer has no data object (see create.response.schema)`;
   if (!('reserved_rate_limit' in data)) {

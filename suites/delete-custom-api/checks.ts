@@ -1,5 +1,5 @@
 // Delete a Custom API (contract, "Endpoints / Delete a Custom API" and "Authentication";
-// READING.md, "Delete a Custom API").
+// spec/contract/README.md#delete-custom-api).
 import type { Check, CheckContext, Session } from '../../lib/check.js';
 import { expectEmptyBody, expectErrorBody, expectRejected, expectStatus, fail } from '../../lib/expect.js';
 import type { HttpResponse } from '../../lib/http.js';
@@ -107,8 +107,9 @@ export const deleteChecks: Check[] = [
     title: 'DELETE with an id that is not UUID-shaped (a word; a UUID with a prefix, a suffix or a lookalike letter) is rejected as invalid (400) with the Error shape',
     async run(ctx) {
       // 422 is accepted here as well: it is the other validation status a correct server
-      // uses (READING.md allows it for validation failures of Create); the exact 400 is
-      // held at SHOULD by delete.malformed-id.400. A 404 means the id was never validated.
+      // uses (spec/contract/README.md#create-application-key allows it for validation failures
+      // of Create); the exact 400 is held at SHOULD by delete.malformed-id.400. A 404 means the
+      // id was never validated.
       for (const { what, res, lenient } of await deleteMalformed(ctx)) if (!lenient) expectRejected(res, `DELETE with an id that is not UUID-shaped: ${what}`, [400, 422]);
     },
   },

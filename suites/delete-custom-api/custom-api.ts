@@ -52,12 +52,12 @@ export async function deleteCustomApi(s: Session, id: string, auth: Auth = 'toke
 }
 
 /**
- * Ids that fail validation: not UUID-shaped (READING.md: 400). Besides a plain word, the near
- * misses a careless validator lets through: a UUID with something before or after it (an
- * unanchored match), with surrounding whitespace (a trimming one), or with a lookalike letter
- * O in place of a hex digit 0. Surrounding whitespace is `lenient`: widely used UUID parsers
- * trim it (Spring's string-to-UUID converter, .NET's Guid.TryParse), so those ids are held to
- * 400 only by the SHOULD check.
+ * Ids that fail validation: not UUID-shaped (spec/contract/README.md#delete-custom-api: 400).
+ * Besides a plain word, the near misses a careless validator lets through: a UUID with something
+ * before or after it (an unanchored match), with surrounding whitespace (a trimming one), or with a
+ * lookalike letter O in place of a hex digit 0. Surrounding whitespace is `lenient`: widely used
+ * UUID parsers trim it (Spring's string-to-UUID converter, .NET's Guid.TryParse), so those ids are
+ * held to 400 only by the SHOULD check.
  */
 export function malformedIds(faker: Faker): Array<{ id: string; what: string; lenient?: boolean }> {
   const uuid = faker.string.uuid();

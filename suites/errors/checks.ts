@@ -1,4 +1,4 @@
-// The Error shape beyond the documented statuses (READING.md, "Errors": the Content-Type,
+// The Error shape beyond the documented statuses (spec/contract/README.md#errors: the Content-Type,
 // and errors the contract does not document, held to the same shape at SHOULD level).
 import type { Check } from '../../lib/check.js';
 import { expectErrorBody, expectStatus, fail, isJsonContentType } from '../../lib/expect.js';

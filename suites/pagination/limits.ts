@@ -1,6 +1,6 @@
 // Page length and offsets (contract, "Pagination information in list responses" and
 // "Limits": default 25, maximum 100, offsets counted in records from zero, the hard offset
-// limit on /v2/orders and /v2/files; READING.md, "Pagination, sorting and filtering").
+// limit on /v2/orders and /v2/files; spec/contract/README.md#list-endpoints).
 import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { expectErrorBody, expectStatus, fail } from '../../lib/expect.js';
@@ -112,7 +112,7 @@ export const limitChecks: ListCheck[] = [
         expectListMeta(page, what);
         const results = metaInt(page, 'results.total')!;
         const got = { limit: metaInt(page, 'page.limit')!, offset: metaInt(page, 'page.offset')!, current: metaInt(page, 'page.current')!, total: metaInt(page, 'page.total')! };
-        // READING.md: current = offset/limit + 1 and total = ceil(results/limit); with zero
+        // spec/contract/README.md#pagination-information: current = offset/limit + 1 and total = ceil(results/limit); with zero
         // results, current and total may also be 0 or 1 (the formula's own value stays allowed).
         const allowed = pageNumbers(limit, offset, results);
         const bad = (Object.keys(allowed) as Array<keyof typeof allowed>).filter((k) => !allowed[k].includes(got[k]));
@@ -183,10 +183,22 @@ export const limitChecks: ListCheck[] = [
     },
   },
   {
+    id: 'list.offset.soft-limit-5xx',
+    clause: `${CLAUSE.limits}: Soft offset limit`,
+    level: 'MUST',
+    title: 'page[offset] > 10,000 on the other lists never gets a 5xx (what it gets otherwise is open)',
+    appliesTo: (e) => !e.hardOffsetLimit,
+    async run(ctx, e) {
+      const { path } = await target(ctx, e);
+      const page = await beyondHardLimit(ctx, e, path);
+      if (page.res.status >= 500) fail(`GET ${path} with page[offset]=${HARD_OFFSET_LIMIT + 1}: a server error past the soft offset limit`, { expected: 'a list page, or a refusal with a 4xx', actual: `status ${page.res.status}`, res: page.res });
+    },
+  },
+  {
     id: 'list.offset.soft-limit',
     clause: `${CLAUSE.limits}: Soft offset limit`,
     level: 'INFO',
-    title: 'what page[offset] > 10,000 gets on the other lists (the contract does not say; a 5xx is still a failure)',
+    title: 'what page[offset] > 10,000 gets on the other lists (the contract does not say; a 5xx is noted here and fails list.offset.soft-limit-5xx)',
     appliesTo: (e) => !e.hardOffsetLimit,
     async run(ctx, e) {
       const { path } = await target(ctx, e);

@@ -74,8 +74,9 @@ export function expandListChecks(checks: readonly ListCheck[], endpoints: readon
   for (const c of checks) {
     for (const e of endpoints) {
       if (c.appliesTo && !c.appliesTo(e)) continue;
-      // The two lists beyond the contract's 26 paginate on the real platform (READING.md, EP),
-      // which is a fact, not a requirement: what would be a MUST there is held at SHOULD.
+      // The two lists beyond the contract's 26 paginate on the real platform
+      // (spec/contract/README.md#list-operations), which is a fact, not a requirement: what would
+      // be a MUST there is held at SHOULD.
       const level = e.extra && c.level === 'MUST' ? 'SHOULD' : c.level;
       out.push({ id: c.id, area: AREA, clause: c.clause, level, title: c.title, operation: e.key, run: (ctx) => runListCheck(c, ctx, e) });
     }

@@ -1,6 +1,6 @@
 // The operation is there, and its pagination fields are present and integer on every list
 // response, including ones with zero records (contract, "Pagination information in list
-// responses": "present even when the result is empty"; READING.md).
+// responses": "present even when the result is empty"; spec/contract/README.md#lists.meta).
 import { expectErrorBody, expectSchema, expectStatus, expectValid, fail } from '../../lib/expect.js';
 import { SCHEMA } from '../../lib/schema.js';
 import { CLAUSE, type ListCheck } from './list-check.js';
@@ -87,7 +87,8 @@ export const metaChecks: ListCheck[] = [
       const page = await readPage(ctx, e, path, params);
       if (params.filter && refusesFeature(page)) ctx.skip(`not testable: past the end of ${total} records lies past 10,000, and filter=${params.filter} answered ${page.res.status}`);
       if (page.res.status >= 400 && page.res.status < 500) {
-        // READING.md holds 200 answers to the fields; a refusal must still be an Error.
+        // spec/contract/README.md#lists.meta holds 200 answers to the fields; a refusal must still
+        // be an Error.
         expectErrorBody(page.res, `GET ${path} with ${query(params)}`);
         ctx.note(`page[offset]=${offset} past the end answered ${page.res.status}`);
         return;

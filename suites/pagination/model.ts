@@ -389,7 +389,7 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
   const pastSoft = !m.hardOffsetLimit && offset > HARD_OFFSET_LIMIT;
   if (status >= 500) {
     const past = m.complete && offset > 0 && offset >= predicted(q).selected.length;
-    const rule = pastHard ? 'list.offset.hard-limit' : pastSoft ? 'list.offset.soft-limit' : past ? 'list.meta.past-end' : q.filters.length ? filterRule(q) : q.sort ? sortRule(q) : limitRule(q);
+    const rule = pastHard ? 'list.offset.hard-limit' : pastSoft ? 'list.offset.soft-limit-5xx' : past ? 'list.meta.past-end' : q.filters.length ? filterRule(q) : q.sort ? sortRule(q) : limitRule(q);
     add(rule, `${asked}: a server error for a request of the legal query space`, 'a list page, or a refusal with a 4xx', `status ${status}`);
     return out;
   }

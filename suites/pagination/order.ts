@@ -1,5 +1,6 @@
-// Sorting and filtering (contract, "List endpoints": sort on created_at, updated_at, id;
-// filter with ge and gt; READING.md: sort=-attr descending, filter totals).
+// Sorting and filtering (contract, "List endpoints": sort on created_at, updated_at, id; filter
+// with ge and gt; spec/contract/README.md#lists.sort-descending, #lists.total: sort=-attr
+// descending, filter totals).
 import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { expectStatus, fail } from '../../lib/expect.js';
@@ -115,10 +116,10 @@ function filteredWalk(ctx: CheckContext, e: Endpoint, op: 'ge' | 'gt'): Promise<
 }
 
 function filterCheck(op: 'ge' | 'gt'): ListCheck {
-  // Judged on what a client sees (READING.md): gt returns only records whose shown value is
-  // greater than v. A record shown equal to v under gt breaks it whatever the cause (gt read
-  // as ge, or a store comparing finer precision than it shows): a client paging with gt on
-  // the last value it was shown gets that record again.
+  // Judged on what a client sees (spec/contract/README.md#lists.filter): gt returns only records
+  // whose shown value is greater than v. A record shown equal to v under gt breaks it whatever the
+  // cause (gt read as ge, or a store comparing finer precision than it shows): a client paging with
+  // gt on the last value it was shown gets that record again.
   const holds = (x: string, v: string): boolean => (op === 'ge' ? x >= v : x > v);
   const sign = op === 'ge' ? '≥' : '>';
   return {

@@ -18,10 +18,10 @@ export interface Rec {
 }
 
 /**
- * A timestamp as an exact key: string order is time order, and two keys are equal only when
- * the instants shown are. The format is open (READING.md compares instants, not strings), and
- * a target may show microseconds or nanoseconds: Date.parse drops everything past the
- * millisecond and a double cannot hold nanoseconds since 1970, so the fraction is kept apart.
+ * A timestamp as an exact key: string order is time order, and two keys are equal only when the
+ * instants shown are. The format is open (spec/contract/README.md#list-endpoints compares instants,
+ * not strings), and a target may show microseconds or nanoseconds: Date.parse drops everything past
+ * the millisecond and a double cannot hold nanoseconds since 1970, so the fraction is kept apart.
  */
 export function instantKey(raw: string): string | undefined {
   // The same record is read by several walks: its timestamps are parsed once. The memo is
@@ -90,7 +90,7 @@ export interface PageMeta {
 export interface ListPage {
   /**
    * The answer. For a list (ok), its body is not kept (a run holds what its comparisons need,
-   * not every page it read: issue 8); the evidence keeps an excerpt. Other answers keep theirs.
+   * not every page it read); the evidence keeps an excerpt. Other answers keep theirs.
    */
   res: HttpResponse;
   /** 200 with a JSON object whose `data` is an array. */
@@ -230,9 +230,10 @@ export function metaInt(page: ListPage, path: 'page.limit' | 'page.offset' | 'pa
 }
 
 /**
- * READING.md: an endpoint that answers 400 to a sort or filter does not support it. 422 is
- * the other validation status a correct server uses (READING.md allows it for Create), so it
- * reads the same: never a failure for the target's choice not to support a feature.
+ * spec/contract/README.md#list-endpoints: an endpoint that answers 400 to a sort or filter does not
+ * support it. 422 is the other validation status a correct server uses
+ * (spec/contract/README.md#create-application-key allows it for Create), so it reads the same:
+ * never a failure for the target's choice not to support a feature.
  */
 export function refusesFeature(page: ListPage | undefined): boolean {
   return page !== undefined && (page.res.status === 400 || page.res.status === 422);

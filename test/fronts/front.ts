@@ -1,4 +1,4 @@
-// A misbehaving front (issue 8: rate limits, flaky networks): an in-process HTTP layer before
+// A misbehaving front (rate limits, flaky networks): an in-process HTTP layer before
 // an upstream (the reference server) that, request by request as its plan says, relays, answers
 // a 429 or 503 of its own (the upstream never sees that attempt), resets the connection without
 // answering (before or after the upstream processed the request), or never answers. It records

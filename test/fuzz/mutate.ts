@@ -1,4 +1,4 @@
-// One answer made wrong in one way (issue 12): a JSON member dropped, nulled, retyped or made a
+// One answer made wrong in one way: a JSON member dropped, nulled, retyped or made a
 // huge number, or the whole answer emptied, replaced by a login page, cut short or mislabelled.
 // Pure functions of the answer and an integer `pick`, so a case replays exactly.
 import type { OutgoingHttpHeaders } from 'node:http';
