@@ -469,7 +469,10 @@ const leftText = (row: RealWorldRow): string => {
   if (n === 0) return '0 left';
   const during = `${n} left (${row.left.applicationKeys} key(s), ${row.left.customApis} Custom API(s); ${row.left.tagged} named ${TAG}…; ${row.left.inLedger === n ? 'all' : row.left.inLedger} in the kept ledger)`;
   const after = row.afterCleanup;
-  return after ? `${during}; ${after.left} left after '${after.command}' once the target answered again (exit ${after.code ?? 'timed out'}, ${after.lines} lines)` : during;
+  if (!after) return during;
+  // What the command listed without deleting: things it could not look for (nothing on the target says they exist).
+  const listed = Number(/(\d+) left over/.exec(after.tail.join('\n'))?.[1] ?? 0);
+  return `${during}; then '${after.command}', once the target answered again: ${after.left} on the target (its exit ${after.code ?? 'timed out'}${listed ? `: it listed ${listed} create(s) it could not look for, to check by hand` : ''})`;
 };
 const leakText = (row: RealWorldRow): string => (row.leaks.length ? `LEAK (${row.leaks.length})` : 'no leak');
 const yes = (b: boolean): string => (b ? 'yes' : 'no');
@@ -500,7 +503,7 @@ function details(row: RealWorldRow, calmCode: number | null): string {
     out.push(`  results.json: ${[Object.keys(res.errors).length ? `errors ${list(res.errors)}` : '', Object.keys(res.failures).length ? `failures (a SHOULD one only warns) ${list(res.failures)}` : '', res.suiteErrors ? `${res.suiteErrors} suite error(s)` : '', res.leftovers ? `${res.leftovers} leftover(s) reported by the suite` : ''].filter(Boolean).join('; ')}`);
   }
   if (row.afterCleanup && row.afterCleanup.code !== 0) out.push(`  ${row.afterCleanup.command} printed:`, ...row.afterCleanup.tail.map((l) => `    ${l}`));
-  if (row.left.names.length) out.push(`  left on the target: ${row.left.names.slice(0, 8).map((n) => JSON.stringify(n.length > 60 ? `${n.slice(0, 60)}…` : n)).join(', ')}${row.left.names.length > 8 ? ', …' : ''}`);
+  if (row.left.names.length) out.push(`  left on the target${row.afterCleanup ? ' when the run ended (before the cleanup command)' : ''}: ${row.left.names.slice(0, 8).map((n) => JSON.stringify(n.length > 60 ? `${n.slice(0, 60)}…` : n)).join(', ')}${row.left.names.length > 8 ? ', …' : ''}`);
   if (row.leaks.length) {
     // One line per secret kind, place and spelling: the client_secrets folded together.
     const folded = new Map<string, Set<string>>();

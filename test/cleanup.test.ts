@@ -165,6 +165,10 @@ describe('after a crash', () => {
       expect(r.stdout).toMatch(new RegExp(`run ${runId} \\(${server.url.replace(/[.]/g, '\\.')}\\): deleted \\d+; 0 left over`));
       expect(server.store.applicationKeys.size + server.store.customApis.size).toBe(0);
       expect(existsSync(ledgerPath(runId!))).toBe(false);
+      // Run again (a CI step retried): nothing left, and no error.
+      const again = await cli(['cleanup', '--run', runId!], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expect(again.code, again.stdout + again.stderr).toBe(0);
+      expect(again.stdout).toMatch(new RegExp(`run ${runId}: no ledger .*nothing of it is left to delete here`));
     });
   });
 });
