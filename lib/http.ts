@@ -132,7 +132,7 @@ export interface TransportStats {
   breakerOpenedAfter?: number;
   /**
    * POSTs and DELETEs lost on the way (SuiteError.mayHaveApplied) after which the work was done
-   * again with new data: a create sent afresh (Session.create), a check run again (runCheck).
+   * again: a create sent afresh (Session.create), a check run again (runCheck).
    */
   lostRedone?: number;
 }
