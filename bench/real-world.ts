@@ -86,12 +86,12 @@ export interface RealWorldRow {
 /** What results.json says went wrong, folded: errors by their code, failures by check id. */
 function readResults(path: string): RealWorldRow['results'] {
   try {
-    const d = JSON.parse(readFileSync(path, 'utf8')) as { results?: { id: string; level?: string; outcome: string; reason?: string }[]; suiteErrors?: unknown[]; cleanup?: { leftovers?: unknown[] } };
+    const d = JSON.parse(readFileSync(path, 'utf8')) as { results?: { id: string; level?: string; outcome: string; errorCode?: string }[]; suiteErrors?: unknown[]; cleanup?: { leftovers?: unknown[] } };
     const errors: Record<string, number> = {};
     const failures: Record<string, number> = {};
     for (const r of d.results ?? []) {
       if (r.outcome === 'error') {
-        const code = /^([A-Z_]+):/.exec(r.reason ?? '')?.[1] ?? 'other';
+        const code = r.errorCode ?? 'other';
         errors[code] = (errors[code] ?? 0) + 1;
       } else if (r.outcome === 'fail') {
         const k = `${r.level ?? ''} ${r.id}`.trim();

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { resultHead, type Check, type CheckResult, type PaginationSettings, type RunSettings } from '../lib/check.js';
+import { errorResult, resultHead, type Check, type CheckResult, type PaginationSettings, type RunSettings } from '../lib/check.js';
 import { endpointsOf, loadCatalogSpec, mergeCatalog, type CatalogSpec, type Endpoint } from '../lib/catalog.js';
 import { cleanUp, cleanUpAfterOutage, type CleanupReport } from '../lib/cleanup.js';
 import { describeConfig, didYouMean, maskedConfig, settingLabel, type Config } from '../lib/config.js';
@@ -351,8 +351,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       noLedger();
       if (reached === 'refused') {
         // No check ran, and CI still gets its files, saying why: every check not run, with the reason.
-        const reason = `NOT_RUN: the run stopped at the preflight: ${refusal}`;
-        const results = checks.map((c) => ({ ...resultHead(c), outcome: 'error' as const, reason, durationMs: 0 }));
+        const results = checks.map((c) => errorResult(resultHead(c), 'NOT_RUN', `the run stopped at the preflight: ${refusal}`));
         const report = reportOf(results, [`the run stopped at the preflight: ${refusal}`], { deleted: 0, leftovers: [] }, { code: 2, reason: 'exit 2: no check ran (the run stopped at the preflight)' });
         if (config.reportDir) {
           try {

@@ -7,7 +7,7 @@ import { HttpClient, noTransport, type HttpClientOptions, type HttpResponse, typ
 import { findByName } from './find.js';
 import { Ledger, notProcessed, type LedgerEntry, type ResourceKind } from './ledger.js';
 import { tracesTo } from './run-names.js';
-import { CheckFailure, CheckSkip, SuiteError, TRIES_WHEN_LOST, type Level, type Outcome } from './outcome.js';
+import { CheckFailure, CheckSkip, SuiteError, TRIES_WHEN_LOST, type Level, type Outcome, type SuiteErrorCode } from './outcome.js';
 import { Secrets } from './secrets.js';
 import { hash32 } from './random.js';
 import type { Endpoint, ParentSource } from './catalog.js';
@@ -62,6 +62,13 @@ export interface CheckResult extends CheckHeader {
   records?: number;
   /** A skip because the list holds too few records to exercise the rule: what a declared-empty list excuses. */
   wantsRecords?: boolean;
+  /**
+   * An error: the suite's code for it (the same word that starts the reason). Verdicts, reports
+   * and the console decide by it, never by the reason's wording.
+   */
+  errorCode?: SuiteErrorCode;
+  /** The check found its operation's collection absent: it answered 404 (a skip, or a failure under --require-all-endpoints). */
+  absent?: boolean;
 }
 
 export interface RunSettings {
@@ -310,6 +317,8 @@ export class CheckContext extends Session {
    * tried): said after the reason of a skip for want of records when the list showed none.
    */
   emptyWhere?: string;
+  /** The operation's collection answered 404 to this check (CheckResult.absent). */
+  absent?: boolean;
 
   constructor(run: RunContext, check: Check, transport?: TransportStats, attempt = 1) {
     super(run, check.id, transport, attempt);
@@ -335,6 +344,12 @@ export class CheckContext extends Session {
     throw new CheckSkip(reason);
   }
 
+  /** Skips because the operation's collection answered 404 (CheckResult.absent; a declared-absent operation excuses it). */
+  skipAbsent(reason: string): never {
+    this.absent = true;
+    throw new CheckSkip(reason);
+  }
+
   /** The list showed `n` records (see CheckResult.records): the most seen is kept. */
   sawRecords(n: number): void {
     this.records = Math.max(this.records ?? 0, n);
@@ -345,6 +360,14 @@ export class CheckContext extends Session {
     this.sawRecords(found);
     throw new CheckSkip(found === 0 && this.emptyWhere ? `${reason} ${this.emptyWhere}` : reason, { wantsRecords: true });
   }
+}
+
+/**
+ * A result in error: the suite's code as a member (CheckResult.errorCode) and at the head of
+ * the reason, for people. `head`: resultHead of its check, and anything else it carries.
+ */
+export function errorResult<H extends Pick<CheckResult, 'id' | 'area' | 'clause' | 'level' | 'title'>>(head: H, code: SuiteErrorCode, message: string, durationMs = 0): H & Pick<CheckResult, 'outcome' | 'errorCode' | 'reason' | 'durationMs'> {
+  return { ...head, outcome: 'error', errorCode: code, reason: `${code}: ${message}`, durationMs };
 }
 
 /** What a result says of its check, before the outcome. */
@@ -383,8 +406,10 @@ export async function runCheck(check: Check, run: RunContext): Promise<CheckResu
         ...(notes.length ? { notes: notes.map(mask) } : {}),
         ...(transport.requests + transport.refused > 0 ? { transport: { ...transport } } : {}),
         ...(ctx.records !== undefined ? { records: ctx.records } : {}),
+        ...(ctx.absent ? { absent: true } : {}),
       };
     };
+    const error = (code: SuiteErrorCode, message: string): CheckResult => ({ ...finish('error', `${code}: ${message}`), errorCode: code });
     try {
       await check.run(ctx);
       return finish('pass');
@@ -392,7 +417,7 @@ export async function runCheck(check: Check, run: RunContext): Promise<CheckResu
       if (err instanceof CheckFailure) {
         // A 429 is not an answer to the question a check asked, only "ask later": a verdict
         // resting on one would blame the target for the suite's pace.
-        if (err.exchange?.status === 429) return finish('error', `RATE_LIMITED: ${err.exchange.method} ${err.exchange.url} answered 429; no verdict rests on a rate-limited answer`);
+        if (err.exchange?.status === 429) return error('RATE_LIMITED', `${err.exchange.method} ${err.exchange.url} answered 429; no verdict rests on a rate-limited answer`);
         const x = err.exchange ?? ctx.exchanges.at(-1);
         return finish('fail', err.message, {
           expected: mask(err.expected),
@@ -409,10 +434,10 @@ export async function runCheck(check: Check, run: RunContext): Promise<CheckResu
           retried.push(`try ${attempt} ended on ${err.code}: ${err.message}; it may have been applied, so the check was run again from its start, with new data`);
           continue;
         }
-        return finish('error', `${err.code}: ${err.message}`);
+        return error(err.code, err.message);
       }
       const e = err as Error;
-      return finish('error', `SUITE_BUG: ${e?.stack ?? String(err)}`);
+      return error('SUITE_BUG', e?.stack ?? String(err));
     }
   }
 }

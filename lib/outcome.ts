@@ -54,23 +54,29 @@ export class CheckSkip extends Error {
   }
 }
 
-/** Stable codes for the suite's own failures, so reports and tests can tell them apart. */
-export type SuiteErrorCode =
-  | 'TARGET_UNREACHABLE'
-  | 'TIMEOUT'
-  | 'CONNECTION_CLOSED'
-  | 'RESPONSE_TOO_LARGE'
+/**
+ * Stable codes for the suite's own failures, so reports and tests can tell them apart (a
+ * result's errorCode; spec/results.schema.yaml lists the same, a test holds them equal).
+ */
+export const SUITE_ERROR_CODES = [
+  'TARGET_UNREACHABLE',
+  'TIMEOUT',
+  'CONNECTION_CLOSED',
+  'RESPONSE_TOO_LARGE',
   /** Still 429 when the request's retry budget ran out: no verdict rests on "ask later". */
-  | 'RATE_LIMITED'
+  'RATE_LIMITED',
   /** Still 503 when the request's retry budget ran out: the target said it could not answer. */
-  | 'SERVICE_UNAVAILABLE'
+  'SERVICE_UNAVAILABLE',
   /** The circuit breaker is open: the target stopped answering mid-run, later requests are not sent. */
-  | 'TARGET_DOWN'
+  'TARGET_DOWN',
   /** The run was stopped (Ctrl-C, SIGTERM): the request was not sent. */
-  | 'INTERRUPTED'
+  'INTERRUPTED',
   /** The run stopped at the preflight (a refused token, a dead host): no check ran, and the report says why. */
-  | 'NOT_RUN'
-  | 'SUITE_BUG';
+  'NOT_RUN',
+  'SUITE_BUG',
+] as const;
+
+export type SuiteErrorCode = (typeof SUITE_ERROR_CODES)[number];
 
 /**
  * How many times in all a piece of work is tried when its tries end on a request perhaps

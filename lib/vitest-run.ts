@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createVitest } from 'vitest/node';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
-import { GATE, gateChannel, resultHead, resultKey, stopChannel, type Check, type CheckResult, type RunSettings } from './check.js';
+import { errorResult, GATE, gateChannel, resultHead, resultKey, stopChannel, type Check, type CheckResult, type RunSettings } from './check.js';
 import { packageRoot } from './package.js';
 import { schemaDocuments } from './schema.js';
 
@@ -75,12 +75,10 @@ class Collector implements Reporter {
     if (!result && check) {
       // The check never reported: vitest stopped it (a timeout) or our glue failed.
       const errors = testCase.result().errors ?? [];
-      result = {
-        ...resultHead(check),
-        outcome: 'error',
-        reason: this.#signal?.aborted ? 'INTERRUPTED: the run was stopped before this check finished' : `SUITE_BUG: the check did not report an outcome (${firstLine(errors[0]?.message) || testCase.result().state})`,
-        durationMs: Math.round(testCase.diagnostic()?.duration ?? 0),
-      };
+      const duration = Math.round(testCase.diagnostic()?.duration ?? 0);
+      result = this.#signal?.aborted
+        ? errorResult(resultHead(check), 'INTERRUPTED', 'the run was stopped before this check finished', duration)
+        : errorResult(resultHead(check), 'SUITE_BUG', `the check did not report an outcome (${firstLine(errors[0]?.message) || testCase.result().state})`, duration);
     }
     if (!result || this.muted) return;
     this.results.set(resultKey(result), result);
@@ -264,11 +262,10 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
       process.exitCode = savedExitCode;
     }
   }
-  const results = checks.map((c) => collector.results.get(resultKey(c)) ?? {
-    ...resultHead(c),
-    outcome: 'error' as const,
-    reason: options.signal?.aborted ? 'INTERRUPTED: the run was stopped before this check finished' : 'SUITE_BUG: the check did not run (see the suite errors)',
-    durationMs: 0,
-  });
+  const results = checks.map(
+    (c) =>
+      collector.results.get(resultKey(c)) ??
+      (options.signal?.aborted ? errorResult(resultHead(c), 'INTERRUPTED', 'the run was stopped before this check finished') : errorResult(resultHead(c), 'SUITE_BUG', 'the check did not run (see the suite errors)')),
+  );
   return { results, suiteErrors: collector.suiteErrors, secrets: [...collector.secrets] };
 }

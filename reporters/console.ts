@@ -6,6 +6,7 @@ import type { CheckResult } from '../lib/check.js';
 import { clauseLink } from '../lib/clauses.js';
 import type { Leftover } from '../lib/cleanup.js';
 import { sumTransport } from '../lib/http.js';
+import type { SuiteErrorCode } from '../lib/outcome.js';
 import { gist, isHtml, printable } from '../lib/text.js';
 import { failsRun, LEVELS, settingsOf, verdictOf, type RunReport, type Verdict } from './model.js';
 
@@ -128,11 +129,11 @@ export function leftoverLine(l: Leftover): string {
 
 /** An error of a check the suite never sent (the circuit breaker had opened): counted, not listed. */
 export function notRun(r: CheckResult): boolean {
-  return r.outcome === 'error' && (r.reason?.startsWith('TARGET_DOWN') ?? false);
+  return r.outcome === 'error' && r.errorCode === 'TARGET_DOWN';
 }
 
 /** The codes of a request that got no answer: after an outage (notRun), the checks they ended are its consequence. */
-const NO_ANSWER = /^(TIMEOUT|CONNECTION_CLOSED|TARGET_UNREACHABLE)\b/;
+const NO_ANSWER: ReadonlyArray<SuiteErrorCode | undefined> = ['TIMEOUT', 'CONNECTION_CLOSED', 'TARGET_UNREACHABLE'];
 
 /** A check that ended without an answer in a run the target stopped answering: counted with the outage, not listed. */
 export function cutShort(r: CheckResult, outage: boolean): boolean {
@@ -141,12 +142,12 @@ export function cutShort(r: CheckResult, outage: boolean): boolean {
 
 /** Whether a result ended in an error for want of an answer (a timeout, a dropped or refused connection). */
 export function unanswered(r: CheckResult): boolean {
-  return r.outcome === 'error' && NO_ANSWER.test(r.reason ?? '');
+  return r.outcome === 'error' && NO_ANSWER.includes(r.errorCode);
 }
 
 /** A check stopped before its end because the run was interrupted (Ctrl-C, SIGTERM). */
 export function interrupted(r: CheckResult): boolean {
-  return r.outcome === 'error' && (r.reason?.startsWith('INTERRUPTED') ?? false);
+  return r.outcome === 'error' && r.errorCode === 'INTERRUPTED';
 }
 
 /** What the transport went through, when anything happened: retries, rate-limit waits, the breaker. */
@@ -205,14 +206,14 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   section(`Warnings (${warnings.length}): failures that do not fail the run`, warnings);
   if (unrun.length) {
     lines.push(p('bold', `Not run (${unrun.length}): errors of the suite, not failures of the target`));
-    for (const cause of ['TARGET_DOWN', 'INTERRUPTED']) {
-      const these = unrun.filter((r) => r.reason?.startsWith(cause));
+    for (const cause of ['TARGET_DOWN', 'INTERRUPTED'] as const) {
+      const these = unrun.filter((r) => r.errorCode === cause);
       if (these.length) lines.push(`  ${these.length} check(s): ${printable(these[0]!.reason ?? '')}`);
     }
     const cut = unrun.filter((r) => cutShort(r, outage));
     if (cut.length) {
       const ids = cut.map(label);
-      lines.push(`  ${cut.length} check(s) cut short as the target stopped answering (${printable((cut[0]!.reason ?? '').split(':')[0]!)} and the like): ${ids.slice(0, 8).join(', ')}${ids.length > 8 ? `, and ${ids.length - 8} more` : ''}`);
+      lines.push(`  ${cut.length} check(s) cut short as the target stopped answering (${cut[0]!.errorCode ?? 'no answer'} and the like): ${ids.slice(0, 8).join(', ')}${ids.length > 8 ? `, and ${ids.length - 8} more` : ''}`);
     }
     lines.push('');
   }
@@ -221,7 +222,7 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     lines.push(`  ${report.lists.absent.join(', ')}`);
     lines.push('');
   }
-  const skips = report.results.filter((r) => r.outcome === 'skip' && !r.reason?.startsWith('absent:'));
+  const skips = report.results.filter((r) => r.outcome === 'skip' && !r.absent);
   if (skips.length) {
     lines.push(p('bold', `Skipped (${skips.length})`));
     const byReason = new Map<string, string[]>();

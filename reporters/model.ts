@@ -148,7 +148,7 @@ export function absentOperations(results: readonly CheckResult[]): string[] {
   const out = new Set<string>();
   for (const r of results) {
     if (!r.operation) continue;
-    if (r.reason?.startsWith('absent:') || (r.id === 'list.endpoint.present' && r.outcome === 'fail' && / is absent$/.test(r.reason ?? ''))) out.add(r.operation);
+    if (r.absent) out.add(r.operation);
   }
   return [...out];
 }

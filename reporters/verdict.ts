@@ -133,7 +133,7 @@ export function observeEmpty(results: readonly CheckResult[], operation: string)
   const seen = mine.filter((r) => r.records !== undefined);
   const most = seen.reduce<CheckResult | undefined>((a, r) => (a && a.records! >= r.records! ? a : r), undefined);
   if (most) return { operation, observed: most.records! > 0 ? 'records' : 'empty', evidence: `${most.id} saw ${records(most.records!)}`, notExercised };
-  const why = !mine.length ? 'no check ran on it' : mine.some((r) => r.reason?.startsWith('absent:')) ? 'its collection answered 404 (absent)' : 'no result says whether it holds records';
+  const why = !mine.length ? 'no check ran on it' : mine.some((r) => r.absent) ? 'its collection answered 404 (absent)' : 'no result says whether it holds records';
   return { operation, observed: 'unknown', evidence: why, notExercised };
 }
 
@@ -147,7 +147,7 @@ export function certify(results: readonly CheckResult[], suiteErrors: readonly s
   const failed = must.filter((r) => r.outcome === 'fail');
   const errors = results.filter((r) => r.outcome === 'error').length + suiteErrors.length;
   const excused = (r: CheckResult): boolean =>
-    r.operation !== undefined && ((declaredAbsent.includes(r.operation) && r.reason?.startsWith('absent:') === true) || (seenEmpty.has(r.operation) && wantsRecords(r)));
+    r.operation !== undefined && ((declaredAbsent.includes(r.operation) && r.outcome === 'skip' && r.absent === true) || (seenEmpty.has(r.operation) && wantsRecords(r)));
   const skipped = must.filter((r) => r.outcome === 'skip' && !excused(r));
   const claimed = declaredAbsent.filter((op) => results.some((r) => r.operation === op && r.id === 'list.endpoint.present' && r.outcome === 'pass'));
   const filled = declaredEmpty.filter((d) => d.observed === 'records');
@@ -180,7 +180,7 @@ export function certify(results: readonly CheckResult[], suiteErrors: readonly s
     }),
   ];
   const spared = must.filter((r) => r.outcome === 'skip' && excused(r));
-  const kinds = [spared.some((r) => r.reason?.startsWith('absent:')) ? 'declared-absent' : '', spared.some((r) => !r.reason?.startsWith('absent:')) ? 'declared-empty' : ''].filter(Boolean).join(' or ');
+  const kinds = [spared.some((r) => r.absent) ? 'declared-absent' : '', spared.some((r) => !r.absent) ? 'declared-empty' : ''].filter(Boolean).join(' or ');
   const lead = spared.length ? `every MUST check passed, but for ${spared.length} that a ${kinds} operation could not exercise` : 'every MUST check passed';
   return { certifiable: true, why: [lead, ...notes].join('; '), ...report };
 }

@@ -2,7 +2,7 @@
 // travels on the task's metadata (task.meta.conformance); the run's verdict is computed
 // from those outcomes and levels, never from vitest's own pass/fail.
 import { afterAll, inject, test } from 'vitest';
-import { GATE, gateChannel, resultHead, resultKey, RunContext, runCheck, stopChannel, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
+import { errorResult, GATE, gateChannel, resultHead, resultKey, RunContext, runCheck, stopChannel, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
 import { Breaker } from '../lib/http.js';
 import { useSchemaDocuments } from '../lib/schema.js';
 import type { ProvidedRun } from '../lib/vitest-run.js';
@@ -59,7 +59,7 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
     };
     gate.postMessage(GATE.ask);
   });
-  const notStarted = (check: Check): CheckResult => ({ ...resultHead(check), outcome: 'error', reason: 'INTERRUPTED: the run was stopped before this check started', durationMs: 0 });
+  const notStarted = (check: Check): CheckResult => errorResult(resultHead(check), 'INTERRUPTED', 'the run was stopped before this check started');
   afterAll(async () => {
     stop.close();
     await run.close();

@@ -161,7 +161,7 @@ describe('a declared-empty list that holds records does not certify', () => {
 
 describe('what the run saw of a declared-empty list', () => {
   it('absent (404): nothing to tell by, and its skips are excused only by --absent', () => {
-    const absent = [result('list.endpoint.present', 'skip', 'absent: GET /v2/promotions answered 404'), result('list.sort.id', 'skip', 'absent: GET /v2/promotions answered 404')];
+    const absent = [result('list.endpoint.present', 'skip', 'absent: GET /v2/promotions answered 404'), result('list.sort.id', 'skip', 'absent: GET /v2/promotions answered 404')].map((r) => ({ ...r, absent: true }));
     expect(observeEmpty(absent, 'promotions')).toMatchObject({ observed: 'unknown', evidence: 'its collection answered 404 (absent)', notExercised: [] });
     expect(certify(absent, [], { ...scope, declaredEmpty: ['promotions'] }).certifiable).toBe(false);
     expect(certify(absent, [], { ...scope, declaredAbsent: ['promotions'], declaredEmpty: ['promotions'] }).certifiable).toBe(true);

@@ -1,6 +1,7 @@
 // Every renderer is a pure function of the results model: snapshot each on a fixed model.
 import { describe, expect, it } from 'vitest';
-import { renderSummary } from '../reporters/console.js';
+import { interrupted, notRun, renderSummary, unanswered } from '../reporters/console.js';
+import { absentOperations } from '../reporters/model.js';
 import { githubAnnotations, renderMarkdown } from '../reporters/github.js';
 import { renderHtml } from '../reporters/html.js';
 import { renderJson } from '../reporters/json.js';
@@ -87,6 +88,21 @@ describe('the exit code', () => {
     expect(exitFor([result('x', 'MUST', 'pass')], ['a file did not load'], false).code).toBe(2);
     expect(exitFor([result('x', 'MUST', 'pass'), result('y', 'SHOULD', 'fail')], [], false).code).toBe(0);
     expect(exitFor([result('x', 'MUST', 'pass'), result('y', 'SHOULD', 'fail'), result('z', 'MUST', 'error')], [], true).code).toBe(1);
+  });
+});
+
+describe('outcome kinds are members of a result, never read from its wording', () => {
+  const head = { id: 'list.sort.id', area: 'pagination', clause: 'c', level: 'MUST' as const, title: 't', operation: 'jobs', durationMs: 0 };
+  it('an error is told by its errorCode: a reason worded otherwise, or one that only looks like a code, changes nothing', () => {
+    const down: CheckResult = { ...head, outcome: 'error', errorCode: 'TARGET_DOWN', reason: 'the target went quiet' };
+    const worded: CheckResult = { ...head, outcome: 'error', errorCode: 'SUITE_BUG', reason: 'TARGET_DOWN: looks like one' };
+    expect([notRun(down), notRun(worded)]).toEqual([true, false]);
+    expect([unanswered({ ...down, errorCode: 'TIMEOUT' }), unanswered({ ...worded, reason: 'TIMEOUT: no' })]).toEqual([true, false]);
+    expect([interrupted({ ...down, errorCode: 'INTERRUPTED' }), interrupted({ ...worded, reason: 'INTERRUPTED: no' })]).toEqual([true, false]);
+  });
+
+  it('an absent operation is told by the absent member, whatever the skip says', () => {
+    expect(absentOperations([{ ...head, outcome: 'skip', reason: 'its collection is not served', absent: true }, { ...head, operation: 'files', outcome: 'skip', reason: 'absent: GET /v2/files answered 404' }])).toEqual(['jobs']);
   });
 });
 

@@ -29,7 +29,8 @@ export const metaChecks: ListCheck[] = [
       if (!r.ok) return ctx.skip(r.reason);
       const probe = await readPage(ctx, e, r.path);
       if (probe.res.status === 404) {
-        if (!pagination(ctx).requireAllEndpoints) ctx.skip(`absent: GET ${r.path} answered 404`);
+        if (!pagination(ctx).requireAllEndpoints) ctx.skipAbsent(`absent: GET ${r.path} answered 404`);
+        ctx.absent = true;
         fail(`${e.name} is absent`, { expected: 'the operation is served (--require-all-endpoints)', actual: `GET ${r.path} answered 404`, res: probe.res });
       }
       expectStatus(probe.res, 200, `GET ${r.path}`);

@@ -208,7 +208,7 @@ export async function target(ctx: CheckContext, e: Endpoint): Promise<Target> {
   const r = await resolvePath(ctx, e);
   if (!r.ok) ctx.skip(r.reason);
   const probe = await readPage(ctx, e, r.path);
-  if (probe.res.status === 404) ctx.skip(`absent: GET ${r.path} answered 404`);
+  if (probe.res.status === 404) ctx.skipAbsent(`absent: GET ${r.path} answered 404`);
   if (!probe.ok) ctx.skip(`not testable: GET ${r.path} answered ${probe.res.status} without a list (see list.endpoint.present)`);
   if (r.emptyUnder !== undefined) ctx.emptyWhere = r.emptyUnder === 1 ? '(under the one parent tried)' : `(under each of the ${r.emptyUnder} parents tried)`;
   return { path: r.path, probe };
