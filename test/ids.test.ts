@@ -1,5 +1,7 @@
 // Check ids are forever: reports, baselines and --check refer to them. The snapshot freezes
 // them; renaming one is a deliberate, reviewed change of this file's snapshot.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
 import { AREAS, checkDefinitions } from '../suites/index.js';
 
@@ -17,4 +19,10 @@ it('every check is well formed', () => {
     expect(c.clause.length).toBeGreaterThan(3);
     expect(c.title.length).toBeGreaterThan(10);
   }
+});
+
+it('every check id is written out whole in suites/, so a search for it finds its check', () => {
+  const walk = (d: string): string[] => readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : f.endsWith('.ts') ? [join(d, f)] : []));
+  const source = walk(resolve(import.meta.dirname, '../suites')).map((f) => readFileSync(f, 'utf8')).join('\n');
+  expect(checkDefinitions.map((c) => c.id).filter((id) => !source.includes(`'${id}'`))).toEqual([]);
 });

@@ -34,9 +34,10 @@ function firstInversion(records: Rec[], attr: Attr, descending: boolean): number
   return -1;
 }
 
-function sortCheck(attr: Attr): ListCheck {
+/** `id`: written out where the check is listed, so a search for it finds it. */
+function sortCheck(id: string, attr: Attr): ListCheck {
   return {
-    id: `list.sort.${attr.replace('_', '-')}`,
+    id,
     clause: CLAUSE.lists,
     level: 'MUST',
     title: `sort=${attr} returns records in non-decreasing ${attr} order across all pages${attr === 'id' ? '' : ' (compared as instants)'}`,
@@ -115,7 +116,8 @@ function filteredWalk(ctx: CheckContext, e: Endpoint, op: 'ge' | 'gt'): Promise<
   })();
 }
 
-function filterCheck(op: 'ge' | 'gt'): ListCheck {
+/** `id`: written out where the check is listed, so a search for it finds it. */
+function filterCheck(id: string, op: 'ge' | 'gt'): ListCheck {
   // Judged on what a client sees (spec/contract/README.md#lists.filter): gt returns only records
   // whose shown value is greater than v. A record shown equal to v under gt breaks it whatever the
   // cause (gt read as ge, or a store comparing finer precision than it shows): a client paging with
@@ -123,7 +125,7 @@ function filterCheck(op: 'ge' | 'gt'): ListCheck {
   const holds = (x: string, v: string): boolean => (op === 'ge' ? x >= v : x > v);
   const sign = op === 'ge' ? '≥' : '>';
   return {
-    id: `list.filter.${op}`,
+    id,
     clause: CLAUSE.lists,
     level: 'MUST',
     title: `filter=${op}(created_at,v) returns every record with created_at ${sign} v and no other (v shared by tied records), each once`,
@@ -159,7 +161,9 @@ function filterCheck(op: 'ge' | 'gt'): ListCheck {
 }
 
 export const orderChecks: ListCheck[] = [
-  ...ATTRS.map(sortCheck),
+  sortCheck('list.sort.created-at', 'created_at'),
+  sortCheck('list.sort.updated-at', 'updated_at'),
+  sortCheck('list.sort.id', 'id'),
   {
     id: 'list.sort.descending',
     clause: CLAUSE.lists,
@@ -180,8 +184,8 @@ export const orderChecks: ListCheck[] = [
       if (!tried) ctx.skip('unsupported: every descending sort was refused (400/422)');
     },
   },
-  filterCheck('ge'),
-  filterCheck('gt'),
+  filterCheck('list.filter.ge', 'ge'),
+  filterCheck('list.filter.gt', 'gt'),
   {
     id: 'list.total.filtered',
     clause: CLAUSE.info,

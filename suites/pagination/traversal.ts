@@ -18,10 +18,11 @@ async function defaultWalk(ctx: CheckContext, e: Endpoint): Promise<{ path: stri
   return { path, walk };
 }
 
-function keysetCheck(attr: Attr): ListCheck {
+/** `id`: written out where the check is listed, so a search for it finds it. */
+function keysetCheck(id: string, attr: Attr): ListCheck {
   const op = attr === 'id' ? 'gt' : 'ge';
   return {
-    id: `list.keyset.${attr.replace('_', '-')}`,
+    id,
     clause: CLAUSE.keyset,
     level: 'MUST',
     title: `keyset traversal by ${attr} (sort=${attr}, filter=${op}) reaches exactly the records offset traversal reaches${attr === 'id' ? ', without duplicates' : ', ties included'}`,
@@ -113,7 +114,7 @@ export const traversalChecks: ListCheck[] = [
       }
     },
   },
-  keysetCheck('id'),
-  keysetCheck('created_at'),
-  keysetCheck('updated_at'),
+  keysetCheck('list.keyset.id', 'id'),
+  keysetCheck('list.keyset.created-at', 'created_at'),
+  keysetCheck('list.keyset.updated-at', 'updated_at'),
 ];
