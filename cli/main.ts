@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { clauseLink } from '../lib/clauses.js';
-import { closest, CONFIG_FILE, ConfigError, readConfigFile, resolveConfig, settingLabel, type RawSettings } from '../lib/config.js';
+import { closest, CONFIG_FILE, ConfigError, didYouMean, readConfigFile, resolveConfig, settingLabel, type RawSettings } from '../lib/config.js';
 import { packageVersion } from '../lib/package.js';
 import { Secrets } from '../lib/secrets.js';
 import type { CheckDefinition } from '../suites/index.js';
@@ -53,7 +53,7 @@ const OPTIONS = {
 
 export function selectChecks(definitions: readonly CheckDefinition[], ids: readonly string[], grep: string | undefined): CheckDefinition[] {
   const known = new Set(definitions.map((c) => c.id));
-  for (const id of ids) if (!known.has(id)) throw new UsageError(`unknown check id '${id}' (see 'conformance --list')`);
+  for (const id of ids) if (!known.has(id)) throw new UsageError(`unknown check id '${id}'${didYouMean(id, known, (c) => `'${c}'`)} (see 'conformance --list')`);
   let selected = ids.length ? definitions.filter((c) => ids.includes(c.id)) : [...definitions];
   if (grep !== undefined) {
     const g = grep.toLowerCase();
@@ -145,6 +145,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (argv[0] === 'selftest') return await (await import('./selftest.js')).selftest(argv.slice(1), io, main);
     if (argv[0] === 'cleanup') return await (await import('./cleanup.js')).cleanup(argv.slice(1), io);
     if (argv[0] === 'traceability') return await (await import('./selftest.js')).traceability(argv.slice(1), io);
+    // A mistyped command is said as such, before its flags are read as the main command's
+    // (`conformance sevre --port 5203` is not about an unknown --port).
+    const meant = argv[0] && !argv[0].startsWith('-') ? closest(argv[0], COMMANDS) : undefined;
+    if (meant) throw new UsageError(`unknown command '${argv[0]}' (did you mean 'conformance ${meant}'?)`);
     const { values, flags, checks } = parseMain(argv);
     if (values.help) {
       io.out(HELP);

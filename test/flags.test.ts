@@ -54,8 +54,13 @@ describe('an unknown flag gets the flag meant', () => {
     expectUsageError(await run(['--bogus']), "unknown option '--bogus'");
   });
 
-  it('a mistyped command gets the command meant', async () => {
-    expectUsageError(await run(['serv']), "unexpected argument 'serv' (did you mean 'conformance serve'?)");
+  it('a mistyped command gets the command meant, before its flags are read as the main command\'s', async () => {
+    expectUsageError(await run(['serv']), "unknown command 'serv' (did you mean 'conformance serve'?)");
+    expectUsageError(await run(['sevre', '--port', '5203']), "unknown command 'sevre' (did you mean 'conformance serve'?)");
+  });
+
+  it('a mistyped check id gets the id meant', async () => {
+    expectUsageError(await run(['--check', 'list.limt.max']), "unknown check id 'list.limt.max' (did you mean 'list.limit.max'?) (see 'conformance --list')");
   });
 
   it('a flag without its value says so', async () => {
