@@ -57,8 +57,8 @@ Run:
   --report-dir DIR      write results.json, junit.xml and report.html there (env CONFORMANCE_REPORT_DIR)
   --strict              SHOULD failures fail the run too
   --no-color            no colours (also NO_COLOR=1; colours only on a terminal, and not
-                        under CI=true, where progress is plain lines: one per area as it
-                        finishes, and one at least every 10 s)
+                        under CI=true, unless FORCE_COLOR=1; under CI progress is plain lines:
+                        one per area as it finishes, and one at least every 10 s)
   --shard i/n           run the i-th of n parts (by area and list operation); merge them after
 
 Certification and baselines:

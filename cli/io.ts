@@ -42,6 +42,19 @@ export function interactive(io: Io): boolean {
   return io.isTTY && !isCi(io.env);
 }
 
+/**
+ * Colours in the console: FORCE_COLOR asks for them anywhere (0 or false: nowhere);
+ * NO_COLOR or --no-color (`noColor`) refuses them; else only where someone watches a terminal
+ * (interactive). The same rule for the run and for merge.
+ */
+export function useColor(io: Io, noColor = false): boolean {
+  const force = io.env.FORCE_COLOR;
+  if (noColor || (io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== '')) return false;
+  if (force === '0' || force === 'false') return false;
+  if (force !== undefined) return true;
+  return interactive(io);
+}
+
 /** The live status line, only where someone watches it (see interactive). */
 export function liveProgress(io: Io): Io['progress'] {
   return interactive(io) ? io.progress : undefined;

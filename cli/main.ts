@@ -171,7 +171,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     const { loadCatalogSpec } = await import('../lib/catalog.js');
     const config = resolveConfig({
       flags,
-      env: values['no-color'] ? { ...io.env, CONFORMANCE_NO_COLOR: '1' } : io.env,
+      env: io.env,
       cwd: io.cwd,
       configFile: values.config,
       checks,

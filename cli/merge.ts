@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { Secrets } from '../lib/secrets.js';
 import { replayCommand } from '../reporters/console.js';
 import { settingsOf, summarise, type BaselineReport, type OutcomeSettings, type RunReport } from '../reporters/model.js';
-import { parseFlags, UsageError, type Io } from './io.js';
+import { parseFlags, UsageError, useColor, type Io } from './io.js';
 
 const MERGE_HELP = `Usage: conformance merge DIR... [--report-dir OUT] [--strict] [--no-color]
   Joins the report directories of shards (conformance --shard i/n --report-dir DIR) into one
@@ -169,6 +169,6 @@ export async function merge(args: string[], io: Io): Promise<number> {
   // Each shard was narrowed by --shard and so could not certify; merging does not certify either.
   delete report.certification;
   io.out(`merged ${parts.length} shard(s): ${parts.map((p) => `${p.dir} (${p.index}/${p.count}, seed ${p.report.seed})`).join(', ')}`);
-  publish(report, { reportDir: values['report-dir'] ? resolve(io.cwd, values['report-dir']) : undefined, color: io.isTTY && !io.env.NO_COLOR && !values['no-color'] }, new Secrets(), io);
+  publish(report, { reportDir: values['report-dir'] ? resolve(io.cwd, values['report-dir']) : undefined, color: useColor(io, values['no-color']) }, new Secrets(), io);
   return report.exit.code;
 }

@@ -22,7 +22,7 @@ import { contractDigest } from '../lib/schema.js';
 import type { RunningServer } from '../server/index.js';
 import { listen, type Listening } from '../server/listen.js';
 import { expandChecks, WRITTEN_LISTS, type CheckDefinition } from '../suites/index.js';
-import { interactive, liveProgress, UsageError, type Io } from './io.js';
+import { liveProgress, UsageError, useColor, type Io } from './io.js';
 import { publish } from './publish.js';
 import { reportFiles, writeFiles } from '../reporters/write.js';
 import { Ledger, ledgerPath, newRunId } from '../lib/ledger.js';
@@ -139,7 +139,7 @@ export function heartbeat(every: number, quiet: () => void): Heartbeat {
 export async function run(config: Config, definitions: CheckDefinition[], options: RunOptions, io: Io): Promise<number> {
   // Colours and a status line rewritten in place only where someone watches a terminal: not in
   // a pipe, a file or under CI (cli/io.ts). There, plain lines tell the progress instead.
-  const color = interactive(io) && !io.env.NO_COLOR && !io.env.CONFORMANCE_NO_COLOR;
+  const color = useColor(io);
   const progress = liveProgress(io);
   const runId = newRunId();
   const startedAt = new Date();

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../cli/main.js';
-import type { Io } from '../cli/io.js';
+import { useColor, type Io } from '../cli/io.js';
 import { heartbeat } from '../cli/run.js';
 import { listening, TOKEN, withServer } from './support.js';
 
@@ -144,5 +144,14 @@ describe('the heartbeat', () => {
     vi.advanceTimersByTime(3_500);
     expect(calls).toBe(3);
     beat.stop();
+  });
+});
+
+describe('colours', () => {
+  const io = (env: Record<string, string>, isTTY: boolean): Io => ({ out: () => {}, err: () => {}, env, cwd: '/', isTTY });
+  it('on a terminal only, not under CI; FORCE_COLOR asks for them anywhere; NO_COLOR and --no-color win', () => {
+    expect([useColor(io({}, true)), useColor(io({}, false)), useColor(io({ CI: 'true' }, true))]).toEqual([true, false, false]);
+    expect([useColor(io({ FORCE_COLOR: '1' }, false)), useColor(io({ FORCE_COLOR: '1', CI: 'true' }, false)), useColor(io({ FORCE_COLOR: '0' }, true))]).toEqual([true, true, false]);
+    expect([useColor(io({ FORCE_COLOR: '1', NO_COLOR: '1' }, true)), useColor(io({ FORCE_COLOR: '1' }, true), true)]).toEqual([false, false]);
   });
 });
