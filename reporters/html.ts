@@ -3,7 +3,7 @@
 // outcome and level. A failure reads as `fail` only when it fails the run; any other (a SHOULD
 // failure without --strict, an INFO note, a baselined failure) reads as `warn`, as in the
 // console (model.ts verdictOf).
-import type { CheckResult } from '../lib/check.js';
+import { resultKey, type CheckResult } from '../lib/check.js';
 import { LEVELS, settingsOf, verdictOf, whyNotCounted, type RunReport, type Verdict } from './model.js';
 import { replayCommand, replayTokenNote } from './console.js';
 import { inert } from '../lib/text.js';
@@ -18,6 +18,7 @@ export function esc(s: string): string {
 const CSS = `
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1d2430;background:#f6f7f9}
 header,section{margin:0 auto;max-width:1400px;padding:12px 24px}
+.cell a{color:inherit;text-decoration:none;display:block}tr.result:target{outline:2px solid #2563eb}
 h1{font-size:22px;margin:8px 0}h2{font-size:17px;margin:18px 0 8px}
 .verdict{font-size:16px;font-weight:600;padding:10px 14px;border-radius:6px;display:inline-block}
 .verdict.ok{background:#dff3e4;color:#14532d}.verdict.bad{background:#fde2e1;color:#7f1d1d}
@@ -79,6 +80,11 @@ function evidence(report: RunReport, r: CheckResult, v: Verdict): string {
   return r.outcome === 'skip' ? parts : `<details${r.level === 'MUST' && v !== 'warn' ? ' open' : ''}><summary>evidence</summary>${parts}</details>`;
 }
 
+/** The id of a result's row in the list of results, where a cell of the grid links to. */
+function anchorOf(r: CheckResult): string {
+  return `r-${resultKey(r).replace(/[^A-Za-z0-9._-]/g, '_')}`;
+}
+
 function matrix(report: RunReport, verdict: (r: CheckResult) => Verdict): string {
   const ops = [...new Set(report.results.map((r) => r.operation ?? 'once'))];
   const ids = [...new Set(report.results.map((r) => r.id))];
@@ -90,7 +96,7 @@ function matrix(report: RunReport, verdict: (r: CheckResult) => Verdict): string
       const r = at.get(`${id}\u0000${o}`);
       if (!r) return '<td></td>';
       const v = verdict(r);
-      return `<td class="cell o-${v} l-${r.level}" data-outcome="${v}" data-level="${r.level}" title="${esc(`${label(r)}: ${v}${r.reason ? ` (${r.reason})` : ''}`)}">${LETTER[v]}</td>`;
+      return `<td class="cell o-${v} l-${r.level}" data-outcome="${v}" data-level="${r.level}" title="${esc(`${label(r)}: ${v}${r.reason ? ` (${r.reason})` : ''}`)}"><a href="#${anchorOf(r)}">${LETTER[v]}</a></td>`;
     });
     return `<tr class="mrow" data-level="${level}"><td><code>${esc(id)}</code></td><td>${level}</td>${cells.join('')}</tr>`;
   });
@@ -120,7 +126,7 @@ export function renderHtml(report: RunReport): string {
   const filters = `<div class="filters"><fieldset><legend>outcome</legend>${VERDICTS.map((v) => `<label><input type="checkbox" data-filter="outcome" value="${v}" checked> ${v} (${count(v)})</label>`).join('')}</fieldset><fieldset><legend>level</legend>${LEVELS.map((l) => `<label><input type="checkbox" data-filter="level" value="${l}" checked> ${l}</label>`).join('')}</fieldset><span class="count" id="shown"></span></div>`;
   const rows = sorted.map((r) => {
     const v = verdict(r);
-    return `<tr class="result o-${v} l-${r.level}" data-outcome="${v}" data-level="${r.level}"><td><code>${esc(r.id)}</code></td><td>${esc(r.operation ?? '')}</td><td>${r.level}</td><td>${v}${r.baselined ? ' (baselined)' : ''}</td><td>${esc(r.title)}<br><small>${esc(r.clause)}</small></td><td>${evidence(report, r, v)}</td></tr>`;
+    return `<tr id="${anchorOf(r)}" class="result o-${v} l-${r.level}" data-outcome="${v}" data-level="${r.level}"><td><code>${esc(r.id)}</code></td><td>${esc(r.operation ?? '')}</td><td>${r.level}</td><td>${v}${r.baselined ? ' (baselined)' : ''}</td><td>${esc(r.title)}<br><small>${esc(r.clause)}</small></td><td>${evidence(report, r, v)}</td></tr>`;
   });
   const note = replayTokenNote(report);
   const replayNote = note && report.results.some((r) => r.outcome === 'fail' || r.outcome === 'error') ? `<p class="note" id="replay-note">${esc(note.charAt(0).toUpperCase() + note.slice(1))}.</p>` : '';

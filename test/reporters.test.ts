@@ -44,6 +44,15 @@ describe('renderers on a fixed results model', () => {
     expect(renderHtml(fixedReport())).toMatchSnapshot();
   });
 
+  it('report.html: each cell of the checks × operations grid links to its result, with its evidence', () => {
+    const html = renderHtml(fixedReport());
+    const links = [...html.matchAll(/<td class="cell [^>]*><a href="#([^"]+)">/g)].map((m) => m[1]);
+    const rows = new Set([...html.matchAll(/<tr id="([^"]+)" class="result /g)].map((m) => m[1]));
+    expect(links).toHaveLength(fixedReport().results.length);
+    expect(links.filter((l) => !rows.has(l))).toEqual([]);
+    expect(rows.size).toBe(links.length);
+  });
+
   it('GitHub annotations: one per failed MUST check that is not baselined', () => {
     const lines = githubAnnotations(fixedReport());
     expect(lines).toHaveLength(1);
