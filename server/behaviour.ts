@@ -193,7 +193,7 @@ export interface Behaviour {
   invertSort: boolean;
   /** List paths (templates of spec/list-operations.yaml) the server does not serve: 404. */
   absentPaths: readonly string[];
-  /** Where the list faults (LIST_FAULT_KNOBS) apply; null: every list request. */
+  /** Where the list faults apply (the knobs the scoped fault sets: combineBehaviours); null: every list request. */
   listFaultScope: ListFaultScope | null;
   /**
    * A nested list under the first record of its parent list holds no records (a choice: the
@@ -224,7 +224,7 @@ export interface Behaviour {
 
 /**
  * Where a list fault shows: bugs that a test of one endpoint, or of the first page, misses.
- * Outside the scope a request gets the conforming values of LIST_FAULT_KNOBS.
+ * Outside the scope a request gets the conforming values of the knobs the scoped fault sets.
  */
 export interface ListFaultScope {
   /** Only these path templates (spec/list-operations.yaml), or only templates with a placeholder. */
@@ -236,14 +236,37 @@ export interface ListFaultScope {
   parents?: 'later';
   /** Only requests with page[offset] > 0, with a filter, with both, or without page[limit]. */
   when?: 'offset' | 'filter' | 'filter-and-offset' | 'no-limit';
+  /** The knobs held to the scope: set by combineBehaviours (every knob of the scoped piece), never by hand. */
+  knobs?: ReadonlyArray<keyof Behaviour>;
 }
 
-/** The list knobs whose conforming value is the only right one: what a scope switches off. */
-export const LIST_FAULT_KNOBS = [
-  'maxLimit', 'defaultLimit', 'offsetUnit', 'pageTotalUnit', 'currentFromZero', 'totalIgnoresFilter', 'emptyMeta', 'geAsGt', 'gtAsGe', 'ignoreFilter',
-  'hiddenPrecision', 'ignoreSort', 'unstableTies', 'hardOffsetLimit', 'crashOnBadPaging', 'crashPastEnd', 'dropPageBoundary', 'listDataKey', 'metaAsStrings', 'invertSort',
-  'offsetEchoPageStart', 'pageTotalIgnoresFilter', 'totalFromOffset', 'filterValueToSecond', 'filterValueOffsetIgnored',
-] as const satisfies ReadonlyArray<keyof Behaviour>;
+/**
+ * The behaviour named by `names` in `table` (the faults, or the variants), one piece per name in
+ * order; an unknown name is refused with the known ones. One function for both tables.
+ */
+export function namedBehaviours(kind: 'fault' | 'variant', table: ReadonlyArray<{ name: string; behaviour: Partial<Behaviour> }>, names: readonly string[]): Array<Partial<Behaviour>> {
+  return names.map((name) => {
+    const entry = table.find((x) => x.name === name);
+    if (!entry) throw new Error(`unknown ${kind} '${name}'; known: ${table.map((x) => x.name).join(', ')}`);
+    return entry.behaviour;
+  });
+}
+
+/**
+ * The behaviour of a server made of `pieces` (variants, then faults, then given knobs), over
+ * CONFORMING. A piece with a listFaultScope is scoped as a whole: every knob it sets holds only
+ * inside the scope (ListFaultScope.knobs), so no knob of a scoped fault can escape its scope by
+ * being left off a list.
+ */
+export function combineBehaviours(pieces: ReadonlyArray<Partial<Behaviour>>): Behaviour {
+  const b: Behaviour = Object.assign({}, CONFORMING, ...pieces);
+  const scoped = pieces.filter((p) => p.listFaultScope);
+  if (b.listFaultScope && scoped.length) {
+    const knobs = [...new Set(scoped.flatMap((p) => (Object.keys(p) as Array<keyof Behaviour>).filter((k) => k !== 'listFaultScope')))];
+    b.listFaultScope = { ...b.listFaultScope, knobs };
+  }
+  return b;
+}
 
 export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   errorStatusAsNumber: false,

@@ -129,13 +129,3 @@ export const FAULTS: readonly Fault[] = [
   { name: 'meta-as-strings', breaks: 'the pagination fields are integers', caughtBy: ['list.meta.fields', 'list.meta.empty-filter'], behaviour: { metaAsStrings: true } },
   { name: 'sort-inverted', breaks: 'sort=attr is ascending', caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id', 'list.sort.descending'], behaviour: { invertSort: true } },
 ];
-
-export function faultBehaviour(names: readonly string[]): Partial<Behaviour> {
-  const out: Partial<Behaviour> = {};
-  for (const name of names) {
-    const f = FAULTS.find((x) => x.name === name);
-    if (!f) throw new Error(`unknown fault '${name}'; known: ${FAULTS.map((x) => x.name).join(', ')}`);
-    Object.assign(out, f.behaviour);
-  }
-  return out;
-}

@@ -2,17 +2,17 @@
 // check passes against, and, with a fault switched on, a server that breaks one rule.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
-import { CONFORMING, type Behaviour } from './behaviour.js';
+import { combineBehaviours, namedBehaviours, type Behaviour } from './behaviour.js';
 import { HttpError, requestUrl, sendError, type RequestUrl } from './http.js';
 import { listRoute, ROUTES, type RouteContext } from './routes.js';
 import { Store } from './store.js';
 import { listen, type Listening, type SocketLimits } from './listen.js';
 import { dataShapeOf } from './lists.js';
-import { faultBehaviour } from './faults.js';
-import { variantBehaviour } from './variants.js';
+import { FAULTS } from './faults.js';
+import { VARIANTS } from './variants.js';
 import { DEFAULT_TOKEN_LIFETIME_SECONDS, issuedAccess, tokenRoute, type Access } from './oauth.js';
 
-export { CONFORMING, LIST_FAULT_KNOBS, type Behaviour, type ListFaultScope } from './behaviour.js';
+export { CONFORMING, type Behaviour, type ListFaultScope } from './behaviour.js';
 export { FAULTS, type Fault } from './faults.js';
 export { VARIANTS, type Variant } from './variants.js';
 export { DEFAULT_MAX_RECORDS, Store } from './store.js';
@@ -70,12 +70,7 @@ function accessOf(header: string | undefined, want: Buffer, store: Store, now: (
 }
 
 export function resolveBehaviour(options: Pick<ReferenceServerOptions, 'faults' | 'variants' | 'behaviour'>): Behaviour {
-  return {
-    ...CONFORMING,
-    ...variantBehaviour(options.variants ?? []),
-    ...faultBehaviour(options.faults ?? []),
-    ...options.behaviour,
-  };
+  return combineBehaviours([...namedBehaviours('variant', VARIANTS, options.variants ?? []), ...namedBehaviours('fault', FAULTS, options.faults ?? []), ...(options.behaviour ? [options.behaviour] : [])]);
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Faker } from '@faker-js/faker';
 // The English entry loads English alone (the main entry loads about 70 locales at start-up); its
 // class and merged definitions make the same fakers as `new Faker({ locale: [en, base] })`.
 import { faker as english } from '@faker-js/faker/locale/en';
-import { CONFORMING, LIST_FAULT_KNOBS, type Behaviour } from './behaviour.js';
+import { CONFORMING, type Behaviour } from './behaviour.js';
 import { giveBack } from './bytes.js';
 import { Collection, parseFilter, slugOf, SORT_FIELDS, timeIndex, type FilterTerm, type ListRecord, type OrderField, type Query, type SortField } from './collection.js';
 import { HttpError, sendJsonText, type RequestUrl } from './http.js';
@@ -384,7 +384,7 @@ export function scopedBehaviour(b: Behaviour, template: string | undefined, quer
   const parents = scope.parents === undefined || laterParent;
   if (onPath && now && parents) return b;
   const out: Behaviour = { ...b };
-  for (const k of LIST_FAULT_KNOBS) (out as unknown as Record<string, unknown>)[k] = CONFORMING[k];
+  for (const k of scope.knobs ?? []) (out as unknown as Record<string, unknown>)[k] = CONFORMING[k];
   return out;
 }
 

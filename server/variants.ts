@@ -59,13 +59,3 @@ export const VARIANTS: readonly Variant[] = [
   { name: 'first-parent-empty', choice: 'nested lists under the first record of each parent list hold no records', allowedBy: 'the reading (spec/contract/README.md#list-operations): a placeholder is filled from a record of its parent list, and nothing says the first one has children', warns: [], behaviour: { firstParentEmpty: true } },
   { name: 'list-ids-prefixed', choice: 'list records with prefixed ids (rec_00000042…)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'prefixed' } },
 ];
-
-export function variantBehaviour(names: readonly string[]): Partial<Behaviour> {
-  const out: Partial<Behaviour> = {};
-  for (const name of names) {
-    const v = VARIANTS.find((x) => x.name === name);
-    if (!v) throw new Error(`unknown variant '${name}'; known: ${VARIANTS.map((x) => x.name).join(', ')}`);
-    Object.assign(out, v.behaviour);
-  }
-  return out;
-}

@@ -7,9 +7,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
 import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
-import { FAULTS, VARIANTS } from '../server/index.js';
+import { FAULTS, resolveBehaviour, VARIANTS } from '../server/index.js';
 import { checkDefinitions } from '../suites/index.js';
-import { exploredFigure, faultLevel, faultsEqualToVariants, mutationScore, renderExploredFigure, renderSelftest, runSelftest, type MutantRow, type VariantRow } from '../selftest/index.js';
+import { exploredFigure, faultLevel, faultsEqualToVariants, mutationScore, renderExploredFigure, renderSelftest, runSelftest, sampleFor, type MutantRow, type VariantRow } from '../selftest/index.js';
 
 let mutants: MutantRow[];
 let variants: VariantRow[];
@@ -42,6 +42,25 @@ describe('the catalogue', () => {
   it('declares only list operations that exist', () => {
     const keys = new Set(endpointsOf(loadCatalogSpec()).map((e) => e.key));
     for (const x of [...FAULTS, ...VARIANTS]) for (const op of x.operations ?? []) expect(keys.has(op), `${x.name}: ${op}`).toBe(true);
+  });
+
+  it('runs every scoped mutant on an operation where its scope shows: one scoped outside the sample would survive unseen', () => {
+    const eps = endpointsOf(loadCatalogSpec());
+    const scoped = FAULTS.filter((f) => f.behaviour.listFaultScope?.paths);
+    expect(scoped.length).toBeGreaterThan(3);
+    for (const f of scoped) {
+      const paths = f.behaviour.listFaultScope!.paths!;
+      const sampled = eps.filter((e) => sampleFor(f.operations).includes(e.key));
+      const shows = paths === 'nested' ? sampled.some((e) => e.path.includes('{')) : paths.some((p) => sampled.some((e) => e.path === p));
+      expect(shows, `${f.name}: scoped to ${JSON.stringify(paths)}, run on ${sampleFor(f.operations).join(', ')}`).toBe(true);
+    }
+  });
+
+  it('holds a scoped mutant to its scope as a whole: every knob it sets, and only those', () => {
+    const f = FAULTS.find((x) => x.name === 'nested-later-parents-sort-ignored')!;
+    const b = resolveBehaviour({ faults: [f.name] });
+    expect([...b.listFaultScope!.knobs!].sort()).toEqual(Object.keys(f.behaviour).filter((k) => k !== 'listFaultScope').sort());
+    expect(resolveBehaviour({ variants: ['list-ids-prefixed'] }).listFaultScope).toBeNull();
   });
 
   it('says for every variant where the contract or its reading (spec/contract/) allows it', () => {

@@ -104,14 +104,14 @@ describe('a failure that does not fail the run reads as a warning', () => {
 
   it('report.html: the row, the matrix cell, the summary and the filter say warn; a failure that fails the run says fail', () => {
     const html = renderHtml(warned);
-    expect(html).toMatch(/<tr class="result o-warn l-SHOULD" data-outcome="warn" data-level="SHOULD"><td><code>delete\.malformed-id\.400<\/code><\/td><td><\/td><td>SHOULD<\/td><td>warn<\/td>/);
+    expect(html).toMatch(/<tr id="[^"]+" class="result o-warn l-SHOULD" data-outcome="warn" data-level="SHOULD"><td><code>delete\.malformed-id\.400<\/code><\/td><td><\/td><td>SHOULD<\/td><td>warn<\/td>/);
     expect(html).toContain('<b>verdict:</b> SHOULD warning: it does not fail the run (--strict would)');
-    expect(html).toMatch(/<td class="cell o-warn l-SHOULD" data-outcome="warn" [^>]*>⚠<\/td>/);
+    expect(html).toMatch(/<td class="cell o-warn l-SHOULD" data-outcome="warn" [^>]*><a href="#[^"]+">⚠<\/a><\/td>/);
     expect(html).toContain('<input type="checkbox" data-filter="outcome" value="fail" checked> fail (0)');
     expect(html).toContain('<input type="checkbox" data-filter="outcome" value="warn" checked> warn (1)');
     expect(html).not.toContain('data-outcome="fail"');
     const strict = renderHtml(report([...passes, should], { strict: true }));
-    expect(strict).toMatch(/<tr class="result o-fail l-SHOULD" data-outcome="fail" /);
+    expect(strict).toMatch(/<tr id="[^"]+" class="result o-fail l-SHOULD" data-outcome="fail" /);
     expect(strict).toContain('value="warn" checked> warn (0)');
   });
 
