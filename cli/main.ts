@@ -44,6 +44,7 @@ const OPTIONS = {
   'product-version': { type: 'string' },
   absent: { type: 'string', multiple: true },
   empty: { type: 'string', multiple: true },
+  reporter: { type: 'string', multiple: true },
   baseline: { type: 'string' },
   'write-baseline': { type: 'string' },
   shard: { type: 'string' },
@@ -127,6 +128,7 @@ function parseMain(args: string[]) {
   if (values['allow-all-404']) flags['allow-all-404'] = true;
   if (values['max-body-bytes'] !== undefined) flags['max-body-bytes'] = values['max-body-bytes'];
   if (values.empty !== undefined) flags.empty = listOf(values.empty).join(',');
+  if (values.reporter !== undefined) flags.reporter = listOf(values.reporter).join(',');
   const checks = listOf(values.check);
   return { values, flags, checks };
 }
@@ -180,6 +182,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
       randomSeed: randomInt(0, 2 ** 31 - 1),
       knownOperations: loadCatalogSpec().operations.map((o) => o.id),
     });
+    const refused = config.reporters.length ? (await import('../reporters/registry.js')).unknownReporter(config.reporters) : undefined;
+    if (refused) throw new UsageError(`${settingLabel(config, 'reporter')}: ${refused}`);
     const { readBaseline } = await import('../reporters/verdict.js');
     const options: RunOptions = {
       ...(values.certify !== undefined ? { certifyDir: resolve(io.cwd, values.certify) } : {}),

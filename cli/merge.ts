@@ -9,13 +9,14 @@ import { replayCommand } from '../reporters/console.js';
 import { settingsOf, summarise, type BaselineReport, type OutcomeSettings, type RunReport } from '../reporters/model.js';
 import { parseFlags, UsageError, useColor, type Io } from './io.js';
 
-const MERGE_HELP = `Usage: conformance merge DIR... [--report-dir OUT] [--strict] [--no-color]
+const MERGE_HELP = `Usage: conformance merge DIR... [--report-dir OUT] [--reporter NAME[,NAME]] [--strict] [--no-color]
   Joins the report directories of shards (conformance --shard i/n --report-dir DIR) into one
   report: the console summary, and with --report-dir the report files. Give every shard of
   one run once: the shards must share their target, suite version, contract digest and the
   settings that decide outcomes (each keeps its own seed, and its failures their own replay
   command).
   --report-dir OUT  write results.json, junit.xml and report.html there
+  --reporter NAME   the report files to write instead: json, junit, html, ctrf (comma-separated)
   --strict          SHOULD failures fail the merged run too (as they do when the shards ran with --strict)
   --no-color        no colours
   Exit codes as for a run, from the merged results; 2 when the shards cannot be merged.`;
@@ -126,12 +127,15 @@ function mergeCleanup(reports: readonly RunReport[]): RunReport['cleanup'] {
 
 /** One report from the results.json of several shards. */
 export async function merge(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseFlags({ args, allowPositionals: true, options: { 'report-dir': { type: 'string' }, strict: { type: 'boolean' }, 'no-color': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }, 'merge');
+  const { values, positionals } = parseFlags({ args, allowPositionals: true, options: { 'report-dir': { type: 'string' }, reporter: { type: 'string', multiple: true }, strict: { type: 'boolean' }, 'no-color': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }, 'merge');
   if (values.help) {
     io.out(MERGE_HELP);
     return 0;
   }
   if (positionals.length === 0) throw new UsageError('merge needs the report directories of the shards: conformance merge DIR... [--report-dir OUT]', 'merge');
+  const reporters = [...new Set((values.reporter ?? []).flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean))];
+  const refused = reporters.length ? (await import('../reporters/registry.js')).unknownReporter(reporters) : undefined;
+  if (refused) throw new UsageError(`--reporter: ${refused}`, 'merge');
   // Loaded here, not above: --help needs none of it (the schema check loads ajv).
   const [{ exitFor }, { validateReport }, { publish }] = await Promise.all([import('../reporters/verdict.js'), import('../reporters/write.js'), import('./publish.js')]);
   const parts = positionals.map((dir) => readPart(dir, io.cwd, validateReport)).sort((a, b) => a.index - b.index);
@@ -169,6 +173,6 @@ export async function merge(args: string[], io: Io): Promise<number> {
   // Each shard was narrowed by --shard and so could not certify; merging does not certify either.
   delete report.certification;
   io.out(`merged ${parts.length} shard(s): ${parts.map((p) => `${p.dir} (${p.index}/${p.count}, seed ${p.report.seed})`).join(', ')}`);
-  publish(report, { reportDir: values['report-dir'] ? resolve(io.cwd, values['report-dir']) : undefined, color: useColor(io, values['no-color']) }, new Secrets(), io);
+  publish(report, { reportDir: values['report-dir'] ? resolve(io.cwd, values['report-dir']) : undefined, reporters, color: useColor(io, values['no-color']) }, new Secrets(), io);
   return report.exit.code;
 }

@@ -7,6 +7,7 @@ import { renderSummary } from '../reporters/console.js';
 import { githubAnnotations, renderMarkdown } from '../reporters/github.js';
 import type { RunReport } from '../reporters/model.js';
 import { renderBaseline } from '../reporters/verdict.js';
+import { reportFormats } from '../reporters/registry.js';
 import { bundleFiles, reportFiles, writeFiles } from '../reporters/write.js';
 import type { Io } from './io.js';
 
@@ -49,7 +50,7 @@ export function unwritable(folders: readonly Output[], files: readonly Output[])
  * Everything a finished report goes to: console, files, bundle, baseline, GitHub Actions.
  * Returns why a file could not be written (the run then exits 2), or undefined.
  */
-export function publish(report: RunReport, to: { reportDir?: string; certifyDir?: string; writeBaseline?: string; color: boolean }, secrets: Secrets, io: Io): string | undefined {
+export function publish(report: RunReport, to: { reportDir?: string; reporters?: readonly string[]; certifyDir?: string; writeBaseline?: string; color: boolean }, secrets: Secrets, io: Io): string | undefined {
   const mask = (x: string): string => secrets.mask(x);
   io.out(mask(renderSummary(report, { color: to.color })).trimEnd());
   // Each output alone: one that fails (a disk full since the run began) is one line, and the others are still written.
@@ -63,7 +64,11 @@ export function publish(report: RunReport, to: { reportDir?: string; certifyDir?
       io.err(`conformance: ${failed}`);
     }
   };
-  if (to.reportDir) write('the reports', to.reportDir, () => writeFiles(to.reportDir!, reportFiles(report, mask)), `reports written to ${to.reportDir} (results.json, junit.xml, report.html)`);
+  if (to.reportDir) {
+    const chosen = to.reporters?.length ? to.reporters : undefined;
+    const names = reportFormats(chosen).map((f) => f.file);
+    write('the reports', to.reportDir, () => writeFiles(to.reportDir!, reportFiles(report, mask, chosen)), `reports written to ${to.reportDir} (${names.join(', ')})`);
+  }
   if (to.certifyDir) write('the certification bundle', to.certifyDir, () => writeFiles(to.certifyDir!, bundleFiles(report, mask)), `certification bundle written to ${to.certifyDir} (check it with: cd ${to.certifyDir} && sha256sum -c SHA256SUMS)`);
   if (to.writeBaseline) {
     write('the baseline', to.writeBaseline, () => writeFileSync(to.writeBaseline!, mask(renderBaseline(report.results))), `baseline of ${report.results.filter((r) => r.outcome === 'fail' && r.level !== 'INFO').length} current failure(s) written to ${to.writeBaseline}`);

@@ -355,7 +355,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
         const report = reportOf(results, [`the run stopped at the preflight: ${refusal}`], { deleted: 0, leftovers: [] }, { code: 2, reason: 'exit 2: no check ran (the run stopped at the preflight)' });
         if (config.reportDir) {
           try {
-            writeFiles(config.reportDir, reportFiles(secrets.maskDeep(report), (x) => secrets.mask(x)));
+            writeFiles(config.reportDir, reportFiles(secrets.maskDeep(report), (x) => secrets.mask(x), config.reporters.length ? config.reporters : undefined));
             io.out(`reports written to ${config.reportDir} (results.json, junit.xml, report.html)`);
           } catch (e) {
             io.err(`conformance: the reports could not be written to ${config.reportDir} (${(e as { code?: string }).code ?? (e as Error).message})`);
@@ -382,7 +382,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     if (interrupted) exit = { code: exit.code, reason: `exit 130: interrupted (Ctrl-C or SIGTERM); ${exit.reason.replace(/^exit \d: /, '')}` };
     const report = reportOf(results, suiteErrors, cleanup, exit, { ...(based ? { baseline: based.report } : {}), ...(certification ? { certification } : {}) });
     // Masked whole, with every secret any area learned, before any renderer escapes a character.
-    const unwritten = publish(secrets.maskDeep(report), { reportDir: config.reportDir, certifyDir: options.certifyDir, writeBaseline: options.writeBaseline, color }, secrets, io);
+    const unwritten = publish(secrets.maskDeep(report), { reportDir: config.reportDir, reporters: config.reporters, certifyDir: options.certifyDir, writeBaseline: options.writeBaseline, color }, secrets, io);
     if (unwritten) io.err('exit 2: the verdict above stands, but what it was to be written to was not (see above)');
     // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
     if (cleanup.leftovers.length === 0 && !cleanup.pending) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });

@@ -32,6 +32,8 @@ export interface Config {
   /** Largest response body the suite reads. */
   maxBodyBytes: number;
   reportDir?: string;
+  /** The report formats written into reportDir, by name (reporters/registry.ts); empty: its defaults. */
+  reporters: readonly string[];
   /** Check ids to run (empty: all). */
   checks: readonly string[];
   /** Run only checks whose id or title contains this text. */
@@ -110,6 +112,7 @@ const KEYS = {
   'require-all-endpoints': { env: 'CONFORMANCE_REQUIRE_ALL_ENDPOINTS', field: 'requireAllEndpoints' },
   'allow-all-404': { env: 'CONFORMANCE_ALLOW_ALL_404', field: 'allowAll404' },
   empty: { env: 'CONFORMANCE_EMPTY', field: 'empty' },
+  reporter: { env: 'CONFORMANCE_REPORTER', field: 'reporters' },
 } as const;
 
 /** Keys of the file that hold mappings rather than single values. */
@@ -358,6 +361,7 @@ export function resolveConfig(input: ConfigInput): Config {
     concurrency: whole('concurrency', 1, 256, DEFAULT_CONCURRENCY),
     maxBodyBytes: whole('max-body-bytes', 1024, 512 * 1024 * 1024, 16 * 1024 * 1024),
     ...(raw['report-dir'] !== undefined ? { reportDir: resolve(input.cwd, String(raw['report-dir'])) } : {}),
+    reporters: raw.reporter !== undefined ? [...new Set(names(raw.reporter))] : [],
     checks: input.checks ?? [],
     ...(input.grep !== undefined ? { grep: input.grep } : {}),
     strict: raw.strict !== undefined ? bool(at('strict'), raw.strict) : false,
@@ -408,6 +412,7 @@ export function describeConfig(c: Config): string[] {
     ...(c.empty.length ? [row('empty', `${c.empty.join(', ')} (declared empty)`, 'empty')] : []),
     ...(c.catalog.operations || c.catalog.parents ? [row('catalog', `overrides: ${Object.keys(c.catalog.operations ?? {}).length} operation(s), ${Object.keys(c.catalog.parents ?? {}).length} parent(s)`)] : []),
     ...(c.reportDir ? [row('report dir', c.reportDir, 'report-dir')] : []),
+    ...(c.reporters.length ? [row('reporters', c.reporters.join(', '), 'reporter')] : []),
     ...(c.configFile ? [row('config file', c.configFile)] : []),
     ...(c.checks.length ? [row('checks', c.checks.join(', '))] : []),
     ...(c.grep !== undefined ? [row('grep', JSON.stringify(c.grep))] : []),

@@ -5,10 +5,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SuiteError } from '../lib/outcome.js';
 import { describeViolations, SCHEMA, validate } from '../lib/schema.js';
-import { renderHtml } from './html.js';
-import { renderJson } from './json.js';
-import { renderJunit } from './junit.js';
 import type { RunReport } from './model.js';
+import { DEFAULT_REPORTERS, reportFormats } from './registry.js';
 
 export interface OutputFile {
   name: string;
@@ -20,14 +18,10 @@ export function validateReport(report: RunReport): void {
   if (v.length) throw new SuiteError('SUITE_BUG', `the results model breaks spec/results.schema.yaml: ${describeViolations(v)}`);
 }
 
-/** results.json, junit.xml and report.html; `mask` masks secrets by value in every byte. */
-export function reportFiles(report: RunReport, mask: (s: string) => string): OutputFile[] {
+/** The files of the formats named (reporters/registry.ts; default results.json, junit.xml, report.html); `mask` masks secrets by value in every byte. */
+export function reportFiles(report: RunReport, mask: (s: string) => string, reporters: readonly string[] = DEFAULT_REPORTERS): OutputFile[] {
   validateReport(report);
-  return [
-    { name: 'results.json', content: mask(renderJson(report)) },
-    { name: 'junit.xml', content: mask(renderJunit(report)) },
-    { name: 'report.html', content: mask(renderHtml(report)) },
-  ];
+  return reportFormats(reporters).map((f) => ({ name: f.file, content: mask(f.render(report)) }));
 }
 
 /**

@@ -59,6 +59,11 @@ describe('an unknown flag gets the flag meant', () => {
     expectUsageError(await run(['sevre', '--port', '5203']), "unknown command 'sevre' (did you mean 'conformance serve'?)");
   });
 
+  it('an unknown reporter is refused with the one meant, from the flag or the environment', async () => {
+    expectUsageError(await run(['--reporter', 'json,ctfr']), "--reporter: unknown reporter 'ctfr' (did you mean 'ctrf'?) (known: json, junit, html, ctrf)");
+    expectUsageError(await run(['merge', 'a', '--reporter', 'xml']), "--reporter: unknown reporter 'xml' (known: json, junit, html, ctrf)", 'conformance merge --help');
+  });
+
   it('a mistyped check id gets the id meant', async () => {
     expectUsageError(await run(['--check', 'list.limt.max']), "unknown check id 'list.limt.max' (did you mean 'list.limit.max'?) (see 'conformance --list')");
   });

@@ -1,14 +1,17 @@
 // Every renderer is a pure function of the results model: snapshot each on a fixed model.
 import { describe, expect, it } from 'vitest';
 import { interrupted, notRun, renderSummary, unanswered } from '../reporters/console.js';
-import { absentOperations } from '../reporters/model.js';
 import { githubAnnotations, renderMarkdown } from '../reporters/github.js';
 import { renderHtml } from '../reporters/html.js';
 import { renderJson } from '../reporters/json.js';
 import { renderJunit } from '../reporters/junit.js';
 import { exitFor, renderBaseline } from '../reporters/verdict.js';
 import type { CheckResult } from '../lib/check.js';
-import { bundleFiles, validateReport } from '../reporters/write.js';
+import { bundleFiles, reportFiles, validateReport } from '../reporters/write.js';
+import { renderCtrf } from '../reporters/ctrf.js';
+import { unknownReporter } from '../reporters/registry.js';
+import { absentOperations, failsRun } from '../reporters/model.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { fixedReport } from './fixtures/report.js';
 
 const same = (s: string): string => s;
@@ -51,6 +54,48 @@ describe('renderers on a fixed results model', () => {
     expect(links).toHaveLength(fixedReport().results.length);
     expect(links.filter((l) => !rows.has(l))).toEqual([]);
     expect(rows.size).toBe(links.length);
+  });
+
+  it('ctrf.json: a CTRF document, one test per result; failed counts exactly what fails the run', () => {
+    const report = fixedReport();
+    const doc = JSON.parse(renderCtrf(report)) as { reportFormat: string; specVersion: string; results: { tool: { name: string }; summary: Record<string, number>; tests: Array<{ name: string; status: string; duration: number; rawStatus?: string }> } };
+    // The CTRF schema's requirements (ctrf.io): the envelope, the summary's counts and times, each test's name, status and duration.
+    const ajv = new Ajv2020({ strict: false });
+    const status = { enum: ['passed', 'failed', 'skipped', 'pending', 'other'] };
+    const int = { type: 'integer' };
+    const valid = ajv.validate(
+      {
+        type: 'object',
+        required: ['reportFormat', 'specVersion', 'results'],
+        properties: {
+          reportFormat: { const: 'CTRF' },
+          specVersion: { type: 'string', pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+$' },
+          results: {
+            type: 'object',
+            required: ['tool', 'summary', 'tests'],
+            properties: {
+              tool: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1 } } },
+              summary: { type: 'object', required: ['tests', 'passed', 'failed', 'skipped', 'pending', 'other', 'start', 'stop'], properties: Object.fromEntries(['tests', 'passed', 'failed', 'skipped', 'pending', 'other', 'start', 'stop', 'duration'].map((k) => [k, int])), additionalProperties: false },
+              tests: { type: 'array', items: { type: 'object', required: ['name', 'status', 'duration'], properties: { name: { type: 'string', minLength: 1 }, status, duration: int, suite: { type: 'array', minItems: 1 } } } },
+            },
+          },
+        },
+      },
+      doc,
+    );
+    expect(valid, ajv.errorsText()).toBe(true);
+    expect(doc.results.tests).toHaveLength(report.results.length);
+    const { summary, tests } = doc.results;
+    for (const k of ['passed', 'failed', 'skipped', 'other']) expect(summary[k], k).toBe(tests.filter((t) => t.status === k).length);
+    expect(summary.failed).toBe(report.results.filter((r) => failsRun(r, false)).length);
+    expect(tests.filter((t) => t.status === 'other').map((t) => t.rawStatus).sort()).toEqual(['error', 'warn', 'warn']);
+  });
+
+  it('the report files are the formats asked for, by name; an unknown name is refused with the nearest', () => {
+    expect(reportFiles(fixedReport(), (x) => x).map((f) => f.name)).toEqual(['results.json', 'junit.xml', 'report.html']);
+    expect(reportFiles(fixedReport(), (x) => x, ['ctrf', 'json']).map((f) => f.name)).toEqual(['results.json', 'ctrf.json']);
+    expect(unknownReporter(['json', 'ctfr'])).toBe("unknown reporter 'ctfr' (did you mean 'ctrf'?) (known: json, junit, html, ctrf)");
+    expect(unknownReporter(['junit'])).toBeUndefined();
   });
 
   it('GitHub annotations: one per failed MUST check that is not baselined', () => {
