@@ -1,13 +1,31 @@
 // The project's own tests (npm test). The conformance suite itself is not run from here: it
 // is driven by the CLI through vitest's Node API (lib/vitest-run.ts).
-import { defineConfig } from 'vitest/config';
+//
+// Three tiers, one run: `npm test` runs them all; `npm run test:quick` runs `unit` alone, for an
+// edit loop (well under 30 s on two cores).
+// - unit: in-process and quick: no CLI child, no browser, no packing, no selftest;
+// - proofs: the suite proved against its mutants, its variants and mutated answers;
+// - integration: everything else, the CLI as users run it included. A new test file lands here
+//   unless it is named in one of the two lists, so no file is in no tier.
+import { configDefaults, defineConfig } from 'vitest/config';
+
+const UNIT = [
+  'catalogue', 'config', 'contract', 'explore-create', 'flags', 'http', 'ids', 'imports', 'instant', 'junit', 'merge', 'oauth',
+  'progress', 'reporters', 'schema', 'sdk', 'server', 'server-limits', 'traceability', 'walks', 'warnings',
+].map((name) => `test/${name}.test.ts`);
+
+const PROOFS = ['mutants', 'legal-space', 'fuzz-answers', 'explore'].map((name) => `test/${name}.test.ts`);
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Two cores on CI: the slow end-to-end files (CLI runs, npm pack) get one each.
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT } },
+      { extends: true, test: { name: 'proofs', include: PROOFS } },
+      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...UNIT, ...PROOFS] } },
+    ],
   },
 });
