@@ -1,3 +1,5 @@
+import { describeFormats } from '../reporters/formats.js';
+
 export const HELP = `Usage:
   conformance [options]            run the checks (no --base-url: against the bundled reference server)
   conformance serve [options]      run the bundled reference server alone
@@ -55,9 +57,9 @@ Run:
   --max-body-bytes N    largest response body read; a larger one is an error of the suite
                         (default 16777216, 16 MiB; env CONFORMANCE_MAX_BODY_BYTES)
   --report-dir DIR      write results.json, junit.xml and report.html there (env CONFORMANCE_REPORT_DIR)
-  --reporter NAME[,NAME] the report files written there instead: json (results.json), junit
-                        (junit.xml), html (report.html), ctrf (ctrf.json, the Common Test Report
-                        Format) (env CONFORMANCE_REPORTER, key reporter)
+  --reporter NAME[,NAME] which report files to write there (default json,junit,html; env
+                        CONFORMANCE_REPORTER, key reporter):
+${describeFormats('                          ')}
   --strict              SHOULD failures fail the run too
   --no-color            no colours (also NO_COLOR=1; colours only on a terminal, and not
                         under CI=true, unless FORCE_COLOR=1; under CI progress is plain lines:
@@ -85,7 +87,7 @@ Serve: the reference server's own options are in 'conformance serve --help'.
 Precedence: flags > environment > config file > defaults. File keys: base-url, token, seed,
   timeout, concurrency, max-body-bytes, report-dir, strict, request-budget, time-buffer, explore, explore-only,
   default-page-length, require-all-endpoints, allow-all-404, empty, reporter (each also a flag, --KEY); and operations:
-  and parents: to override or extend the list catalog (see README). The file is checked
+  and parents: to override or extend the list catalog (see docs/usage.md). The file is checked
   against spec/config.schema.yaml; an error names the flag, the variable, or the file and key.
 
 Under GitHub Actions (GITHUB_ACTIONS=true): an error annotation per failed MUST check, and a

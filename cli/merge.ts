@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Secrets } from '../lib/secrets.js';
+import { REPORT_FORMATS } from '../reporters/formats.js';
 import { replayCommand } from '../reporters/console.js';
 import { settingsOf, summarise, type BaselineReport, type OutcomeSettings, type RunReport } from '../reporters/model.js';
 import { parseFlags, UsageError, useColor, type Io } from './io.js';
@@ -16,7 +17,7 @@ const MERGE_HELP = `Usage: conformance merge DIR... [--report-dir OUT] [--report
   settings that decide outcomes (each keeps its own seed, and its failures their own replay
   command).
   --report-dir OUT  write results.json, junit.xml and report.html there
-  --reporter NAME   the report files to write instead: json, junit, html, ctrf (comma-separated)
+  --reporter NAME   the report files to write instead: ${REPORT_FORMATS.map((f) => f.name).join(', ')} (comma-separated)
   --strict          SHOULD failures fail the merged run too (as they do when the shards ran with --strict)
   --no-color        no colours
   Exit codes as for a run, from the merged results; 2 when the shards cannot be merged.`;

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { SuiteError } from '../lib/outcome.js';
 import { describeViolations, SCHEMA, validate } from '../lib/schema.js';
 import type { RunReport } from './model.js';
-import { DEFAULT_REPORTERS, reportFormats } from './registry.js';
+import { DEFAULT_REPORTERS } from './formats.js';
+import { reportFormats } from './registry.js';
 
 export interface OutputFile {
   name: string;

@@ -10,6 +10,7 @@ import type { CheckResult } from '../lib/check.js';
 import { bundleFiles, reportFiles, validateReport } from '../reporters/write.js';
 import { renderCtrf } from '../reporters/ctrf.js';
 import { unknownReporter } from '../reporters/registry.js';
+import { REPORT_FORMATS } from '../reporters/formats.js';
 import { absentOperations, failsRun } from '../reporters/model.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { fixedReport } from './fixtures/report.js';
@@ -94,7 +95,11 @@ describe('renderers on a fixed results model', () => {
   it('the report files are the formats asked for, by name; an unknown name is refused with the nearest', () => {
     expect(reportFiles(fixedReport(), (x) => x).map((f) => f.name)).toEqual(['results.json', 'junit.xml', 'report.html']);
     expect(reportFiles(fixedReport(), (x) => x, ['ctrf', 'json']).map((f) => f.name)).toEqual(['results.json', 'ctrf.json']);
-    expect(unknownReporter(['json', 'ctfr'])).toBe("unknown reporter 'ctfr' (did you mean 'ctrf'?) (known: json, junit, html, ctrf)");
+    expect(unknownReporter(['json', 'ctfr'])).toBe(`unknown reporter 'ctfr' (did you mean 'ctrf'?) (known: ${REPORT_FORMATS.map((f) => f.name).join(', ')})`);
+    // Every format listed has its renderer, and writes its own file.
+    const all = reportFiles(fixedReport(), (x) => x, REPORT_FORMATS.map((f) => f.name));
+    expect(all.map((f) => f.name)).toEqual(REPORT_FORMATS.map((f) => f.file));
+    for (const f of all) expect(f.content.length, f.name).toBeGreaterThan(100);
     expect(unknownReporter(['junit'])).toBeUndefined();
   });
 
