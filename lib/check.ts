@@ -259,9 +259,10 @@ export class Session {
    *
    * `refusal`: the check expects this body refused. A lost create may then be the very
    * acceptance the check is there to catch, and the answer to the next one says nothing of it
-   * (a target may refuse a name it now holds): it is looked for by name first. Found, the check
-   * fails on that; not found, the next goes out; a name that does not carry the run's id cannot
-   * be looked for, and the check ends in error.
+   * (a target may refuse a name it now holds): it is looked for by name first. Not found, it was
+   * not applied, and the next goes out. Found under a name that carries the run's id, the check
+   * fails on that; found under a name that cannot carry it (the empty name), it may be anyone's:
+   * the check ends in error, as it does when the collection cannot be searched.
    */
   async create(kind: ResourceKind, collection: string, draft: () => { name: string; spec: Omit<RequestSpec, 'method' | 'path'> }, options: { refusal?: boolean } = {}): Promise<{ res: HttpResponse; name: string; key: string }> {
     for (let tries = 1; ; tries++) {
@@ -282,12 +283,13 @@ export class Session {
 
   /** A lost create whose body was to be refused: was it applied? (see create) */
   async #lostRefusal(kind: ResourceKind, collection: string, name: string, key: string, lost: SuiteError): Promise<void> {
-    if (!tracesTo(name, this.run.settings.runId)) {
-      throw new SuiteError(lost.code, `${lost.message}; the body was to be refused, and its name (${JSON.stringify(name)}) does not carry the run's id, so whether it was applied cannot be looked up`);
-    }
     const ids = await findByName((spec) => this.request(spec), collection, name);
     if (ids === undefined) throw new SuiteError(lost.code, `${lost.message}; the body was to be refused, and ${collection} could not be searched for its name to see whether it was applied`);
+    // Nothing of that name: not applied (proving absence needs no proof of ownership).
     if (ids.length === 0) return this.run.ledger.settled(key);
+    if (!tracesTo(name, this.run.settings.runId)) {
+      throw new SuiteError(lost.code, `${lost.message}; the body was to be refused, and ${ids.length} ${kind}(s) named ${JSON.stringify(name)} exist, which may be anyone's (the name cannot carry the run's id): whether it was applied cannot be told`);
+    }
     // Applied: in the ledger by id for the cleanup, and the failure the check exists to find.
     for (const id of ids) this.created({ kind, id, name, deletePath: `${collection}/${encodeURIComponent(id)}`, key });
     throw new CheckFailure('a body that must be refused was accepted: what it created is there, though its answer was lost on the way', {

@@ -410,13 +410,21 @@ describe('a reset connection', () => {
     expect(r.heldAfterCleanup.applicationKeys).toBe(0);
   });
 
-  it('a body that must be refused, whose create was lost, with a name that cannot be looked for: the check ends in error, nothing is sent again', async () => {
+  it('a body that must be refused, whose create was lost, under a name that cannot carry the run id: found, it may be anyone\'s, and the check ends in error, nothing sent again', async () => {
     const check = statics.find((c) => c.id === 'create.name.empty.rejected')!;
     const r = await lostThrough((a) => (a.method === 'POST' ? 'lose-answer' : 'relay'), [check], { faults: ['name-empty-accepted'] });
     const [result] = r.results;
     expect(result!.outcome).toBe('error');
-    expect(result!.reason).toMatch(/^CONNECTION_CLOSED: POST .*does not carry the run's id/);
+    expect(result!.reason).toMatch(/^CONNECTION_CLOSED: POST .*1 application-key\(s\) named "" exist, which may be anyone's/);
     expect(r.front.arrivals.filter((a) => a.method === 'POST')).toHaveLength(1);
+  });
+
+  it('a body that must be refused, whose create was lost, where nothing of that name exists: it was not applied, and the next one is judged', async () => {
+    const check = statics.find((c) => c.id === 'create.name.empty.rejected')!;
+    let lost: Arrival | undefined;
+    const r = await lostThrough((a) => (a.method === 'POST' && !lost ? ((lost = a), 'lose-answer') : 'relay'), [check]);
+    expect(r.results.map((x) => `${x.id} ${x.outcome}`)).toEqual(['create.name.empty.rejected pass']);
+    expect(r.front.arrivals.filter((a) => a.method === 'POST')).toHaveLength(2);
   });
 
   it('a check run again after a lost DELETE does its shared work afresh: a first DELETE that deletes nothing is not hidden by a later one', async () => {
