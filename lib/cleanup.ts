@@ -129,11 +129,16 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
   };
   const unansweredCreate = async (intent: OpenIntent): Promise<void> => {
     const reason = 'the target never answered its create (the run stopped, or the connection failed)';
-    // Never look for a name the run cannot prove is its own: a user may have a key named 'k'.
-    // Reported once, then forgotten: no later cleanup could do more than report it again.
+    // Never delete by a name the run cannot prove is its own: a user may have a key named 'k'.
+    // But absence needs no proof: nothing of that name there, and the create made nothing.
+    // Otherwise reported once, with what bears the name, then forgotten: no later cleanup could
+    // do more than report it again.
     if (!intent.name || !tracesTo(intent.name, settings.runId)) {
       ledger.settled(intent.key);
-      return left(intent, `${reason}, and its name does not carry the run id (it may not exist): check ${intent.collection} by hand`);
+      const ids = await findByName((spec) => http.request(spec), intent.collection, intent.name).catch(() => undefined);
+      if (ids?.length === 0) return;
+      const named = ids === undefined ? `${intent.collection} could not be searched for it` : `${intent.collection} holds ${ids.length} named so (${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''}), which may be anyone's`;
+      return left(intent, `${reason}, and its name does not carry the run id: ${named}; check by hand`);
     }
     try {
       const ids = await findByName((spec) => http.request(spec), intent.collection, intent.name);
