@@ -1,4 +1,18 @@
+import { SETTINGS } from '../lib/settings.js';
 import { describeFormats } from '../reporters/formats.js';
+
+/** `text` in lines of at most 96 characters, each after `indent`, broken after a comma. */
+function wrap(text: string, indent: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && indent.length + line.length + 1 + word.length > 96) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line].map((l) => `${indent}${l}`).join('\n');
+}
 
 export const HELP = `Usage:
   conformance [options]            run the checks (no --base-url: against the bundled reference server)
@@ -84,10 +98,9 @@ Certification and baselines:
 
 Serve: the reference server's own options are in 'conformance serve --help'.
 
-Precedence: flags > environment > config file > defaults. File keys: base-url, token, seed,
-  timeout, concurrency, max-body-bytes, report-dir, strict, request-budget, time-buffer, explore, explore-only,
-  default-page-length, require-all-endpoints, allow-all-404, empty, reporter (each also a flag, --KEY); and operations:
-  and parents: to override or extend the list catalog (see docs/usage.md). The file is checked
+Precedence: flags > environment > config file > defaults. File keys (each also a flag, --KEY):
+${wrap(SETTINGS.map((s) => s.key).join(', '), '  ')};
+  and operations: and parents: to override or extend the list catalog (see docs/usage.md). The file is checked
   against spec/config.schema.yaml; an error names the flag, the variable, or the file and key.
 
 Under GitHub Actions (GITHUB_ACTIONS=true): an error annotation per failed MUST check, and a

@@ -11,40 +11,26 @@ import { clauseLink } from '../lib/clauses.js';
 import { closest, CONFIG_FILE, ConfigError, didYouMean, readConfigFile, resolveConfig, settingLabel, type RawSettings } from '../lib/config.js';
 import { packageVersion } from '../lib/package.js';
 import { Secrets } from '../lib/secrets.js';
+import { settingFlags, settingOptions } from '../lib/settings.js';
 import type { CheckDefinition } from '../suites/index.js';
 import { HELP } from './help.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 import type { RunOptions } from './run.js';
 
+/** The settings' flags (lib/settings.ts), and the flags that are not settings. */
 const OPTIONS = {
-  'base-url': { type: 'string' },
-  token: { type: 'string' },
+  ...settingOptions(),
   config: { type: 'string' },
-  seed: { type: 'string' },
   check: { type: 'string', multiple: true },
   grep: { type: 'string' },
   operation: { type: 'string', multiple: true },
   list: { type: 'boolean' },
   'list-operations': { type: 'boolean' },
-  'request-budget': { type: 'string' },
-  'time-buffer': { type: 'string' },
-  explore: { type: 'string' },
-  'explore-only': { type: 'boolean' },
-  'default-page-length': { type: 'string' },
-  'require-all-endpoints': { type: 'boolean' },
-  'allow-all-404': { type: 'boolean' },
-  'report-dir': { type: 'string' },
-  concurrency: { type: 'string' },
-  timeout: { type: 'string' },
-  'max-body-bytes': { type: 'string' },
-  strict: { type: 'boolean' },
   'no-color': { type: 'boolean' },
   certify: { type: 'string' },
   product: { type: 'string' },
   'product-version': { type: 'string' },
   absent: { type: 'string', multiple: true },
-  empty: { type: 'string', multiple: true },
-  reporter: { type: 'string', multiple: true },
   baseline: { type: 'string' },
   'write-baseline': { type: 'string' },
   shard: { type: 'string' },
@@ -111,24 +97,7 @@ function parseMain(args: string[]) {
     const near = closest(positionals[0]!, COMMANDS);
     throw new UsageError(`unexpected argument '${positionals[0]}'${near ? ` (did you mean 'conformance ${near}'?)` : ''}`);
   }
-  const flags: RawSettings = {};
-  if (values['base-url'] !== undefined) flags['base-url'] = values['base-url'];
-  if (values.token !== undefined) flags.token = values.token;
-  if (values.seed !== undefined) flags.seed = values.seed;
-  if (values.concurrency !== undefined) flags.concurrency = values.concurrency;
-  if (values.timeout !== undefined) flags.timeout = values.timeout;
-  if (values['report-dir'] !== undefined) flags['report-dir'] = values['report-dir'];
-  if (values.strict) flags.strict = true;
-  if (values['request-budget'] !== undefined) flags['request-budget'] = values['request-budget'];
-  if (values['time-buffer'] !== undefined) flags['time-buffer'] = values['time-buffer'];
-  if (values.explore !== undefined) flags.explore = values.explore;
-  if (values['explore-only']) flags['explore-only'] = true;
-  if (values['default-page-length'] !== undefined) flags['default-page-length'] = values['default-page-length'];
-  if (values['require-all-endpoints']) flags['require-all-endpoints'] = true;
-  if (values['allow-all-404']) flags['allow-all-404'] = true;
-  if (values['max-body-bytes'] !== undefined) flags['max-body-bytes'] = values['max-body-bytes'];
-  if (values.empty !== undefined) flags.empty = listOf(values.empty).join(',');
-  if (values.reporter !== undefined) flags.reporter = listOf(values.reporter).join(',');
+  const flags: RawSettings = settingFlags(values);
   const checks = listOf(values.check);
   return { values, flags, checks };
 }

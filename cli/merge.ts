@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Secrets } from '../lib/secrets.js';
+import { SETTINGS, type SettingSpec } from '../lib/settings.js';
 import { REPORT_FORMATS } from '../reporters/formats.js';
 import { replayCommand } from '../reporters/console.js';
 import { settingsOf, summarise, type BaselineReport, type OutcomeSettings, type RunReport } from '../reporters/model.js';
@@ -49,19 +50,14 @@ const SAME_RUN: Array<[string, (r: RunReport, s: OutcomeSettings) => unknown]> =
   ['target', (r) => (r.target.embedded ? 'the bundled reference server' : r.target.baseUrl)],
   ['suite version', (r) => r.tool.version],
   ['contract digest', (r) => r.contractDigest],
-  ['--timeout', (_, s) => s.timeoutMs],
-  ['--max-body-bytes', (_, s) => s.maxBodyBytes],
-  ['--strict', (_, s) => s.strict ?? false],
-  ['--request-budget', (_, s) => s.requestBudget],
-  ['--time-buffer', (_, s) => s.timeBufferSeconds],
-  ['--explore', (_, s) => s.explore],
-  ['--explore-only', (_, s) => s.exploreOnly ?? false],
-  ['--default-page-length', (_, s) => s.defaultPageLength],
-  ['--require-all-endpoints', (_, s) => s.requireAllEndpoints ?? false],
+  // The settings that decide outcomes (lib/settings.ts): a switch off is false, a list is a set.
+  ...(SETTINGS as readonly SettingSpec[]).filter((x) => x.shards).map((x): [string, (r: RunReport) => unknown] => [`--${x.key}`, (r) => {
+    const v = (r.config ?? {})[x.field];
+    return x.kind === 'switch' ? v === true : x.kind === 'list' ? [...((v as string[] | undefined) ?? [])].sort() : v;
+  }]),
   ['--check', (_, s) => [...(s.checks ?? [])].sort()],
   ['--grep', (_, s) => s.grep],
   ['--operation', (_, s) => [...(s.operations ?? [])].sort()],
-  ['--empty', (_, s) => [...(s.empty ?? [])].sort()],
   ['the catalog of the config file (operations, parents)', (_, s) => s.catalog ?? {}],
   ['--baseline', (r) => r.baseline?.file],
 ];

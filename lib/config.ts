@@ -15,6 +15,7 @@ import type { ErrorObject } from 'ajv';
 import type { parse as parseYamlType } from 'yaml';
 import { packageRoot } from './package.js';
 import { MASK } from './secrets.js';
+import { SETTINGS, type SettingKey } from './settings.js';
 import type { CatalogOverrides } from './catalog.js';
 
 const require = createRequire(import.meta.url);
@@ -94,30 +95,12 @@ export const DEFAULT_CONCURRENCY = 64;
  */
 export const DEFAULT_EXPLORE = 20;
 
-/** The settings a file, the environment or flags may give, by their key (the flag is --KEY). */
-const KEYS = {
-  'base-url': { env: 'CONFORMANCE_BASE_URL', field: 'baseUrl' },
-  token: { env: 'CONFORMANCE_TOKEN', field: 'token' },
-  seed: { env: 'CONFORMANCE_SEED', field: 'seed' },
-  timeout: { env: 'CONFORMANCE_TIMEOUT_MS', field: 'timeoutMs' },
-  concurrency: { env: 'CONFORMANCE_CONCURRENCY', field: 'concurrency' },
-  'max-body-bytes': { env: 'CONFORMANCE_MAX_BODY_BYTES', field: 'maxBodyBytes' },
-  'report-dir': { env: 'CONFORMANCE_REPORT_DIR', field: 'reportDir' },
-  strict: { env: 'CONFORMANCE_STRICT', field: 'strict' },
-  'request-budget': { env: 'CONFORMANCE_REQUEST_BUDGET', field: 'requestBudget' },
-  'time-buffer': { env: 'CONFORMANCE_TIME_BUFFER', field: 'timeBufferSeconds' },
-  explore: { env: 'CONFORMANCE_EXPLORE', field: 'explore' },
-  'explore-only': { env: 'CONFORMANCE_EXPLORE_ONLY', field: 'exploreOnly' },
-  'default-page-length': { env: 'CONFORMANCE_DEFAULT_PAGE_LENGTH', field: 'defaultPageLength' },
-  'require-all-endpoints': { env: 'CONFORMANCE_REQUIRE_ALL_ENDPOINTS', field: 'requireAllEndpoints' },
-  'allow-all-404': { env: 'CONFORMANCE_ALLOW_ALL_404', field: 'allowAll404' },
-  empty: { env: 'CONFORMANCE_EMPTY', field: 'empty' },
-  reporter: { env: 'CONFORMANCE_REPORTER', field: 'reporters' },
-} as const;
+/** The settings a file, the environment or flags may give, by their key (the flag is --KEY): lib/settings.ts. */
+const KEYS = Object.fromEntries(SETTINGS.map((s) => [s.key, { env: s.env, field: s.field }])) as Record<SettingKey, { env: string; field: string }>;
 
 /** Keys of the file that hold mappings rather than single values. */
 const FILE_ONLY = ['operations', 'parents'] as const;
-type Key = keyof typeof KEYS;
+type Key = SettingKey;
 export type Source = 'default' | 'file' | 'env' | 'flag';
 
 export type RawSettings = Partial<Record<Key, string | number | boolean>>;

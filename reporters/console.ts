@@ -6,6 +6,7 @@ import type { CheckResult } from '../lib/check.js';
 import { clauseLink } from '../lib/clauses.js';
 import type { Leftover } from '../lib/cleanup.js';
 import { sumTransport } from '../lib/http.js';
+import { replayWords } from '../lib/settings.js';
 import type { SuiteErrorCode } from '../lib/outcome.js';
 import { gist, isHtml, printable } from '../lib/text.js';
 import { failsRun, LEVELS, settingsOf, verdictOf, type RunReport, type Verdict } from './model.js';
@@ -98,15 +99,8 @@ export function replayCommand(report: RunReport, r: { id: string; operation?: st
     ...(r.operation ? ['--operation', r.operation] : []),
     '--seed', String(report.seed),
     ...(report.target.embedded ? [] : ['--base-url', report.target.baseUrl]),
-    ...(s.timeoutMs !== undefined ? ['--timeout', String(s.timeoutMs)] : []),
-    ...(s.maxBodyBytes !== undefined ? ['--max-body-bytes', String(s.maxBodyBytes)] : []),
-    ...(list && s.requestBudget !== undefined ? ['--request-budget', String(s.requestBudget)] : []),
-    ...(list && s.timeBufferSeconds !== undefined ? ['--time-buffer', String(s.timeBufferSeconds)] : []),
-    ...(s.explore !== undefined ? ['--explore', String(s.explore)] : []),
-    ...(list && s.exploreOnly ? ['--explore-only'] : []),
-    ...(list && s.defaultPageLength !== undefined ? ['--default-page-length', String(s.defaultPageLength)] : []),
-    ...(list && s.requireAllEndpoints ? ['--require-all-endpoints'] : []),
-    ...(s.strict ? ['--strict'] : []),
+    // The settings that decide outcomes (lib/settings.ts), as the run had them.
+    ...replayWords(report.config ?? {}, list),
   ];
   return words.map(shellWord).join(' ');
 }

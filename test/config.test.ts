@@ -1,6 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { SETTINGS } from '../lib/settings.js';
 import { describe, expect, it } from 'vitest';
 import { closest, ConfigError, DEFAULT_CONCURRENCY, describeConfig, maskedConfig, resolveConfig } from '../lib/config.js';
 
@@ -161,5 +163,29 @@ describe('closest (did you mean)', () => {
     ['--x', undefined],
   ])('%s → %s', (word, meant) => {
     expect(closest(word, ['--report-dir', '--timeout', '--strict', '--max-body-bytes', '--base-url', '--seed'])).toBe(meant);
+  });
+});
+
+describe('one list of settings (lib/settings.ts), and everything that names them agrees with it', () => {
+  const root = resolve(import.meta.dirname, '..');
+  it('spec/config.schema.yaml has a key for every setting, and for nothing else but the catalog', () => {
+    const schema = parseYaml(readFileSync(join(root, 'spec/config.schema.yaml'), 'utf8')) as { properties: Record<string, unknown> };
+    expect(Object.keys(schema.properties).sort()).toEqual([...SETTINGS.map((s) => s.key), 'operations', 'parents'].sort());
+  });
+
+  it('docs/usage.md has a row for every setting: its flag, its variable and its key', () => {
+    const rows = readFileSync(join(root, 'docs/usage.md'), 'utf8').split('\n').filter((l) => l.startsWith('| `--'));
+    for (const s of SETTINGS) expect(rows.some((r) => r.startsWith(`| \`--${s.key}`) && r.includes(`\`${s.env}\` / \`${s.key}\``)), s.key).toBe(true);
+  });
+
+  it('each setting\'s variable is read, and its flag parsed: both give the same value', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conformance-settings-'));
+    for (const s of SETTINGS.filter((x) => x.kind === 'whole')) {
+      const value = s.key === 'default-page-length' ? '37' : s.key === 'timeout' ? '4321' : s.key === 'max-body-bytes' ? '2048' : s.key === 'request-budget' ? '777' : '7';
+      const byEnv = resolveConfig({ flags: {}, env: { [s.env]: value }, cwd: dir, randomSeed: 1 }) as unknown as Record<string, unknown>;
+      const byFlag = resolveConfig({ flags: { [s.key]: value }, env: {}, cwd: dir, randomSeed: 1 }) as unknown as Record<string, unknown>;
+      expect(byEnv[s.field], s.key).toBe(Number(value));
+      expect(byFlag[s.field], s.key).toBe(Number(value));
+    }
   });
 });

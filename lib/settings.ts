@@ -1,0 +1,94 @@
+// Every setting of a run, once: the key (the flag --KEY and the config file's key), the
+// environment variable, the field of the resolved Config, the kind of value, and what it does to
+// a run's outcomes. The flag parser, the environment and file readers (lib/config.ts), the
+// replay command a failure carries, and merge's test that shards are one run read this list;
+// tests hold --help, docs/usage.md and spec/config.schema.yaml to it.
+//
+// Order matters once: replay commands name their settings in this order.
+
+export type SettingKind =
+  /** A URL (the target). */
+  | 'url'
+  /** A secret: never printed, never replayed. */
+  | 'secret'
+  /** A whole number (its bounds are lib/config.ts's). */
+  | 'whole'
+  /** On when given (--KEY), or true/false in the environment and the file. */
+  | 'switch'
+  /** Names, comma-separated or repeated (--KEY a,b --KEY c), a YAML list in the file. */
+  | 'list'
+  /** A folder. */
+  | 'path';
+
+export interface SettingSpec {
+  key: string;
+  env: string;
+  /** The field of lib/config.ts Config (and of the config as results.json records it). */
+  field: string;
+  kind: SettingKind;
+  /**
+   * Decides outcomes, so a replay repeats it: for every check ('all'), or for list checks only
+   * ('list'). Absent: it changes no outcome (where reports go, how fast the run goes).
+   */
+  replay?: 'all' | 'list';
+  /** Shards that differ in it are not one run: merge refuses them. */
+  shards?: boolean;
+}
+
+export const SETTINGS = [
+  { key: 'base-url', env: 'CONFORMANCE_BASE_URL', field: 'baseUrl', kind: 'url' },
+  { key: 'token', env: 'CONFORMANCE_TOKEN', field: 'token', kind: 'secret' },
+  { key: 'seed', env: 'CONFORMANCE_SEED', field: 'seed', kind: 'whole' },
+  { key: 'timeout', env: 'CONFORMANCE_TIMEOUT_MS', field: 'timeoutMs', kind: 'whole', replay: 'all', shards: true },
+  { key: 'concurrency', env: 'CONFORMANCE_CONCURRENCY', field: 'concurrency', kind: 'whole' },
+  { key: 'max-body-bytes', env: 'CONFORMANCE_MAX_BODY_BYTES', field: 'maxBodyBytes', kind: 'whole', replay: 'all', shards: true },
+  { key: 'report-dir', env: 'CONFORMANCE_REPORT_DIR', field: 'reportDir', kind: 'path' },
+  { key: 'reporter', env: 'CONFORMANCE_REPORTER', field: 'reporters', kind: 'list' },
+  { key: 'request-budget', env: 'CONFORMANCE_REQUEST_BUDGET', field: 'requestBudget', kind: 'whole', replay: 'list', shards: true },
+  { key: 'time-buffer', env: 'CONFORMANCE_TIME_BUFFER', field: 'timeBufferSeconds', kind: 'whole', replay: 'list', shards: true },
+  { key: 'explore', env: 'CONFORMANCE_EXPLORE', field: 'explore', kind: 'whole', replay: 'all', shards: true },
+  { key: 'explore-only', env: 'CONFORMANCE_EXPLORE_ONLY', field: 'exploreOnly', kind: 'switch', replay: 'list', shards: true },
+  { key: 'default-page-length', env: 'CONFORMANCE_DEFAULT_PAGE_LENGTH', field: 'defaultPageLength', kind: 'whole', replay: 'list', shards: true },
+  { key: 'require-all-endpoints', env: 'CONFORMANCE_REQUIRE_ALL_ENDPOINTS', field: 'requireAllEndpoints', kind: 'switch', replay: 'list', shards: true },
+  { key: 'strict', env: 'CONFORMANCE_STRICT', field: 'strict', kind: 'switch', replay: 'all', shards: true },
+  { key: 'allow-all-404', env: 'CONFORMANCE_ALLOW_ALL_404', field: 'allowAll404', kind: 'switch' },
+  // Not replayed: it changes what certifies, not what a check finds.
+  { key: 'empty', env: 'CONFORMANCE_EMPTY', field: 'empty', kind: 'list', shards: true },
+] as const satisfies readonly SettingSpec[];
+
+export type SettingKey = (typeof SETTINGS)[number]['key'];
+
+/** The flags of the settings, as node:util parseArgs declares them. */
+export function settingOptions(): Record<SettingKey, { type: 'string' | 'boolean'; multiple?: true }> {
+  return Object.fromEntries(SETTINGS.map((s) => [s.key, s.kind === 'switch' ? { type: 'boolean' } : s.kind === 'list' ? { type: 'string', multiple: true } : { type: 'string' }])) as Record<SettingKey, { type: 'string' | 'boolean'; multiple?: true }>;
+}
+
+/** The settings given as flags, as lib/config.ts reads them: a list joined with commas, a switch as true. */
+export function settingFlags(values: Record<string, unknown>): Partial<Record<SettingKey, string | boolean>> {
+  const out: Partial<Record<SettingKey, string | boolean>> = {};
+  for (const s of SETTINGS) {
+    const v = values[s.key];
+    if (v === undefined) continue;
+    if (s.kind === 'switch') {
+      if (v) out[s.key] = true;
+    } else if (Array.isArray(v)) out[s.key] = [...new Set(v.flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean))].join(',');
+    else out[s.key] = String(v);
+  }
+  return out;
+}
+
+/**
+ * The settings a replay of a result repeats, from the config a report recorded: `--KEY value`,
+ * or `--KEY` for a switch that was on. `list`: the result is a list check's.
+ */
+export function replayWords(config: Record<string, unknown>, list: boolean): string[] {
+  const words: string[] = [];
+  for (const s of SETTINGS as readonly SettingSpec[]) {
+    if (!s.replay || (s.replay === 'list' && !list)) continue;
+    const v = config[s.field];
+    if (s.kind === 'switch') {
+      if (v === true) words.push(`--${s.key}`);
+    } else if (typeof v === 'number' || typeof v === 'string') words.push(`--${s.key}`, String(v));
+  }
+  return words;
+}
