@@ -23,7 +23,6 @@
 //   A body over the cap is refused as such (RESPONSE_TOO_LARGE), as soon as it is known.
 // undici's RetryAgent resends after 429s, 503s and resets before the answer, with the policy
 // below; everything else is done here. Everything done is counted (TransportStats).
-import { setTimeout as delay } from 'node:timers/promises';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import type { Agent, RetryAgent, RetryHandler, request as UndiciRequest } from 'undici';
@@ -31,6 +30,16 @@ import { BODY_EXCERPT_MAX, REQUEST_BODY_MAX, type Exchange } from './exchange.js
 import { CheckFailure, SuiteError } from './outcome.js';
 import { MASK, type Secrets } from './secrets.js';
 import { packageVersion } from './package.js';
+import { BodyBudget } from './body-budget.js';
+import { Breaker, BREAKER_AFTER } from './breaker.js';
+import { DEFAULT_RETRY, retryAfterMs, type RetryPolicy } from './retry.js';
+import { noTransport, type TransportStats } from './transport-stats.js';
+
+// The parts of the transport that live in files of their own, for whoever imports the transport.
+export { BODY_BUDGET_BYTES, BodyBudget } from './body-budget.js';
+export { Breaker, BREAKER_AFTER, BREAKER_GAP_MS } from './breaker.js';
+export { DEFAULT_RETRY, retryAfterMs, type RetryPolicy } from './retry.js';
+export { noTransport, sumTransport, type TransportStats } from './transport-stats.js';
 
 export interface HttpClientOptions {
   baseUrl: string;
@@ -49,117 +58,6 @@ export interface HttpClientOptions {
   breaker?: Breaker;
   /** The bytes of response bodies being read at once, shared by every client of the process (BodyBudget.shared by default). */
   bodyBudget?: BodyBudget;
-}
-
-export interface RetryPolicy {
-  /**
-   * A safety cap on the attempts after the first, whatever their cause. It is large: what ends
-   * the retries of a request is its time budget (maxWaitMs).
-   */
-  maxRetries: number;
-  /**
-   * The time budget of one request: the most time it spends without an answer beyond its first
-   * attempt, that is the waits between its attempts and the attempts that timed out after the
-   * first, all together. No retry starts that would pass it.
-   */
-  maxWaitMs: number;
-  /** The first wait when an answer names no Retry-After; it doubles with each retry, with jitter. */
-  baseDelayMs: number;
-  /** The longest wait the backoff chooses (a Retry-After may ask for more, within maxWaitMs). */
-  maxDelayMs: number;
-  /** How the client waits between attempts; tests shrink time with it. */
-  sleep: (ms: number) => Promise<void>;
-}
-
-/**
- * A minute per request: a rate limit counted per minute is waited out, and so is a burst of
- * 429s without Retry-After (backoff 0.5 s doubling to 8 s: about a dozen retries). The count
- * is only a guard against a loop: the time budget ends the retries first (Retry-After is read
- * in whole seconds, and the backoff's shortest wait is a quarter of a second).
- */
-export const DEFAULT_RETRY: RetryPolicy = { maxRetries: 100, maxWaitMs: 60_000, baseDelayMs: 500, maxDelayMs: 8_000, sleep: (ms) => delay(ms) };
-
-/**
- * Failures at moments apart in time, with no answer between, after which the target is taken
- * for down. Three timeouts so spaced are two or three timeouts of complete silence while the
- * suite asked: a busy target answers something in that time.
- */
-export const BREAKER_AFTER = 3;
-
-/**
- * Failures this close (ms) to the last one the breaker counted, of attempts sent before it,
- * are the same moment: requests in flight together that time out together (the target or
- * this machine was busy for a while) are one failure, not one each. A failure of an attempt
- * sent after the last counted one is new evidence, and counts however soon it comes.
- */
-export const BREAKER_GAP_MS = 2_000;
-
-/**
- * The bytes of response bodies held at once by every client of the process. Fixed, not a
- * multiple of maxBodyBytes: the oldest body being read may always go past it (so any body up
- * to maxBodyBytes is read, and no reader waits on another that waits on it), so the memory the
- * bodies take is at most this plus one body at the cap (and a chunk, 64 KiB, per reader),
- * whatever --max-body-bytes is; a multiple of the cap would let a raised cap (up to 512 MiB)
- * bring back what the budget is for. At the default 16 MiB cap, 16 bodies at the cap are read
- * side by side; real pages are far smaller, and never wait.
- */
-export const BODY_BUDGET_BYTES = 256 * 1024 * 1024;
-
-/**
- * What the transport did, kept by the client for the run and by each Session for its check
- * (shared work counts for the check that started it), so a summary can add them up.
- */
-export interface TransportStats {
-  /** Requests sent, each counted once however many attempts it took. */
-  requests: number;
-  /** Attempts beyond the first. */
-  retries: number;
-  /** Of those: GETs sent again after their connection was reset (before or during the answer). */
-  resetRetries: number;
-  /** Of those: GETs sent again after an attempt timed out. */
-  timeoutRetries: number;
-  /** 429 and 503 answers waited out (each one followed by a retry). */
-  waitedOut: number;
-  /** Time spent waiting between attempts. */
-  waitedMs: number;
-  /** Requests not sent: the breaker was open. */
-  refused: number;
-  /** The lowest in-flight bound a 429 answered to these requests lowered the client to. */
-  concurrencyLoweredTo?: number;
-  /** The lowest in-flight bound slow answers or timeouts of these requests lowered the client to. */
-  latencyLoweredTo?: number;
-  /** The breaker opened on one of these requests, after this many failures apart in time. */
-  breakerOpenedAfter?: number;
-  /**
-   * POSTs and DELETEs lost on the way (SuiteError.mayHaveApplied) after which the work was done
-   * again: a create sent afresh (Session.create), a check run again (runCheck).
-   */
-  lostRedone?: number;
-}
-
-export function noTransport(): TransportStats {
-  return { requests: 0, retries: 0, resetRetries: 0, timeoutRetries: 0, waitedOut: 0, waitedMs: 0, refused: 0 };
-}
-
-/** The stats of several checks (or runs) as one: counts added, the lowest bounds, the breaker if any opened. */
-export function sumTransport(all: ReadonlyArray<TransportStats | undefined>): TransportStats {
-  const sum = noTransport();
-  for (const t of all) {
-    if (!t) continue;
-    sum.requests += t.requests;
-    sum.retries += t.retries;
-    sum.resetRetries += t.resetRetries;
-    // Absent from reports written before it was counted.
-    sum.timeoutRetries += t.timeoutRetries ?? 0;
-    sum.waitedOut += t.waitedOut;
-    sum.waitedMs += t.waitedMs;
-    sum.refused += t.refused;
-    if (t.concurrencyLoweredTo !== undefined) sum.concurrencyLoweredTo = Math.min(sum.concurrencyLoweredTo ?? Infinity, t.concurrencyLoweredTo);
-    if (t.latencyLoweredTo !== undefined) sum.latencyLoweredTo = Math.min(sum.latencyLoweredTo ?? Infinity, t.latencyLoweredTo);
-    if (t.breakerOpenedAfter !== undefined) sum.breakerOpenedAfter = Math.max(sum.breakerOpenedAfter ?? 0, t.breakerOpenedAfter);
-    if (t.lostRedone) sum.lostRedone = (sum.lostRedone ?? 0) + t.lostRedone;
-  }
-  return sum;
 }
 
 /** Answers that say the request was not processed: any method is sent again. */
@@ -194,18 +92,6 @@ const RECENT_WEIGHT = 0.2;
  */
 const SLOW_FACTOR = 8;
 const SLOW_SHARE = 0.25;
-
-/**
- * Retry-After (RFC 9110 section 10.2.3) in ms from `now`: delay-seconds or an HTTP date.
- * Undefined when absent, unreadable, zero or past: the backoff decides then.
- */
-export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
-  const v = value?.trim();
-  if (!v) return undefined;
-  if (/^\d+$/.test(v)) return Number(v) > 0 ? Number(v) * 1000 : undefined;
-  const at = Date.parse(v);
-  return Number.isNaN(at) || at <= now ? undefined : at - now;
-}
 
 export type Auth = 'token' | 'none' | { bearer: string };
 
@@ -300,86 +186,6 @@ class Semaphore {
   }
 }
 
-/** One response body being read, as the body budget sees it. */
-interface BodyHold {
-  bytes: number;
-  /** Set while the reader is paused: lets it read on. */
-  wake?: () => void;
-}
-
-/**
- * One budget for the bytes of every response body being read at once (one per process by
- * default: each area of a run has a client of its own, in one worker). A reader takes its
- * bytes chunk by chunk; when they pass the budget it pauses (the socket is no longer read, so
- * the target waits) until others finish and give theirs back. The oldest reader holding bytes
- * never pauses: some reader always goes on, so readers never wait on each other in a circle,
- * and a body larger than the whole budget is still read when it is the oldest.
- */
-export class BodyBudget {
-  static readonly shared = new BodyBudget(BODY_BUDGET_BYTES);
-  readonly limit: number;
-  #used = 0;
-  /** The readers holding bytes, in the order they took their first (a Set keeps that order). */
-  readonly #holders = new Set<BodyHold>();
-  /** The readers paused, in the order they paused. */
-  readonly #paused = new Set<BodyHold>();
-  /** The most bytes held at once, and how many times a reader paused (for tests and measures). */
-  peak = 0;
-  pauses = 0;
-
-  constructor(limit: number) {
-    this.limit = limit;
-  }
-
-  /** Bytes held now. */
-  get used(): number {
-    return this.#used;
-  }
-
-  /** A reader's account, empty. */
-  open(): BodyHold {
-    return { bytes: 0 };
-  }
-
-  /**
-   * Counts `n` bytes more (a chunk already read) for `hold`. False when the reader must pause:
-   * `wake` is called when it may read on.
-   */
-  take(hold: BodyHold, n: number, wake: () => void): boolean {
-    hold.bytes += n;
-    this.#used += n;
-    this.#holders.add(hold);
-    this.peak = Math.max(this.peak, this.#used);
-    if (this.#used <= this.limit || this.#oldest() === hold) return true;
-    hold.wake = wake;
-    this.#paused.add(hold);
-    this.pauses++;
-    return false;
-  }
-
-  /** The reader is done (its body read, refused or failed): its bytes go back, and waiting readers may go on. */
-  release(hold: BodyHold): void {
-    this.#used -= hold.bytes;
-    hold.bytes = 0;
-    hold.wake = undefined;
-    this.#holders.delete(hold);
-    this.#paused.delete(hold);
-    const oldest = this.#oldest();
-    for (const h of [...this.#paused]) {
-      if (this.#used > this.limit && h !== oldest) continue;
-      this.#paused.delete(h);
-      const wake = h.wake!;
-      h.wake = undefined;
-      wake();
-    }
-  }
-
-  #oldest(): BodyHold | undefined {
-    for (const h of this.#holders) return h;
-    return undefined;
-  }
-}
-
 /** Why an attempt is followed by another: counted apart in the stats. */
 type Cause = 'answer' | 'reset' | 'timeout';
 
@@ -463,47 +269,6 @@ function maskHeaders(headers: Record<string, string>, secrets: Secrets): Record<
   const out = maskValues(headers, secrets);
   if ('authorization' in out) out.authorization = `Bearer ${MASK}`;
   return out;
-}
-
-/**
- * The circuit breaker's state. One per run, shared by the clients of every area (each vitest
- * area file builds its own client, in one worker): a target that stopped answering during one
- * area is not asked again, a round of timeouts at a time, by each area after it.
- */
-export class Breaker {
-  static readonly #runs = new Map<string, Breaker>();
-  /** Requests answered. */
-  answered = 0;
-  /** Failures counted since the last answer: moments apart in time (see BREAKER_GAP_MS). */
-  failures = 0;
-  /** When the last counted failure happened (performance.now()). */
-  lastFailureAt = -Infinity;
-  /** Set when the breaker opens: why every later request fails at once. */
-  down?: string;
-  /** See BREAKER_GAP_MS. */
-  readonly gapMs: number;
-
-  constructor(options: { gapMs?: number } = {}) {
-    this.gapMs = options.gapMs ?? BREAKER_GAP_MS;
-  }
-
-  static forRun(runId: string): Breaker {
-    let b = Breaker.#runs.get(runId);
-    if (!b) Breaker.#runs.set(runId, (b = new Breaker()));
-    return b;
-  }
-
-  /**
-   * A failure of an attempt sent at `sentAt`: whether it counts, as a moment of its own. It
-   * does not when the attempt was already in flight at the last counted failure and comes
-   * within gapMs of it: requests that were sent together and fail together are one failure.
-   */
-  count(sentAt: number, now = performance.now()): boolean {
-    if (this.failures > 0 && sentAt < this.lastFailureAt && now - this.lastFailureAt < this.gapMs) return false;
-    this.failures++;
-    this.lastFailureAt = now;
-    return true;
-  }
 }
 
 export class HttpClient {
