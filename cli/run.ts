@@ -152,7 +152,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
   const all: Check[] = expandChecks(pagination).filter((c) => ids.has(c.id));
   const checks = options.shard ? shardChecks(all, options.shard) : all;
   if (checks.length === 0) throw new UsageError(`shard ${options.shard!.index}/${options.shard!.count} has no checks (there are fewer units than shards)`);
-  io.out(`conformance ${packageVersion}: ${checks.length} check(s), run ${runId}, seed ${config.seed}${options.shard ? `, shard ${options.shard.index}/${options.shard.count}` : ''}`);
+  io.out(`conformance ${packageVersion}: ${checks.length} result(s) to come from ${new Set(checks.map((c) => c.id)).size} checks, run ${runId}, seed ${config.seed}${options.shard ? `, shard ${options.shard.index}/${options.shard.count}` : ''}`);
   for (const line of describeConfig(config)) io.out(line);
   if (declaredEmpty.length && !options.certifyDir) io.out(`  (declared empty: ${declaredEmpty.join(', ')}; this counts only in a certification, with --certify DIR)`);
 

@@ -20,9 +20,17 @@ export interface CheckHeader {
   area: string;
   /** The section of the contract (spec/contract/README.md) the check enforces. */
   clause: string;
+  /** Its rule's level (spec/contract/statements.yaml, through suites/levels.ts): never written on the check. */
   level: Level;
   title: string;
 }
+
+/**
+ * A check as its area writes it: everything but its level, which is its rule's
+ * (spec/contract/statements.yaml), stated there once and filled in by the catalogue
+ * (suites/levels.ts).
+ */
+export type WrittenCheck = Omit<Check, 'level'>;
 
 export interface Check extends CheckHeader {
   /** For a check run once per list operation: the operation (`orders`, `hierarchies@by-release`). */

@@ -24,7 +24,7 @@ export function unknownReporter(names: readonly string[]): string | undefined {
   return name === undefined ? undefined : `unknown reporter '${name}'${didYouMean(name, known, (c) => `'${c}'`)} (known: ${known.join(', ')})`;
 }
 
-/** The formats named, in the list's order; an unknown name is refused (the CLI says which, with the nearest). */
+/** The formats named, in the order of REPORT_FORMATS (not of `names`); an unknown name is refused (the CLI says which, with the nearest). */
 export function reportFormats(names: readonly string[] = DEFAULT_REPORTERS): ReportFormat[] {
   const refused = unknownReporter(names);
   if (refused) throw new RangeError(refused);

@@ -4,8 +4,9 @@ import type { Check, CheckHeader, PaginationSettings } from '../lib/check.js';
 import { createChecks } from './create-application-key/checks.js';
 import { deleteChecks } from './delete-custom-api/checks.js';
 import { errorChecks } from './errors/checks.js';
-import { listChecks } from './pagination/checks.js';
-import { AREA as PAGINATION, expandListChecks } from './pagination/list-check.js';
+import { listChecks as writtenListChecks } from './pagination/checks.js';
+import { AREA as PAGINATION, expandListChecks, type ListCheck } from './pagination/list-check.js';
+import { leveled } from './levels.js';
 
 /** Areas in the order they are reported; each is one folder. They run side by side (suites/run.suite.ts). */
 export const AREAS = ['delete-custom-api', 'create-application-key', 'errors', 'pagination'] as const;
@@ -22,10 +23,11 @@ export const WRITTEN_LISTS: ReadonlyMap<string, Area> = new Map<string, Area>([
   ['custom-apis', 'delete-custom-api'],
 ]);
 
-/** Checks run once per run. */
-export const staticChecks: readonly Check[] = [...deleteChecks, ...createChecks, ...errorChecks];
+/** Checks run once per run, each with its rule's level (suites/levels.ts). */
+export const staticChecks: readonly Check[] = leveled([...deleteChecks, ...createChecks, ...errorChecks]);
 
-export { listChecks };
+/** Checks run once per list operation, each with its rule's level. */
+export const listChecks: readonly ListCheck[] = leveled(writtenListChecks);
 
 export interface CheckDefinition extends CheckHeader {
   /** Run once per list operation. */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { SETTINGS } from '../lib/settings.js';
+import { REPORT_FORMATS } from '../reporters/formats.js';
 import { describe, expect, it } from 'vitest';
 import { closest, ConfigError, DEFAULT_CONCURRENCY, describeConfig, maskedConfig, resolveConfig } from '../lib/config.js';
 
@@ -176,6 +177,11 @@ describe('one list of settings (lib/settings.ts), and everything that names them
   it('docs/usage.md has a row for every setting: its flag, its variable and its key', () => {
     const rows = readFileSync(join(root, 'docs/usage.md'), 'utf8').split('\n').filter((l) => l.startsWith('| `--'));
     for (const s of SETTINGS) expect(rows.some((r) => r.startsWith(`| \`--${s.key}`) && r.includes(`\`${s.env}\` / \`${s.key}\``)), s.key).toBe(true);
+  });
+
+  it('the --reporter row of docs/usage.md names every report format and its file', () => {
+    const row = readFileSync(join(root, 'docs/usage.md'), 'utf8').split('\n').find((l) => l.startsWith('| `--reporter'))!;
+    for (const f of REPORT_FORMATS) expect(row, f.name).toContain(`\`${f.name}\` (\`${f.file}\`)`);
   });
 
   it('each setting\'s variable is read, and its flag parsed: both give the same value', () => {

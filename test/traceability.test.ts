@@ -10,14 +10,6 @@ it('every check enforces a statement, every MUST statement has a check, every na
   expect(traceabilityProblems(loadStatements(), checkDefinitions)).toEqual([]);
 });
 
-it('a check has the level of every statement it enforces: a MUST rule checked at SHOULD or INFO would pass what it should fail', () => {
-  const statements = loadStatements();
-  const disagree = checkDefinitions.flatMap((c) =>
-    statements.filter((s) => s.checks?.includes(c.id) && s.level !== c.level).map((s) => `${c.id} is ${c.level}, statement ${s.id} is ${s.level}`),
-  );
-  expect(disagree).toEqual([]);
-});
-
 it('docs/traceability.md is what the generator writes (run npm run traceability after a change)', () => {
   const committed = readFileSync(resolve(import.meta.dirname, '../docs/traceability.md'), 'utf8');
   expect(committed).toBe(renderTraceability(loadStatements(), checkDefinitions));

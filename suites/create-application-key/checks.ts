@@ -1,6 +1,6 @@
-import type { Check } from '../../lib/check.js';
+import type { WrittenCheck } from '../../lib/check.js';
 import { nameChecks } from './names.js';
 import { openShapeCheck, rejectionChecks } from './rejections.js';
 import { responseChecks } from './response.js';
 
-export const createChecks: Check[] = [...responseChecks, ...nameChecks, ...rejectionChecks, openShapeCheck];
+export const createChecks: WrittenCheck[] = [...responseChecks, ...nameChecks, ...rejectionChecks, openShapeCheck];

@@ -1,8 +1,7 @@
 // Create an Application Key: the name's length (contract, "Limits: Name length of an application
 // key"; counted in Unicode code points, not bytes: spec/contract/README.md#create.name-valid).
 import type { Faker } from '@faker-js/faker';
-import type { Check, CheckContext } from '../../lib/check.js';
-import type { Level } from '../../lib/outcome.js';
+import type { WrittenCheck, CheckContext } from '../../lib/check.js';
 import { expectStatus, fail } from '../../lib/expect.js';
 import { asciiName, astralName, codePoints, markupName, nonAsciiName, oneCharName } from '../../fixtures/names.js';
 import { shown } from '../../lib/outcome.js';
@@ -33,12 +32,11 @@ async function drawnNames(ctx: CheckContext): Promise<Exploration<NameDraft> | u
  * names drawn beside it, sent at the same time, and judged after the family (a drawn name may
  * also be refused with 400 or 422 and the Error shape).
  */
-function accepts(id: string, level: Level, title: string, make: (faker: Faker, prefix: string, runId: string) => string[], clause = CLAUSE, explored?: (ctx: CheckContext) => Promise<Exploration<NameDraft> | undefined>): Check {
+function accepts(id: string, title: string, make: (faker: Faker, prefix: string, runId: string) => string[], clause = CLAUSE, explored?: (ctx: CheckContext) => Promise<Exploration<NameDraft> | undefined>): WrittenCheck {
   return {
     id,
     area,
     clause,
-    level,
     title,
     async run(ctx: CheckContext) {
       const names = make(ctx.faker, `${ctx.name()}-`, ctx.run.settings.runId);
@@ -68,20 +66,20 @@ function accepts(id: string, level: Level, title: string, make: (faker: Faker, p
   };
 }
 
-function rejects(id: string, title: string, make: (faker: Faker, prefix: string, runId: string) => string[]): Check {
+function rejects(id: string, title: string, make: (faker: Faker, prefix: string, runId: string) => string[]): WrittenCheck {
   return rejectionCheck(id, CLAUSE, title, (ctx) => make(ctx.faker, `${ctx.name()}-`, ctx.run.settings.runId).map((name) => ({ send: { json: keyBody(name) }, what: describeName(name) })));
 }
 
-export const nameChecks: Check[] = [
-  accepts('create.name.1-char', 'MUST', 'a name of 1 character is accepted and echoed exactly', (f) => [oneCharName(f)]),
-  accepts('create.name.255-chars', 'MUST', 'a name of 255 ASCII characters is accepted and echoed exactly', (f, prefix) => [asciiName(f, prefix, 255)]),
-  accepts('create.name.255-non-ascii', 'MUST', 'a name of 255 non-ASCII BMP characters (more than 255 bytes) is accepted and echoed exactly', (f, _prefix, runId) => [nonAsciiName(f, 255, bmpTag(runId))]),
-  accepts('create.name.astral', 'INFO', 'a name of 255 characters outside the BMP (emoji, 510 UTF-16 units) is accepted and echoed exactly', (f, _prefix, runId) => [astralName(f, 255, astralTag(runId))]),
+export const nameChecks: WrittenCheck[] = [
+  accepts('create.name.1-char', 'a name of 1 character is accepted and echoed exactly', (f) => [oneCharName(f)]),
+  accepts('create.name.255-chars', 'a name of 255 ASCII characters is accepted and echoed exactly', (f, prefix) => [asciiName(f, prefix, 255)]),
+  accepts('create.name.255-non-ascii', 'a name of 255 non-ASCII BMP characters (more than 255 bytes) is accepted and echoed exactly', (f, _prefix, runId) => [nonAsciiName(f, 255, bmpTag(runId))]),
+  accepts('create.name.astral', 'a name of 255 characters outside the BMP (emoji, 510 UTF-16 units) is accepted and echoed exactly', (f, _prefix, runId) => [astralName(f, 255, astralTag(runId))]),
   // spec/contract/README.md#create.name-verbatim: the name comes back byte for byte. A target that
   // "sanitises" names (escapes HTML, trims whitespace) changes what a client stored.
   // With --explore, names drawn from every plane and Unicode form (NFC, NFD, NFKC), with
   // combining, zero-width and right-to-left characters, markup and surrounding whitespace too.
-  accepts('create.name.verbatim', 'MUST', 'names with & < > quotes and a backslash, and with surrounding spaces, are accepted and echoed byte for byte', (f, prefix) => markupName(f, prefix), 'Resources / ApplicationKey: name', drawnNames),
+  accepts('create.name.verbatim', 'names with & < > quotes and a backslash, and with surrounding spaces, are accepted and echoed byte for byte', (f, prefix) => markupName(f, prefix), 'Resources / ApplicationKey: name', drawnNames),
   rejects('create.name.empty.rejected', 'an empty name is rejected with 400 or 422 and the Error shape', () => ['']),
   // Near misses of 256: 255 characters and a trailing space (a target that trims before it
   // counts takes it), and 256 characters of two bytes each.

@@ -6,7 +6,7 @@
 // open (null for an optional member, a lenient Content-Type, extra members;
 // spec/contract/README.md#create.open-bodies) may also be accepted: create.request.open-shapes says
 // which, and holds them to no 5xx.
-import type { Check, CheckContext } from '../../lib/check.js';
+import type { WrittenCheck, CheckContext } from '../../lib/check.js';
 import { expectErrorBody, expectRejected, fail, type StatusRule } from '../../lib/expect.js';
 import type { HttpResponse } from '../../lib/http.js';
 import { keyBody, postApplicationKey } from './application-key.js';
@@ -41,12 +41,11 @@ async function sendAll(ctx: CheckContext, shapes: readonly Shape[], refusal: boo
  * A check that every shape of a family is refused with `statuses` and the Error shape.
  * `shapes` builds the family (and names each shape) from the check's context.
  */
-export function rejectionCheck(id: string, clause: string, title: string, shapes: (ctx: CheckContext) => Shape[], statuses: StatusRule = VALIDATION): Check {
+export function rejectionCheck(id: string, clause: string, title: string, shapes: (ctx: CheckContext) => Shape[], statuses: StatusRule = VALIDATION): WrittenCheck {
   return {
     id,
     area,
     clause,
-    level: 'MUST',
     title,
     async run(ctx: CheckContext) {
       const sent = await sendAll(ctx, shapes(ctx), true);
@@ -71,7 +70,7 @@ function otherTypes(keep: 'string' | 'integer' | 'object', sample: string): unkn
   return Object.entries(all).filter(([k]) => k !== keep).map(([, v]) => v);
 }
 
-function family(id: string, title: string, make: (name: string) => Array<[string, Body]>, statuses?: StatusRule): Check {
+function family(id: string, title: string, make: (name: string) => Array<[string, Body]>, statuses?: StatusRule): WrittenCheck {
   // Every body carries a run-prefixed name, so anything a faulty target creates is ours to find.
   return rejectionCheck(id, CLAUSE, title, (ctx) => make(ctx.name()).map(([what, send]) => ({ what, send })), statuses);
 }
@@ -79,7 +78,7 @@ function family(id: string, title: string, make: (name: string) => Array<[string
 const json = (value: unknown): Body => ({ json: value });
 const describe = (v: unknown): string => (v === undefined ? 'absent' : JSON.stringify(v));
 
-export const rejectionChecks: Check[] = [
+export const rejectionChecks: WrittenCheck[] = [
   // Member names are not tried in another case: common JSON binders (Go's encoding/json among
   // them) match member names without regard to case, and the contract names no rule for that.
   family('create.reject.missing-data', 'a body without data is rejected (the members at the top level, an empty object, an array, null)', (name) => [
@@ -135,11 +134,10 @@ function openShapes(name: string): Shape[] {
   ];
 }
 
-export const openShapeCheck: Check = {
+export const openShapeCheck: WrittenCheck = {
   id: 'create.request.open-shapes',
   area,
   clause: CLAUSE,
-  level: 'MUST',
   title: 'shapes the contract leaves open (null optional member, extra members, another Content-Type) get a 2xx or a 4xx (400, 409 and 422 with the Error shape), never a 5xx',
   async run(ctx) {
     const sent = await sendAll(ctx, openShapes(ctx.name()), false);

@@ -1,6 +1,6 @@
 // Create an Application Key: the success answer (contract, "Endpoints / Create an Application
 // Key" and "Resources / ApplicationKey"; spec/contract/README.md#create-application-key).
-import type { Check, CheckContext } from '../../lib/check.js';
+import type { WrittenCheck, CheckContext } from '../../lib/check.js';
 import { expectSchema, expectStatus, fail } from '../../lib/expect.js';
 import type { HttpResponse } from '../../lib/http.js';
 import { SCHEMA } from '../../lib/schema.js';
@@ -63,12 +63,11 @@ async function createdKey(ctx: CheckContext, slot: 'a' | 'b' = 'a'): Promise<{ n
   return made;
 }
 
-export const responseChecks: Check[] = [
+export const responseChecks: WrittenCheck[] = [
   {
     id: 'create.valid.2xx',
     area,
     clause: `${CLAUSE}: Success`,
-    level: 'MUST',
     title: 'a valid body gets a 2xx',
     async run(ctx) {
       expectStatus((await validKey(ctx, 'a')).res, { range: '2xx' }, 'Create an Application Key with a valid body');
@@ -78,7 +77,6 @@ export const responseChecks: Check[] = [
     id: 'create.valid.201',
     area,
     clause: `${CLAUSE}: Success ("Created")`,
-    level: 'SHOULD',
     title: 'a valid body gets 201 Created',
     async run(ctx) {
       expectStatus((await createdKey(ctx)).res, 201, 'Create an Application Key with a valid body');
@@ -88,7 +86,6 @@ export const responseChecks: Check[] = [
     id: 'create.response.schema',
     area,
     clause: 'Resources / ApplicationKey (response)',
-    level: 'MUST',
     title: 'the answer has data.name as sent, data.type application_key, and every present field of its documented type',
     async run(ctx) {
       const { name, res } = await createdKey(ctx);
@@ -101,7 +98,6 @@ export const responseChecks: Check[] = [
     id: 'create.response.last-used-null',
     area,
     clause: 'Resources / ApplicationKey: meta.timestamps.last_used_at',
-    level: 'MUST',
     title: 'data.meta.timestamps.last_used_at is null for a key never used',
     async run(ctx) {
       const { res } = await createdKey(ctx);
@@ -120,7 +116,6 @@ export const responseChecks: Check[] = [
     id: 'create.response.top-level-parts',
     area,
     clause: 'Resources / ApplicationKey (response: data, meta, links)',
-    level: 'SHOULD',
     title: 'the answer has the top-level meta and links parts',
     async run(ctx) {
       const { res } = await createdKey(ctx);
@@ -133,7 +128,6 @@ export const responseChecks: Check[] = [
     id: 'create.keys.distinct',
     area,
     clause: 'Resources / ApplicationKey: id, client_id, client_secret are unique',
-    level: 'MUST',
     title: 'two keys created in one run have different id, client_id and client_secret',
     async run(ctx) {
       // With --explore, groups of keys created with one drawn name and one reserved_rate_limit
@@ -174,7 +168,6 @@ export const responseChecks: Check[] = [
     id: 'create.rate-limit.echo',
     area,
     clause: 'Resources / ApplicationKey: reserved_rate_limit',
-    level: 'MUST',
     title: 'a reserved_rate_limit sent comes back as the same integer when the answer has one',
     async run(ctx) {
       const limit = ctx.faker.number.int({ min: 1, max: 5 });

@@ -1,6 +1,6 @@
 // Delete a Custom API (contract, "Endpoints / Delete a Custom API" and "Authentication";
 // spec/contract/README.md#delete-custom-api).
-import type { Check, CheckContext, Session } from '../../lib/check.js';
+import type { WrittenCheck, CheckContext, Session } from '../../lib/check.js';
 import { expectEmptyBody, expectErrorBody, expectRejected, expectStatus, fail } from '../../lib/expect.js';
 import type { HttpResponse } from '../../lib/http.js';
 import { createCustomApi, deleteCustomApi, malformedIds, unknownIds, wrongToken } from './custom-api.js';
@@ -60,12 +60,11 @@ function deleteWithoutToken(ctx: CheckContext) {
   return deletedWith(ctx, 'delete-without-token', 'none');
 }
 
-export const deleteChecks: Check[] = [
+export const deleteChecks: WrittenCheck[] = [
   {
     id: 'delete.existing.204',
     area,
     clause: `${CLAUSE}: Success`,
-    level: 'MUST',
     title: 'DELETE of an existing Custom API answers 204 with an empty body',
     async run(ctx) {
       const { first } = await deletedOnce(ctx);
@@ -77,7 +76,6 @@ export const deleteChecks: Check[] = [
     id: 'delete.repeat.404',
     area,
     clause: `${CLAUSE}: Failure 404`,
-    level: 'MUST',
     title: 'a second DELETE of the same id answers 404 with the Error shape (the first was applied)',
     async run(ctx) {
       const { id, first } = await deletedOnce(ctx);
@@ -93,7 +91,6 @@ export const deleteChecks: Check[] = [
     id: 'delete.unknown-id.404',
     area,
     clause: `${CLAUSE}: Failure 404`,
-    level: 'MUST',
     title: 'DELETE of a well-formed UUID that does not exist (lower or upper case) answers 404 with the Error shape',
     async run(ctx) {
       for (const { what, res } of await deleteAll(ctx, unknownIds(ctx.faker))) expectRejected(res, `DELETE of ${what}`, 404);
@@ -103,7 +100,6 @@ export const deleteChecks: Check[] = [
     id: 'delete.malformed-id.rejected',
     area,
     clause: `${CLAUSE}: Failure 400`,
-    level: 'MUST',
     title: 'DELETE with an id that is not UUID-shaped (a word; a UUID with a prefix, a suffix or a lookalike letter) is rejected as invalid (400) with the Error shape',
     async run(ctx) {
       // 422 is accepted here as well: it is the other validation status a correct server
@@ -117,7 +113,6 @@ export const deleteChecks: Check[] = [
     id: 'delete.malformed-id.400',
     area,
     clause: `${CLAUSE}: Failure 400`,
-    level: 'SHOULD',
     title: 'DELETE with an id that is not UUID-shaped (surrounding spaces included) answers exactly 400',
     async run(ctx) {
       for (const { what, res } of await deleteMalformed(ctx)) expectStatus(res, 400, `DELETE with an id that is not UUID-shaped: ${what}`);
@@ -127,7 +122,6 @@ export const deleteChecks: Check[] = [
     id: 'delete.unauthenticated.refused',
     area,
     clause: 'Authentication; Endpoints / Delete a Custom API',
-    level: 'MUST',
     title: 'DELETE without the Authorization header does not succeed and the Custom API survives',
     async run(ctx) {
       const { attempt, followUp } = await deleteWithoutToken(ctx);
@@ -138,7 +132,6 @@ export const deleteChecks: Check[] = [
     id: 'delete.unauthenticated.401',
     area,
     clause: 'Authentication; Errors',
-    level: 'SHOULD',
     title: 'DELETE without the Authorization header answers 401 with the Error shape',
     async run(ctx) {
       const { attempt } = await deleteWithoutToken(ctx);
@@ -150,7 +143,6 @@ export const deleteChecks: Check[] = [
     id: 'delete.bad-token.refused',
     area,
     clause: 'Authentication',
-    level: 'SHOULD',
     title: 'DELETE with a wrong bearer token is refused (401 or 403) and the Custom API survives',
     async run(ctx) {
       const { attempt, followUp } = await deletedWith(ctx, 'delete-bad-token', 'wrong-token');

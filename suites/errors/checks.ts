@@ -1,18 +1,17 @@
 // The Error shape beyond the documented statuses (spec/contract/README.md#errors: the Content-Type,
 // and errors the contract does not document, held to the same shape at SHOULD level).
-import type { Check } from '../../lib/check.js';
+import type { WrittenCheck } from '../../lib/check.js';
 import { expectErrorBody, expectStatus, fail, isJsonContentType } from '../../lib/expect.js';
 import { deleteCustomApi } from '../delete-custom-api/custom-api.js';
 import { postApplicationKey } from '../create-application-key/application-key.js';
 
 const area = 'errors';
 
-export const errorChecks: Check[] = [
+export const errorChecks: WrittenCheck[] = [
   {
     id: 'errors.content-type.json',
     area,
     clause: 'Errors',
-    level: 'SHOULD',
     title: 'an error response is served as application/json (or application/*+json)',
     async run(ctx) {
       const res = await deleteCustomApi(ctx, ctx.faker.string.uuid());
@@ -31,7 +30,6 @@ export const errorChecks: Check[] = [
     id: 'errors.undocumented.shape',
     area,
     clause: 'Errors (errors the contract does not document)',
-    level: 'SHOULD',
     title: 'an undocumented error (Create an Application Key without a token) has the Error shape',
     async run(ctx) {
       // The contract does not say whether Create needs a token ("Authentication requirement

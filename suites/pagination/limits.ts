@@ -4,7 +4,7 @@
 import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { expectErrorBody, expectStatus, fail } from '../../lib/expect.js';
-import { CLAUSE, type ListCheck } from './list-check.js';
+import { CLAUSE, type WrittenListCheck } from './list-check.js';
 import { expectListMeta } from './meta.js';
 import { metaInt, readPage, readPagesAtOnce, type ListPage } from './pages.js';
 import { defaultPageLength, target } from './target.js';
@@ -37,11 +37,10 @@ function beyondHardLimit(ctx: CheckContext, e: Endpoint, path: string): Promise<
   return readPage(ctx, e, path, { 'page[limit]': 1, 'page[offset]': HARD_OFFSET_LIMIT + 1 });
 }
 
-export const limitChecks: ListCheck[] = [
+export const limitChecks: WrittenListCheck[] = [
   {
     id: 'list.limit.max',
     clause: CLAUSE.limits,
-    level: 'MUST',
     title: 'page[limit]=101 never gets more than 100 records: clamped (meta.page.limit ≤ 100) or refused with 4xx',
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
@@ -58,7 +57,6 @@ export const limitChecks: ListCheck[] = [
   {
     id: 'list.limit.default',
     clause: `${CLAUSE.limits}: Default page length`,
-    level: 'MUST',
     title: 'without page[limit], a page holds min(default, results.total) records and meta.page.limit is the default',
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
@@ -73,7 +71,6 @@ export const limitChecks: ListCheck[] = [
   {
     id: 'list.limit.exact',
     clause: CLAUSE.info,
-    level: 'MUST',
     title: 'page[limit]=n returns min(n, results.total - offset) records (n = 1, 7, 100, and 7 near the end)',
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
@@ -99,7 +96,6 @@ export const limitChecks: ListCheck[] = [
   {
     id: 'list.page.arithmetic',
     clause: CLAUSE.info,
-    level: 'MUST',
     title: 'meta.page.offset echoes the offset, current = offset/limit + 1, total = ceil(results.total / limit) pages',
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
@@ -129,7 +125,6 @@ export const limitChecks: ListCheck[] = [
   {
     id: 'list.offset.records',
     clause: CLAUSE.info,
-    level: 'MUST',
     title: 'page[offset] counts records from zero: the page at offset 5 is records 5..9 of the listing read from 0',
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
@@ -156,7 +151,6 @@ export const limitChecks: ListCheck[] = [
   {
     id: 'list.offset.hard-limit',
     clause: `${CLAUSE.limits}: Hard offset limit`,
-    level: 'MUST',
     title: 'no record is served for page[offset] > 10,000 on /v2/orders and /v2/files',
     appliesTo: (e) => e.hardOffsetLimit,
     async run(ctx, e) {
@@ -172,7 +166,6 @@ export const limitChecks: ListCheck[] = [
   {
     id: 'list.offset.hard-limit-error',
     clause: `${CLAUSE.limits}: Hard offset limit`,
-    level: 'SHOULD',
     title: 'page[offset] > 10,000 on /v2/orders and /v2/files is refused with 4xx and the Error shape',
     appliesTo: (e) => e.hardOffsetLimit,
     async run(ctx, e) {
@@ -185,7 +178,6 @@ export const limitChecks: ListCheck[] = [
   {
     id: 'list.offset.soft-limit-5xx',
     clause: `${CLAUSE.limits}: Soft offset limit`,
-    level: 'MUST',
     title: 'page[offset] > 10,000 on the other lists never gets a 5xx (what it gets otherwise is open)',
     appliesTo: (e) => !e.hardOffsetLimit,
     async run(ctx, e) {
@@ -197,7 +189,6 @@ export const limitChecks: ListCheck[] = [
   {
     id: 'list.offset.soft-limit',
     clause: `${CLAUSE.limits}: Soft offset limit`,
-    level: 'INFO',
     title: 'what page[offset] > 10,000 gets on the other lists (the contract does not say; a 5xx is noted here and fails list.offset.soft-limit-5xx)',
     appliesTo: (e) => !e.hardOffsetLimit,
     async run(ctx, e) {

@@ -14,6 +14,9 @@ export interface ListCheck extends Omit<CheckHeader, 'area'> {
   run(ctx: CheckContext, e: Endpoint): Promise<void>;
 }
 
+/** A list check as it is written: its level is its rule's (see WrittenCheck in lib/check.ts). */
+export type WrittenListCheck = Omit<ListCheck, 'level'>;
+
 export const AREA = 'pagination';
 
 export const CLAUSE = {

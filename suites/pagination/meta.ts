@@ -3,7 +3,7 @@
 // responses": "present even when the result is empty"; spec/contract/README.md#lists.meta).
 import { expectErrorBody, expectSchema, expectStatus, expectValid, fail } from '../../lib/expect.js';
 import { SCHEMA } from '../../lib/schema.js';
-import { CLAUSE, type ListCheck } from './list-check.js';
+import { CLAUSE, type WrittenListCheck } from './list-check.js';
 import { metaInt, pagination, query, readPage, readPagesAtOnce, refusesFeature, type ListPage } from './pages.js';
 import { resolvePath, target } from './target.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
@@ -18,11 +18,10 @@ export function expectListMeta(page: ListPage, what: string): void {
   expectValid(page.violations ?? [], SCHEMA.listResponse, page.res, what);
 }
 
-export const metaChecks: ListCheck[] = [
+export const metaChecks: WrittenListCheck[] = [
   {
     id: 'list.endpoint.present',
     clause: CLAUSE.lists,
-    level: 'MUST',
     title: 'the operation answers its collection with a list (absent operations skip unless --require-all-endpoints)',
     async run(ctx, e) {
       const r = await resolvePath(ctx, e);
@@ -40,7 +39,6 @@ export const metaChecks: ListCheck[] = [
   {
     id: 'list.meta.fields',
     clause: CLAUSE.info,
-    level: 'MUST',
     title: 'meta.page.limit/offset/current/total and meta.results.total are non-negative integers',
     async run(ctx, e) {
       const { path, probe } = await target(ctx, e);
@@ -50,7 +48,6 @@ export const metaChecks: ListCheck[] = [
   {
     id: 'list.meta.empty-filter',
     clause: CLAUSE.info,
-    level: 'MUST',
     title: 'a filter that matches nothing gets zero records with the pagination fields, results.total 0 and page.total 0 or 1',
     async run(ctx, e) {
       const { path } = await target(ctx, e);
@@ -71,7 +68,6 @@ export const metaChecks: ListCheck[] = [
   {
     id: 'list.meta.past-end',
     clause: CLAUSE.info,
-    level: 'MUST',
     title: 'an offset past the end gets zero records with the pagination fields',
     async run(ctx, e) {
       const { path, probe } = await target(ctx, e);
@@ -101,7 +97,6 @@ export const metaChecks: ListCheck[] = [
   {
     id: 'list.params.invalid',
     clause: CLAUSE.lists,
-    level: 'MUST',
     title: 'invalid page[limit]/page[offset] (negative, 0 for limit, not a number) never get a 5xx',
     async run(ctx, e) {
       const { path } = await target(ctx, e);

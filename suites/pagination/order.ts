@@ -6,7 +6,7 @@ import type { Endpoint } from '../../lib/catalog.js';
 import { expectStatus, fail } from '../../lib/expect.js';
 import { CheckSkip, shown } from '../../lib/outcome.js';
 import { comparable, describeRecords, duplicates, inWindow, missingFrom, uniqueById } from './compare.js';
-import { CLAUSE, type ListCheck } from './list-check.js';
+import { CLAUSE, type WrittenListCheck } from './list-check.js';
 import { FAR_FUTURE } from './meta.js';
 import { metaInt, readPage, readPagesAtOnce, refusesFeature, type ListPage, type Rec } from './pages.js';
 import { target } from './target.js';
@@ -35,11 +35,10 @@ function firstInversion(records: Rec[], attr: Attr, descending: boolean): number
 }
 
 /** `id`: written out where the check is listed, so a search for it finds it. */
-function sortCheck(id: string, attr: Attr): ListCheck {
+function sortCheck(id: string, attr: Attr): WrittenListCheck {
   return {
     id,
     clause: CLAUSE.lists,
-    level: 'MUST',
     title: `sort=${attr} returns records in non-decreasing ${attr} order across all pages${attr === 'id' ? '' : ' (compared as instants)'}`,
     async run(ctx, e) {
       const { path, walk } = await sortedWalk(ctx, e, attr);
@@ -117,7 +116,7 @@ function filteredWalk(ctx: CheckContext, e: Endpoint, op: 'ge' | 'gt'): Promise<
 }
 
 /** `id`: written out where the check is listed, so a search for it finds it. */
-function filterCheck(id: string, op: 'ge' | 'gt'): ListCheck {
+function filterCheck(id: string, op: 'ge' | 'gt'): WrittenListCheck {
   // Judged on what a client sees (spec/contract/README.md#lists.filter): gt returns only records
   // whose shown value is greater than v. A record shown equal to v under gt breaks it whatever the
   // cause (gt read as ge, or a store comparing finer precision than it shows): a client paging with
@@ -127,7 +126,6 @@ function filterCheck(id: string, op: 'ge' | 'gt'): ListCheck {
   return {
     id,
     clause: CLAUSE.lists,
-    level: 'MUST',
     title: `filter=${op}(created_at,v) returns every record with created_at ${sign} v and no other (v shared by tied records), each once`,
     async run(ctx, e) {
       const f = await filteredWalk(ctx, e, op);
@@ -160,14 +158,13 @@ function filterCheck(id: string, op: 'ge' | 'gt'): ListCheck {
   };
 }
 
-export const orderChecks: ListCheck[] = [
+export const orderChecks: WrittenListCheck[] = [
   sortCheck('list.sort.created-at', 'created_at'),
   sortCheck('list.sort.updated-at', 'updated_at'),
   sortCheck('list.sort.id', 'id'),
   {
     id: 'list.sort.descending',
     clause: CLAUSE.lists,
-    level: 'SHOULD',
     title: 'sort=-created_at, -updated_at and -id return records in non-increasing order',
     async run(ctx, e) {
       const { path } = await target(ctx, e);
@@ -189,7 +186,6 @@ export const orderChecks: ListCheck[] = [
   {
     id: 'list.total.filtered',
     clause: CLAUSE.info,
-    level: 'MUST',
     title: 'with a filter (ge and gt), meta.results.total is the number of records the filter selects (counted by reading them all)',
     async run(ctx, e) {
       // Both operators: a count query that reads gt as ge (or the other way) while the data

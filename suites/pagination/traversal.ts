@@ -5,7 +5,7 @@ import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { fail } from '../../lib/expect.js';
 import { comparable, describeRecords, duplicates, inWindow, missingFrom, uniqueById } from './compare.js';
-import { CLAUSE, type ListCheck } from './list-check.js';
+import { CLAUSE, type WrittenListCheck } from './list-check.js';
 import { metaInt, refusesFeature } from './pages.js';
 import { refusedOwnValue, sortedWalk } from './order.js';
 import { target } from './target.js';
@@ -19,12 +19,11 @@ async function defaultWalk(ctx: CheckContext, e: Endpoint): Promise<{ path: stri
 }
 
 /** `id`: written out where the check is listed, so a search for it finds it. */
-function keysetCheck(id: string, attr: Attr): ListCheck {
+function keysetCheck(id: string, attr: Attr): WrittenListCheck {
   const op = attr === 'id' ? 'gt' : 'ge';
   return {
     id,
     clause: CLAUSE.keyset,
-    level: 'MUST',
     title: `keyset traversal by ${attr} (sort=${attr}, filter=${op}) reaches exactly the records offset traversal reaches${attr === 'id' ? ', without duplicates' : ', ties included'}`,
     async run(ctx, e) {
       const { path, walk: byOffset } = await sortedWalk(ctx, e, attr);
@@ -74,11 +73,10 @@ function keysetCheck(id: string, attr: Attr): ListCheck {
   };
 }
 
-export const traversalChecks: ListCheck[] = [
+export const traversalChecks: WrittenListCheck[] = [
   {
     id: 'list.offset.traversal',
     clause: CLAUSE.info,
-    level: 'MUST',
     title: 'paging by offset meets every record once: no duplicates, and the same records as paging sorted by id',
     async run(ctx, e) {
       const { path } = await target(ctx, e);
@@ -101,7 +99,6 @@ export const traversalChecks: ListCheck[] = [
   {
     id: 'list.total.unfiltered',
     clause: CLAUSE.info,
-    level: 'MUST',
     title: 'without a filter, meta.results.total is the number of records (counted by reading them all)',
     async run(ctx, e) {
       const { walk } = await defaultWalk(ctx, e);

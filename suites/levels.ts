@@ -1,0 +1,51 @@
+// A check's level is its rule's: spec/contract/statements.yaml states each rule's level once,
+// and names the checks that enforce it. suites/rule-levels.ts is generated from it (so that
+// listing the checks reads no YAML); the catalogue (suites/index.ts) gives every check its
+// level from there, and refuses a check no rule names.
+import type { Level } from '../lib/outcome.js';
+import type { Statement } from '../lib/traceability.js';
+import { RULE_LEVELS } from './rule-levels.js';
+
+/**
+ * Each check's level, from the statements that name it: what suites/rule-levels.ts holds. A check
+ * whose rules differ in level is refused: a check has one level.
+ */
+export function ruleLevels(statements: readonly Statement[]): Record<string, Level> {
+  const out: Record<string, Level> = {};
+  for (const s of statements) {
+    if (s.level === '-') continue;
+    for (const id of s.checks ?? []) {
+      if (out[id] !== undefined && out[id] !== s.level) throw new Error(`check ${id}: the rules that name it differ in level (${out[id]}, ${s.level}): a check has one level`);
+      out[id] = s.level;
+    }
+  }
+  return out;
+}
+
+/** suites/rule-levels.ts as generated from the statements (npx vitest run test/rule-levels.test.ts -u writes it). */
+export function renderRuleLevels(statements: readonly Statement[]): string {
+  const levels = ruleLevels(statements);
+  const rows = Object.keys(levels)
+    .sort()
+    .map((id) => `  '${id}': '${levels[id]}',`);
+  return [
+    '// Generated from spec/contract/statements.yaml: each check with the level of the rules that name',
+    '// it (suites/levels.ts). Do not edit: change the statement, then run',
+    '// `npx vitest run test/rule-levels.test.ts -u`.',
+    "import type { Level } from '../lib/outcome.js';",
+    '',
+    'export const RULE_LEVELS: Readonly<Record<string, Level>> = {',
+    ...rows,
+    '};',
+    '',
+  ].join('\n');
+}
+
+/** `checks`, each with its rule's level; a check no rule names is refused. */
+export function leveled<T extends { id: string }>(checks: readonly T[], levels: Readonly<Record<string, Level>> = RULE_LEVELS): Array<T & { level: Level }> {
+  return checks.map((c) => {
+    const level = levels[c.id];
+    if (level === undefined) throw new Error(`check ${c.id}: no rule of spec/contract/statements.yaml names it, so it has no level (name it under the rule it enforces, then run npx vitest run test/rule-levels.test.ts -u)`);
+    return { ...c, level };
+  });
+}
