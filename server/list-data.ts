@@ -1,0 +1,273 @@
+// The data of the reference server's lists: every path of spec/list-operations.yaml as a
+// template, the parent lists their placeholders come from, and the records of each concrete
+// path, generated from the seed on first use.
+import type { Faker } from '@faker-js/faker';
+// The English entry loads English alone (the main entry loads about 70 locales at start-up); its
+// class and merged definitions make the same fakers as `new Faker({ locale: [en, base] })`.
+import { faker as english } from '@faker-js/faker/locale/en';
+import type { Behaviour } from './behaviour.js';
+import { Collection, slugOf, timeIndex, type ListRecord, type Query } from './collection.js';
+import { HttpError } from './http.js';
+import { endpointsOf, loadCatalogSpec, placeholders, type ParentSource } from '../lib/catalog.js';
+import { hash32, seededRandom } from '../lib/random.js';
+
+export const HARD_OFFSET_LIMIT = 10_000;
+
+export interface ListTemplate {
+  /** e.g. /catalog/hierarchies/{catalog_hierarchy_id}/nodes */
+  template: string;
+  pattern: RegExp;
+  params: string[];
+  /** Collection size: number of records, or 'parent' for small parent lists. */
+  size: 'default' | 'orders' | 'empty' | 'parent';
+  hardOffsetLimit: boolean;
+  /** catalog lists link with `self`, /v2 lists with `current` (the real platform). */
+  catalogStyle: boolean;
+}
+
+function compile(template: string): { pattern: RegExp; params: string[] } {
+  const params = placeholders(template);
+  const source = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[A-Za-z_]+\\?\}|\{[A-Za-z_]+\}/g, '([^/]+)');
+  return { pattern: new RegExp(`^${source}$`), params };
+}
+
+export function listTemplates(): { templates: ListTemplate[]; parents: Record<string, ParentSource> } {
+  const spec = loadCatalogSpec();
+  const templates: ListTemplate[] = [];
+  const seen = new Set<string>();
+  const add = (template: string, size: ListTemplate['size'], hardOffsetLimit: boolean): void => {
+    if (seen.has(template)) return;
+    seen.add(template);
+    templates.push({ template, ...compile(template), size, hardOffsetLimit, catalogStyle: !template.startsWith('/v2/') });
+  };
+  for (const e of endpointsOf(spec)) {
+    if (e.extra) continue; // application keys and Custom APIs are served from the store
+    add(e.path, e.operation === 'orders' ? 'orders' : e.operation === 'catalog-rules' ? 'empty' : 'default', e.hardOffsetLimit);
+  }
+  for (const p of Object.values(spec.parents)) if ('from' in p) add(p.from, 'parent', false);
+  // A literal path must win over a pattern that also matches it (/pcm/catalogs/rules).
+  templates.sort((a, b) => a.params.length - b.params.length);
+  return { templates, parents: spec.parents };
+}
+
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
+const ID = Buffer.alloc(36);
+
+/**
+ * A version 4 UUID whose first eight digits are `seq`, the rest random: ids rise with the
+ * order of generation, which is random with respect to the timestamps, so the id index needs
+ * no sort. Written into a buffer and decoded once, it is one flat string.
+ */
+function uuid(seq: number, random: () => number): string {
+  let p = 0;
+  for (let shift = 28; shift >= 0; shift -= 4) ID[p++] = HEX[(seq >>> shift) & 15]!;
+  for (let i = 8; i < 32; i++) {
+    if (i === 8 || i === 12 || i === 16 || i === 20) ID[p++] = 0x2d;
+    let d = Math.floor(random() * 16);
+    if (i === 12) d = 4;
+    else if (i === 16) d = 8 + (d & 3);
+    ID[p++] = HEX[d]!;
+  }
+  return ID.toString('latin1');
+}
+
+/** How a store's list data is shaped by the behaviour it serves. */
+export interface DataShape {
+  /** Whole seconds (every style shows them exactly), or distinct below the millisecond. */
+  precision: 'seconds' | 'micros';
+  ids: Behaviour['listIds'];
+}
+
+export const PLAIN_DATA: DataShape = { precision: 'seconds', ids: 'uuid' };
+
+export function dataShapeOf(b: Behaviour): DataShape {
+  return { precision: b.timestampStyle === 'micros-z' ? 'micros' : 'seconds', ids: b.listIds };
+}
+
+export const MS = 1000;
+export const S = 1_000_000;
+const DAY_US = 24 * 3600 * S;
+
+/** A record while it is being generated, before a collection holds it. */
+type Draft = { -readonly [K in keyof ListRecord]: ListRecord[K] };
+
+/** A share of the records in tie groups of 2 to 6 (4 on average): p·4 / (1 + 3p) ≈ 15%. */
+const TIE_START = 0.15 / (4 - 0.45);
+
+/**
+ * Ties on `field` at random places: walking the records in that order, a group of 2 to 6
+ * neighbours now and then takes one value (created: the group's earliest, updated: its
+ * latest, so created ≤ updated holds). Random places, so that no page size of the suite (100,
+ * 25, 7) lines up with them: the suite puts its own page boundaries inside ties.
+ */
+function tieUp(records: readonly Draft[], field: 'created' | 'updated', random: () => number): void {
+  // Ties in generation order (a stable sort).
+  const sorted = timeIndex(records, field, (a, b) => a[field] - b[field]);
+  for (let i = 0; i < sorted.length; ) {
+    if (random() >= TIE_START) {
+      i++;
+      continue;
+    }
+    const n = Math.min(sorted.length - i, 2 + Math.floor(random() * 5));
+    const v = field === 'created' ? sorted[i]![field] : sorted[i + n - 1]![field];
+    for (let k = i; k < i + n; k++) sorted[k]![field] = v;
+    i += n;
+  }
+}
+
+/**
+ * Seeded records: timestamps over the past year (epoch microseconds: whole seconds, or with
+ * `micros` any microsecond, some records only a few microseconds apart within one
+ * millisecond), ~15% of records in groups tied on created_at and on updated_at. Ids rise with
+ * the order of generation (numeric ones with random gaps, so that they have 1 to 5 digits and
+ * string order is not number order). @faker-js/faker, seeded, gives the names; a small seeded
+ * generator the rest, so a million records take about a second.
+ */
+export function generateRecords(seed: number, label: string, count: number, now: number, recent = false, shape: DataShape = PLAIN_DATA): ListRecord[] {
+  const f = new (english.constructor as typeof Faker)({ locale: english.rawDefinitions });
+  f.seed(hash32(`${seed}:${label}`));
+  // Names come from a pool: faker's product names cost about 20 us each, and a list of 10,000
+  // records needs no more variety than 64 of them give.
+  const random = seededRandom(f.number.int({ min: 1, max: 2 ** 31 }));
+  const names = Array.from({ length: 64 }, () => f.commerce.productName());
+  const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
+  const type = label.split('/').filter(Boolean).at(-1) ?? 'record';
+  const micros = shape.precision === 'micros';
+  let serial = 0;
+  const idOf = (seq: number): string => {
+    if (shape.ids === 'uuid') return uuid(seq, random);
+    if (shape.ids === 'prefixed') return `rec_${String(seq).padStart(8, '0')}${Math.floor(random() * 16 ** 6).toString(16).padStart(6, '0')}`;
+    serial += int(1, 9);
+    return String(serial);
+  };
+  const out: Draft[] = [];
+  // Newest a day old (older than the suite's time buffer), or, `recent`, within 30 seconds.
+  const newest = (recent ? now - 1000 : now) * MS - (recent ? 0 : DAY_US);
+  const span = recent ? 30 * S : 365 * DAY_US;
+  while (out.length < count) {
+    const prev = out.at(-1);
+    let created: number;
+    if (!micros) created = Math.floor((newest - int(0, span)) / S) * S;
+    else if (prev && random() < 0.1) {
+      // Within the millisecond of the previous record: apart only below the millisecond.
+      const ms = prev.created - (prev.created % MS);
+      created = ms + ((prev.created - ms + int(1, MS - 1)) % MS);
+    } else created = newest - int(0, span);
+    // Updated up to 30 days later (20 s when recent), never past the newest: no pile-up there.
+    const room = Math.max(0, Math.min(recent ? 20 * S : 30 * DAY_US, newest - created));
+    const updated = random() < 0.3 ? created : created + (micros ? int(0, room) : int(0, Math.floor(room / S)) * S);
+    out.push({ id: idOf(out.length), type, name: names[int(0, names.length - 1)]!, seq: out.length, created, updated });
+  }
+  tieUp(out, 'created', random);
+  tieUp(out, 'updated', random);
+  return out;
+}
+
+export interface ListOptions {
+  seed: number;
+  /** Records in an ordinary collection. */
+  records: number;
+  now: number;
+  /** Catalog rules hold no record (the deliberately empty list); false fills them too. */
+  emptyList: boolean;
+  /** Records created in the last 30 seconds, as by a server that seeds its data at start-up. */
+  recent: boolean;
+  shape: DataShape;
+}
+
+export class ListData {
+  readonly #collections = new Map<string, Collection>();
+  readonly options: ListOptions;
+  readonly templates: ListTemplate[];
+  readonly parents: Record<string, ParentSource>;
+
+  constructor(options: ListOptions) {
+    this.options = options;
+    const { templates, parents } = listTemplates();
+    this.templates = templates;
+    this.parents = parents;
+  }
+
+  #sizeOf(t: ListTemplate, concrete: string): number {
+    const { records } = this.options;
+    if (t.size === 'empty' && this.options.emptyList) return 0;
+    if (t.size === 'orders') return Math.max(HARD_OFFSET_LIMIT + 50, records);
+    if (t.size === 'parent') return 4;
+    // 110 to 150 records at the default: more than one full page of 100.
+    return Math.max(0, records - 20 + (hash32(concrete) % 41));
+  }
+
+  /**
+   * The collection of a concrete path. `under` (the list route's: the path's placeholder values
+   * and the behaviour served) lets firstParentEmpty empty a nested list under the first record
+   * of a parent list; without it, or with the knob off, the data is the same as ever.
+   */
+  collection(t: ListTemplate, concrete: string, under?: ParentValues): Collection {
+    const empty = under !== undefined && under.b.firstParentEmpty && this.firstParents(t, under).some((first) => first);
+    const key = empty ? `${concrete}\n(first parent)` : concrete;
+    let c = this.#collections.get(key);
+    if (!c) {
+      const { seed, now, recent, shape } = this.options;
+      c = new Collection(generateRecords(seed, concrete, empty ? 0 : this.#sizeOf(t, concrete), now, recent, shape), { idOrder: shape.ids === 'numeric' ? 'numeric' : 'string' });
+      this.#collections.set(key, c);
+    }
+    return c;
+  }
+
+  /**
+   * For each placeholder of `t` filled from a parent list (a fixed `value`, such as release_id,
+   * is no such question), whether `under.values` gives it the first record of that list: the
+   * one a client reading the list without parameters meets first (the behaviour's default order).
+   */
+  firstParents(t: ListTemplate, under: ParentValues): boolean[] {
+    const out: boolean[] = [];
+    for (const name of t.params) {
+      const source = this.parents[name];
+      if (!source || 'value' in source) continue;
+      const parentTemplate = this.templates.find((x) => x.template === source.from);
+      if (!parentTemplate) continue;
+      const concrete = parentTemplate.params.reduce((p, n) => p.replace(`{${n}}`, under.values[n]!), parentTemplate.template);
+      const first = this.collection(parentTemplate, concrete, under).query({ offset: 0, limit: 1, sort: defaultOrder(under.b), filters: [] }).records[0];
+      out.push(first !== undefined && (source.field === 'slug' ? slugOf(first) : first.id) === under.values[name]);
+    }
+    return out;
+  }
+
+  /**
+   * Whether some placeholder of `t` takes another value than the first record of its parent
+   * list (ListFaultScope.parents 'later').
+   */
+  laterParent(t: ListTemplate, under: ParentValues): boolean {
+    return this.firstParents(t, under).some((first) => !first);
+  }
+
+  /** The concrete path of a parent list, or a 404 when a parent id does not exist. */
+  checkParents(t: ListTemplate, values: Record<string, string>, b?: Behaviour): void {
+    for (const name of t.params) {
+      const source = this.parents[name];
+      const value = values[name]!;
+      if (!source) throw new HttpError(404, 'Not found');
+      if ('value' in source) {
+        if (value !== source.value) throw new HttpError(404, `Release '${value}' not found`);
+        continue;
+      }
+      const parentTemplate = this.templates.find((x) => x.template === source.from)!;
+      this.checkParents(parentTemplate, values, b);
+      const concrete = parentTemplate.params.reduce((p, n) => p.replace(`{${n}}`, values[n]!), parentTemplate.template);
+      const parent = this.collection(parentTemplate, concrete, b ? { values, b } : undefined);
+      if (!parent.find(source.field === 'slug' ? 'slug' : 'id', value)) throw new HttpError(404, `Parent '${value}' not found`);
+    }
+  }
+}
+
+/** A concrete list path's placeholder values, and the behaviour that serves it (the list route's). */
+export interface ParentValues {
+  values: Record<string, string>;
+  b: Behaviour;
+}
+
+/** The order a list is served in when no sort is asked for. */
+export function defaultOrder(b: Behaviour): Query['sort'] {
+  if (b.defaultOrder === '-created_at') return { field: 'created_at', descending: true };
+  return { field: b.defaultOrder, descending: false };
+}

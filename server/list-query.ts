@@ -1,0 +1,125 @@
+// The query of a list request as the reference server reads it: page[limit], page[offset],
+// sort and filter, with the faults that bend them and the scope a list fault holds to.
+import type { ServerResponse } from 'node:http';
+import { CONFORMING, type Behaviour } from './behaviour.js';
+import { parseFilter, SORT_FIELDS, type FilterTerm, type Query, type SortField } from './collection.js';
+import { HttpError, type RequestUrl } from './http.js';
+
+
+import { defaultOrder, HARD_OFFSET_LIMIT, S } from './list-data.js';
+
+// --- Query parameters ------------------------------------------------------------------
+
+/**
+ * What a list page reads of its request: a route's context (server/routes.ts) is one. Named
+ * here so that the lists depend on no route: routes build on lists, not the other way.
+ */
+export interface PageRequest {
+  res: ServerResponse;
+  /** The request's URL; `query` holds its search parameters. */
+  url: RequestUrl;
+  query: URLSearchParams;
+  b: Behaviour;
+}
+
+function intParam(ctx: PageRequest, name: string): number | undefined {
+  const raw = ctx.query.get(name);
+  if (raw === null) return undefined;
+  if (!/^\d+$/.test(raw.trim())) {
+    if (ctx.b.crashOnBadPaging) throw new HttpError(500, 'Internal error while reading the page parameters.');
+    throw new HttpError(400, `${name} must be a non-negative whole number.`);
+  }
+  return Number(raw);
+}
+
+
+export function parseQuery(ctx: PageRequest, hardOffsetLimit: boolean): Query {
+  const b = ctx.b;
+  let limit = intParam(ctx, 'page[limit]') ?? b.defaultLimit ?? b.pageLength;
+  if (limit < 1) {
+    if (b.crashOnBadPaging) throw new HttpError(500, 'Division by zero.');
+    throw new HttpError(400, 'page[limit] must be at least 1.');
+  }
+  if (limit > b.maxLimit) {
+    if (b.rejectOverLimit) throw new HttpError(400, `page[limit] must not exceed ${b.maxLimit}.`);
+    limit = b.maxLimit;
+  }
+  const rawOffset = intParam(ctx, 'page[offset]') ?? 0;
+  if (((hardOffsetLimit && b.hardOffsetLimit) || b.softOffsetLimit) && rawOffset > HARD_OFFSET_LIMIT) {
+    throw new HttpError(b.hardOffsetStatus, `page[offset] must not exceed ${HARD_OFFSET_LIMIT} on this endpoint; use keyset-style traversal.`);
+  }
+  const offset = b.offsetUnit === 'pages' ? rawOffset * limit : b.offsetUnit === 'one-based' ? Math.max(0, rawOffset - 1) : b.offsetUnit === 'ignored' ? 0 : rawOffset;
+  const sortRaw = ctx.query.get('sort');
+  let sort = defaultOrder(b);
+  if (sortRaw !== null) {
+    const descending = sortRaw.startsWith('-');
+    const field = descending ? sortRaw.slice(1) : sortRaw;
+    if (!(SORT_FIELDS as readonly string[]).includes(field)) throw new HttpError(400, `Cannot sort by '${sortRaw}'; sortable: ${SORT_FIELDS.join(', ')}.`);
+    if (!b.ignoreSort) sort = { field: field as SortField, descending: b.invertSort ? !descending : descending };
+  }
+  let filterRaw = ctx.query.get('filter');
+  if (filterRaw !== null && b.filterValuesOwnSpelling) ownSpellingOnly(filterRaw, b);
+  // The fault: a numeric offset dropped, the clock time read as UTC.
+  if (filterRaw !== null && b.filterValueOffsetIgnored) filterRaw = filterRaw.replace(/(\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)[+-]\d{2}:?\d{2}(?=\)(?::|$))/g, '$1Z');
+  let filters: FilterTerm[] = filterRaw === null || filterRaw === '' ? [] : parseFilter(filterRaw);
+  if (b.filterValueToSecond) {
+    filters = filters.map((t) => (t.field === 'created_at' || t.field === 'updated_at' ? { ...t, values: t.values.map((v) => Math.floor((v as number) / S) * S) } : t));
+  }
+  if (b.ignoreFilter) filters = [];
+  if (b.hiddenPrecision) {
+    // Half a microsecond below the value: a record shown equal to it compares as after it.
+    filters = filters.map((t) => (t.field === 'created_at' || t.field === 'updated_at' ? { ...t, values: t.values.map((v) => (v as number) - 0.5) } : t));
+  }
+  if (b.geAsGt || b.gtAsGe) {
+    filters = filters.map((t) => (b.geAsGt && t.op === 'ge' ? { ...t, op: 'gt' } : b.gtAsGe && t.op === 'gt' ? { ...t, op: 'ge' } : t));
+  }
+  return { offset, limit, sort, filters };
+}
+
+/** How many fraction digits the behaviour's timestamps show, and with which zone designator. */
+function spelling(b: Behaviour): { digits: number; zone: RegExp } {
+  switch (b.timestampStyle) {
+    case 'iso-ms-z':
+      return { digits: 3, zone: /^Z$/ };
+    case 'seconds-z':
+      return { digits: 0, zone: /^Z$/ };
+    case 'seconds-offset':
+      return { digits: 0, zone: /^\+00:00$/ };
+    case 'micros-z':
+      return { digits: 6, zone: /^Z$/ };
+    case 'mixed-offsets':
+      return { digits: 3, zone: /^[+-]\d{2}:\d{2}$/ };
+  }
+}
+
+/**
+ * The filterValuesOwnSpelling choice: a timestamp value must be written as the server writes
+ * its own (no more fraction digits, the same kind of zone designator), else 400.
+ */
+function ownSpellingOnly(raw: string, b: Behaviour): void {
+  const { digits, zone } = spelling(b);
+  for (const m of raw.matchAll(/(?:created_at|updated_at),([^)]*)\)/g)) {
+    const v = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.(\d+))?(.*)$/.exec(m[1]!);
+    if (!v || (v[1] ?? '').length > digits || !zone.test(v[2]!)) throw new HttpError(400, `Could not parse the supplied filter: '${m[1]}' is not a timestamp as this store writes them.`);
+  }
+}
+
+/**
+ * The behaviour one list request sees: outside the fault's scope (another path, the first
+ * page, no filter, the first parent), the conforming values of the list fault knobs.
+ * `laterParent`: some placeholder of the concrete path takes another value than the first
+ * record of its parent list (PageSource.laterParent).
+ */
+export function scopedBehaviour(b: Behaviour, template: string | undefined, query: URLSearchParams, laterParent = false): Behaviour {
+  const scope = b.listFaultScope;
+  if (!scope) return b;
+  const offset = Number(query.get('page[offset]') ?? 0) > 0;
+  const filter = (query.get('filter') ?? '') !== '';
+  const onPath = scope.paths === undefined || (template !== undefined && (scope.paths === 'nested' ? template.includes('{') : scope.paths.includes(template)));
+  const now = scope.when === undefined || (scope.when === 'offset' ? offset : scope.when === 'filter' ? filter : scope.when === 'no-limit' ? !query.has('page[limit]') : filter && offset);
+  const parents = scope.parents === undefined || laterParent;
+  if (onPath && now && parents) return b;
+  const out: Behaviour = { ...b };
+  for (const k of scope.knobs ?? []) (out as unknown as Record<string, unknown>)[k] = CONFORMING[k];
+  return out;
+}
