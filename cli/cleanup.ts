@@ -53,7 +53,11 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   // Loaded here, not above: --help needs none of it (the HTTP layer loads undici).
   const [{ cleanUp }, { resolveConfig, settingLabel }, { leftoverLine }, { checkTarget }] = await Promise.all([import('../lib/cleanup.js'), import('../lib/config.js'), import('../reporters/console.js'), import('../lib/preflight.js')]);
   const config = resolveConfig({ flags: { ...(values.token ? { token: values.token } : {}), ...(values['base-url'] ? { 'base-url': values['base-url'] } : {}) }, env: io.env, cwd: io.cwd, configFile: values.config, checks: [], operations: [], randomSeed: 0 });
-  if (!config.token) throw new UsageError('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN', 'cleanup');
+  // The token is asked for only when there is something to delete: nothing left, nothing to say.
+  const token = (): string => {
+    if (!config.token) throw new UsageError('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN', 'cleanup');
+    return config.token;
+  };
   // The target the user named, and where they named it: it selects runs, never redirects them.
   const wanted = config.baseUrl;
   const from = wanted ? settingLabel(config, 'base-url') : '';
@@ -103,7 +107,7 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
     }
   }
   const secrets = new Secrets();
-  secrets.add(config.token);
+  if (config.token) secrets.add(config.token);
   let left = 0;
   let found = 0;
   let busy = 0;
@@ -144,13 +148,13 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
     // The target is read once with the token first, as before a run: a refused token, a dead
     // host or a login page is one line, not a failed delete for each thing the run left.
     let reach = reached.get(baseUrl);
-    if (!reach) reached.set(baseUrl, (reach = await checkTarget({ baseUrl, token: config.token, timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes }, baseUrl, secrets)));
+    if (!reach) reached.set(baseUrl, (reach = await checkTarget({ baseUrl, token: token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes }, baseUrl, secrets)));
     if (!reach.ok) {
       io.err(`run ${runId} (${baseUrl}): not cleaned (${count} left): ${secrets.mask(reach.line)}`);
       left += count;
       continue;
     }
-    const report = await cleanUp({ baseUrl, token: config.token, timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes, concurrency: config.concurrency, ledgerPath: path, runId }, secrets);
+    const report = await cleanUp({ baseUrl, token: token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes, concurrency: config.concurrency, ledgerPath: path, runId }, secrets);
     io.out(`run ${runId} (${baseUrl}): deleted ${report.deleted}; ${report.leftovers.length} left over`);
     for (const l of report.leftovers) io.out(leftoverLine(l));
     left += report.leftovers.length;

@@ -199,6 +199,18 @@ describe('each run on its own target, and never one in progress', () => {
     return path;
   }
 
+  it('asks for the token only when something is left to delete', async () => {
+    const root = ownDir('conformance-ledgers-');
+    const env = { PATH: process.env.PATH ?? '', TMPDIR: root };
+    const nothing = await cli(['cleanup'], { env });
+    expect(nothing.code, nothing.stdout + nothing.stderr).toBe(0);
+    expect(nothing.stdout).toContain('no run left anything to delete');
+    ledgerOf(root, 'eeee0006', '00000000-0000-4000-8000-000000000006', { baseUrl: 'http://127.0.0.1:9' });
+    const something = await cli(['cleanup'], { env });
+    expect(something.code).toBe(2);
+    expect(something.stderr).toContain('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN');
+  });
+
   it('--base-url (flag or environment) picks the runs that ran there and sends nothing elsewhere; a live run and an older ledger are left alone', async () => {
     await withServer({ seed: 1 }, (a) =>
       withServer({ seed: 2 }, async (b) => {
