@@ -155,7 +155,7 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
       continue;
     }
     const report = await cleanUp({ baseUrl, token: token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes, concurrency: config.concurrency, ledgerPath: path, runId }, secrets);
-    io.out(`run ${runId} (${baseUrl}): deleted ${report.deleted}; ${report.leftovers.length} left over`);
+    io.out(`run ${runId} (${baseUrl}): deleted ${report.deleted}${report.alreadyGone ? ` (${report.alreadyGone} more already gone)` : ''}; ${report.leftovers.length} left over`);
     for (const l of report.leftovers) io.out(leftoverLine(l));
     left += report.leftovers.length;
     if (report.leftovers.length === 0) removeLedger(path);

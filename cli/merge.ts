@@ -115,6 +115,7 @@ function mergeCleanup(reports: readonly RunReport[]): RunReport['cleanup'] {
   const postponed = reports.filter((p) => p.cleanup.postponed);
   return {
     deleted: reports.reduce((n, p) => n + p.cleanup.deleted, 0),
+    ...(reports.some((p) => p.cleanup.alreadyGone) ? { alreadyGone: reports.reduce((n, p) => n + (p.cleanup.alreadyGone ?? 0), 0) } : {}),
     leftovers: reports.flatMap((p) => p.cleanup.leftovers),
     ...(postponed.length
       ? { postponed: postponed.map((p) => `run ${p.runId}: ${p.cleanup.postponed}`).join('; '), pending: postponed.reduce((n, p) => n + (p.cleanup.pending ?? 0), 0) }

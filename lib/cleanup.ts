@@ -17,7 +17,10 @@ export interface Leftover {
 }
 
 export interface CleanupReport {
+  /** Deleted by this cleanup: a DELETE answered 2xx, and a second one found nothing. */
   deleted: number;
+  /** Found already gone (a first DELETE answered 404): a check deleted it, and the ledger had not heard. */
+  alreadyGone?: number;
   leftovers: Leftover[];
   /** Why nothing was sent (the target stopped answering during the run); the ledger is kept. */
   postponed?: string;
@@ -88,6 +91,7 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
   const { created, unanswered } = ledger.open();
   const leftovers: Leftover[] = [];
   let deleted = 0;
+  let alreadyGone = 0;
   if (created.length === 0 && unanswered.length === 0) return { deleted, leftovers };
   // Its own client (its own breaker: a run's open breaker does not stop it), and more patient
   // than a check's: what the cleanup gives up on is left on the user's server.
@@ -100,10 +104,12 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
    * cleanup that is safe (a DELETE that was applied answers 404 the next time, which it takes
    * for gone), where a check must not (its verdict rests on the first answer).
    */
-  const del = async (path: string): Promise<HttpResponse> => {
+  /** `lost`: an earlier try's answer was lost (that try may be what a 404 now reports). */
+  const del = async (path: string): Promise<HttpResponse & { lost?: true }> => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await http.request({ method: 'DELETE', path });
+        const res = await http.request({ method: 'DELETE', path });
+        return attempt > 1 ? Object.assign(res, { lost: true as const }) : res;
       } catch (e) {
         const code = (e as { code?: string }).code;
         if (attempt >= DELETE_ATTEMPTS || (code !== 'CONNECTION_CLOSED' && code !== 'TIMEOUT')) throw e;
@@ -122,7 +128,9 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
       const again = ok(res.status) ? await del(entry.deletePath) : undefined;
       if (again && ok(again.status)) return left(entry, `DELETE ${entry.deletePath} answered ${res.status}, and a second DELETE answered ${again.status}: it is still there (the target does not apply deletes)`);
       ledger.deleted(entry.deletePath);
-      deleted++;
+      // A 404 to the first try: gone before this cleanup. After a try whose answer was lost: that try deleted it.
+      if (res.status === 404 && !res.lost) alreadyGone++;
+      else deleted++;
     } catch (e) {
       left(entry, (e as Error).message);
     }
@@ -161,5 +169,5 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
   } finally {
     await http.close();
   }
-  return { deleted, leftovers };
+  return { deleted, ...(alreadyGone ? { alreadyGone } : {}), leftovers };
 }

@@ -232,7 +232,7 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   const { deleted, leftovers } = report.cleanup;
   lines.push(p('bold', 'Cleanup'));
   if (report.cleanup.postponed) lines.push(p('yellow', printable(`  not done: ${report.cleanup.postponed}; ${report.cleanup.pending ?? 0} resource(s) and unanswered create(s) stay in the ledger: 'conformance cleanup --run ${report.runId}' deletes them once the target answers again`)));
-  else lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted; ${leftovers.length} left over`);
+  else lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more were already gone)` : ''}; ${leftovers.length} left over`);
   for (const l of leftovers) lines.push(p('yellow', leftoverLine(l)));
   lines.push('');
   if (report.baseline) {

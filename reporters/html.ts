@@ -120,7 +120,7 @@ export function renderHtml(report: RunReport): string {
     ['duration', `${(report.durationMs / 1000).toFixed(1)} s`],
     ...(report.certification ? ([['certifiable', `${report.certification.certifiable ? 'yes' : 'no'}: ${report.certification.why}`]] as Array<[string, string]>) : []),
     ...(report.lists ? ([['lists', `compared records created before ${report.lists.comparedBefore}; absent: ${report.lists.absent.join(', ') || 'none'}`]] as Array<[string, string]>) : []),
-    ['cleanup', `deleted ${report.cleanup.deleted}; left over: ${report.cleanup.leftovers.length ? report.cleanup.leftovers.map((l) => `${l.kind} ${l.id || '(no id)'} (${l.reason})`).join('; ') : 'none'}`],
+    ['cleanup', `deleted ${report.cleanup.deleted}${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more already gone)` : ''}; left over: ${report.cleanup.leftovers.length ? report.cleanup.leftovers.map((l) => `${l.kind} ${l.id || '(no id)'} (${l.reason})`).join('; ') : 'none'}`],
   ];
   const summary = `<table><tr><th>level</th>${VERDICTS.map((v) => `<th>${v}</th>`).join('')}</tr>${LEVELS.map((l) => `<tr><td>${l}</td>${VERDICTS.map((v) => `<td class="${count(v, l) ? `o-${v} l-${l}` : ''}">${count(v, l)}</td>`).join('')}</tr>`).join('')}</table>`;
   const filters = `<div class="filters"><fieldset><legend>outcome</legend>${VERDICTS.map((v) => `<label><input type="checkbox" data-filter="outcome" value="${v}" checked> ${v} (${count(v)})</label>`).join('')}</fieldset><fieldset><legend>level</legend>${LEVELS.map((l) => `<label><input type="checkbox" data-filter="level" value="${l}" checked> ${l}</label>`).join('')}</fieldset><span class="count" id="shown"></span></div>`;
