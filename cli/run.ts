@@ -6,10 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { errorResult, resultHead, type Check, type CheckResult, type PaginationSettings, type RunSettings } from '../lib/check.js';
-import { endpointsOf, loadCatalogSpec, mergeCatalog, type CatalogSpec, type Endpoint } from '../lib/catalog.js';
+import { errorResult, resultHead, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
+import { endpointsOf, loadCatalogSpec, mergeCatalog } from '../lib/catalog.js';
 import { cleanUp, cleanUpAfterOutage, type CleanupReport } from '../lib/cleanup.js';
-import { describeConfig, didYouMean, maskedConfig, settingLabel, type Config } from '../lib/config.js';
+import { describeConfig, maskedConfig, settingLabel, type Config } from '../lib/config.js';
 import { packageVersion } from '../lib/package.js';
 import { checkTarget } from '../lib/preflight.js';
 import { Secrets } from '../lib/secrets.js';
@@ -21,46 +21,13 @@ import { applyBaseline, certify, exitFor, inBaseline, type BaselineEntry } from 
 import { contractDigest } from '../lib/schema.js';
 import type { RunningServer } from '../server/index.js';
 import { listen, type Listening } from '../server/listen.js';
-import { expandChecks, WRITTEN_LISTS, type CheckDefinition } from '../suites/index.js';
+import { expandChecks, type CheckDefinition } from '../suites/index.js';
 import { liveProgress, UsageError, useColor, type Io } from './io.js';
 import { publish } from './publish.js';
 import { reportFiles, writeFiles } from '../reporters/write.js';
 import { Ledger, ledgerPath, newRunId } from '../lib/ledger.js';
-
-/**
- * Operation names as results name them (`orders`, `hierarchies@by-release`); an operation id
- * stands for all its paths (`integration-logs`: both). An unknown name is a usage error that
- * says where it came from and suggests the nearest.
- */
-export function operationKeys(given: readonly string[], endpoints: readonly Endpoint[], label: string): string[] {
-  const known = [...new Set(endpoints.flatMap((e) => [e.key, e.operation]))];
-  const out = new Set<string>();
-  for (const name of given) {
-    const matching = endpoints.filter((e) => e.key === name || e.operation === name);
-    if (!matching.length) throw new UsageError(`${label}: unknown operation '${name}'${didYouMean(name, known, (c) => `'${c}'`)} (see 'conformance --list-operations')`);
-    for (const e of matching) out.add(e.key);
-  }
-  return [...out];
-}
-
-/** The list operations as the run will read them (catalog, with the config's overrides). */
-function paginationFor(config: Config, catalog: CatalogSpec, all: Endpoint[]): PaginationSettings {
-  let endpoints = all;
-  if (config.operations.length) {
-    const keys = operationKeys(config.operations, endpoints, '--operation');
-    endpoints = endpoints.filter((e) => keys.includes(e.key));
-  }
-  return {
-    endpoints,
-    parents: catalog.parents,
-    budget: config.requestBudget,
-    timeBufferMs: config.timeBufferSeconds * 1000,
-    ...(config.defaultPageLength !== undefined ? { defaultPageLength: config.defaultPageLength } : {}),
-    requireAllEndpoints: config.requireAllEndpoints,
-    startedAt: Date.now(),
-    ...(config.exploreOnly ? { exploreOnly: true } : {}),
-  };
-}
+import { heartbeat, type Heartbeat } from './heartbeat.js';
+import { operationKeys, paginationFor, shardChecks } from './plan.js';
 
 /** What a run is for, beyond the target: certification, baselines, sharding (flags only). */
 export interface RunOptions {
@@ -71,69 +38,6 @@ export interface RunOptions {
   baseline?: { file: string; entries: BaselineEntry[] };
   writeBaseline?: string;
   shard?: { index: number; count: number };
-}
-
-/**
- * The part of a sharded run a check belongs to: an area's single checks, or one list
- * operation's checks, so work several checks share (a traversal, a created key) stays in one
- * shard. The list checks of a list the suite writes (WRITTEN_LISTS) go with the area that
- * writes it, so they see the records the run created, as in a run that is not sharded.
- */
-export function shardUnit(c: Pick<Check, 'area' | 'operation'>): string {
-  if (c.operation === undefined) return `area:${c.area}`;
-  const writer = WRITTEN_LISTS.get(c.operation);
-  return writer ? `area:${writer}` : `operation:${c.operation}`;
-}
-
-/** A shard's part of the checks: every n-th unit (shardUnit). */
-export function shardChecks(checks: readonly Check[], shard: { index: number; count: number }): Check[] {
-  const units = [...new Set(checks.map(shardUnit))].sort();
-  const mine = new Set(units.filter((_, i) => i % shard.count === shard.index - 1));
-  return checks.filter((c) => mine.has(shardUnit(c)));
-}
-
-export interface Heartbeat {
-  /** A line was just printed: the next beat is due `every` ms from now. */
-  said(): void;
-  stop(): void;
-}
-
-/**
- * Calls `quiet` whenever `every` ms have gone by since the last line (said()), and no later:
- * each beat is timed for the moment it is due, not found by polling, so the gap between two
- * lines is `every` plus the event loop's delay, never up to a polling period more.
- * `quiet` is expected to print (and so call said()); if it does not, the next beat is `every`
- * ms after this one all the same. A timer that never keeps the process alive.
- */
-export function heartbeat(every: number, quiet: () => void): Heartbeat {
-  // A floor, so that a heartbeat of 0 (tests) is a line per 10 ms rather than a busy loop.
-  const period = Math.max(10, every);
-  let saidAt = Date.now();
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const arm = (ms: number): void => {
-    timer = setTimeout(due, Math.max(0, ms));
-    timer.unref();
-  };
-  const due = (): void => {
-    if (stopped) return;
-    const since = Date.now() - saidAt;
-    // Something was said meanwhile: the beat is due `period` after that.
-    if (since < period) return arm(period - since);
-    saidAt = Date.now();
-    quiet();
-    if (!stopped) arm(saidAt + period - Date.now());
-  };
-  arm(period);
-  return {
-    said: () => {
-      saidAt = Date.now();
-    },
-    stop: () => {
-      stopped = true;
-      clearTimeout(timer);
-    },
-  };
 }
 
 export async function run(config: Config, definitions: CheckDefinition[], options: RunOptions, io: Io): Promise<number> {

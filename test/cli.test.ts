@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkDefinitions, expandChecks, WRITTEN_LISTS } from '../suites/index.js';
-import { shardChecks } from '../cli/run.js';
+import { shardChecks } from '../cli/plan.js';
 import type { RunReport } from '../reporters/model.js';
 import { cli, endpoints, paginationSettings, TOKEN, withServer } from './support.js';
 

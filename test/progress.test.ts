@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../cli/main.js';
 import { useColor, type Io } from '../cli/io.js';
-import { heartbeat } from '../cli/run.js';
+import { heartbeat } from '../cli/heartbeat.js';
 import { listening, TOKEN, withServer } from './support.js';
 
 interface Captured {
