@@ -88,6 +88,9 @@ const hex4 = (c: number, upper: boolean): string => {
   return `\\u${upper ? h.toUpperCase() : h}`;
 };
 
+/** The escapes JSON encoders write for these characters, whatever else they escape as `\uXXXX`. */
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
+
 /** PHP's json_encode with no flags: `\/` for every `/`, non-ASCII as `\uxxxx` (lower-case hex). */
 export function phpString(s: string): string {
   let out = '"';
@@ -95,13 +98,8 @@ export function phpString(s: string): string {
     const ch = s[i]!;
     const c = s.charCodeAt(i);
     if (ch === '"') out += '\\"';
-    else if (ch === '\\') out += '\\\\';
     else if (ch === '/') out += '\\/';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === '\b') out += '\\b';
-    else if (ch === '\f') out += '\\f';
+    else if (SHORT_ESCAPES[ch]) out += SHORT_ESCAPES[ch];
     else if (c < 0x20 || c > 0x7e) out += hex4(c, false); // UTF-16 units: a surrogate pair as two escapes, as PHP does
     else out += ch;
   }
@@ -117,12 +115,7 @@ export function dotnetString(s: string): string {
   for (let i = 0; i < s.length; i++) {
     const ch = s[i]!;
     const c = s.charCodeAt(i);
-    if (ch === '\\') out += '\\\\';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === '\b') out += '\\b';
-    else if (ch === '\f') out += '\\f';
+    if (SHORT_ESCAPES[ch]) out += SHORT_ESCAPES[ch];
     else if (c < 0x20 || c > 0x7e || '"+<>&\'`'.includes(ch)) out += hex4(c, true);
     else out += ch;
   }
