@@ -11,7 +11,7 @@ import { clauseLink } from '../lib/clauses.js';
 import { closest, CONFIG_FILE, ConfigError, didYouMean, readConfigFile, resolveConfig, settingLabel, type RawSettings } from '../lib/config.js';
 import { packageVersion } from '../lib/package.js';
 import { Secrets } from '../lib/secrets.js';
-import { settingFlags, settingOptions } from '../lib/settings.js';
+import { listOf, settingFlags, settingOptions } from '../lib/settings.js';
 import type { CheckDefinition } from '../suites/index.js';
 import { HELP } from './help.js';
 import { parseFlags, UsageError, type Io } from './io.js';
@@ -87,9 +87,6 @@ async function listOperations(configFile: string | undefined, cwd: string): Prom
 
 /** The subcommands, for a did-you-mean on a mistyped one (`conformance serv`). */
 const COMMANDS = ['serve', 'merge', 'selftest', 'cleanup', 'traceability'];
-
-/** A list flag given several times or with commas: its names, once each. */
-const listOf = (given: readonly string[] | undefined): string[] => [...new Set((given ?? []).flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean))];
 
 function parseMain(args: string[]) {
   const { values, positionals } = parseFlags({ args, options: OPTIONS, allowPositionals: true });

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Secrets } from '../lib/secrets.js';
-import { SETTINGS, type SettingSpec } from '../lib/settings.js';
+import { listOf, SETTINGS, type SettingSpec } from '../lib/settings.js';
 import { REPORT_FORMATS } from '../reporters/formats.js';
 import { replayCommand } from '../reporters/console.js';
 import { settingsOf, summarise, type BaselineReport, type OutcomeSettings, type RunReport } from '../reporters/model.js';
@@ -131,7 +131,7 @@ export async function merge(args: string[], io: Io): Promise<number> {
     return 0;
   }
   if (positionals.length === 0) throw new UsageError('merge needs the report directories of the shards: conformance merge DIR... [--report-dir OUT]', 'merge');
-  const reporters = [...new Set((values.reporter ?? []).flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean))];
+  const reporters = listOf(values.reporter);
   const refused = reporters.length ? (await import('../reporters/registry.js')).unknownReporter(reporters) : undefined;
   if (refused) throw new UsageError(`--reporter: ${refused}`, 'merge');
   // Loaded here, not above: --help needs none of it (the schema check loads ajv).

@@ -63,6 +63,11 @@ export function settingOptions(): Record<SettingKey, { type: 'string' | 'boolean
   return Object.fromEntries(SETTINGS.map((s) => [s.key, s.kind === 'switch' ? { type: 'boolean' } : s.kind === 'list' ? { type: 'string', multiple: true } : { type: 'string' }])) as Record<SettingKey, { type: 'string' | 'boolean'; multiple?: true }>;
 }
 
+/** A list flag given several times or with commas (`--x a,b --x c`): its names, once each, in order. */
+export function listOf(given: readonly unknown[] | undefined): string[] {
+  return [...new Set((given ?? []).flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean))];
+}
+
 /** The settings given as flags, as lib/config.ts reads them: a list joined with commas, a switch as true. */
 export function settingFlags(values: Record<string, unknown>): Partial<Record<SettingKey, string | boolean>> {
   const out: Partial<Record<SettingKey, string | boolean>> = {};
@@ -71,7 +76,7 @@ export function settingFlags(values: Record<string, unknown>): Partial<Record<Se
     if (v === undefined) continue;
     if (s.kind === 'switch') {
       if (v) out[s.key] = true;
-    } else if (Array.isArray(v)) out[s.key] = [...new Set(v.flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean))].join(',');
+    } else if (Array.isArray(v)) out[s.key] = listOf(v).join(',');
     else out[s.key] = String(v);
   }
   return out;
