@@ -1,6 +1,7 @@
 // The plan of a run: which list operations it reads (the catalog, the config's overrides,
 // --operation) and, for a sharded run, which part of the checks is this shard's.
-import type { Check, PaginationSettings } from '../lib/check.js';
+import type { Check } from '../lib/check.js';
+import type { PaginationSettings } from '../lib/catalog.js';
 import type { CatalogSpec, Endpoint } from '../lib/catalog.js';
 import { didYouMean, type Config } from '../lib/config.js';
 import { WRITTEN_LISTS } from '../suites/index.js';

@@ -45,6 +45,26 @@ export interface Endpoint {
   paths: number;
 }
 
+/** How a run reads the list operations: what the list checks (suites/list/) are handed. */
+export interface PaginationSettings {
+  endpoints: Endpoint[];
+  parents: Record<string, ParentSource>;
+  /** Most requests the suite sends to one operation. */
+  budget: number;
+  /** Records newer than startedAt minus this are left out of comparisons (eventual consistency). */
+  timeBufferMs: number;
+  /** The expected default page length; absent: GET /v2/settings page_length, else 25. */
+  defaultPageLength?: number;
+  requireAllEndpoints: boolean;
+  /** When the run started (epoch ms). */
+  startedAt: number;
+  /**
+   * The list checks judge only the exploration's drawn requests, their own fixed probes off
+   * (--explore-only): how far the model and the exploration reach on their own.
+   */
+  exploreOnly?: boolean;
+}
+
 export interface CatalogOverrides {
   operations?: Record<string, Partial<OperationSpec> & { paths?: Record<string, string> }>;
   parents?: Record<string, ParentSource>;

@@ -10,7 +10,8 @@ import { tracesTo } from './run-names.js';
 import { CheckFailure, CheckSkip, SuiteError, TRIES_WHEN_LOST, type Level, type Outcome, type SuiteErrorCode } from './outcome.js';
 import { Secrets } from './secrets.js';
 import { hash32 } from './random.js';
-import type { Endpoint, ParentSource } from './catalog.js';
+import type { PaginationSettings } from './catalog.js';
+import type { Clause } from './clauses.js';
 
 /** What names a check, declared once: its definition, its listing and its result all carry it. */
 export interface CheckHeader {
@@ -18,19 +19,24 @@ export interface CheckHeader {
   id: string;
   /** Folder under suites/ that holds it. */
   area: string;
-  /** The section of the contract (spec/contract/README.md) the check enforces. */
+  /** The section of the contract the check enforces, as text (clauseText of its written Clause). */
   clause: string;
+  /** Where that section is: `spec/contract/README.md#<anchor>`, relative to the package root. */
+  clauseLink: string;
   /** Its rule's level (spec/contract/statements.yaml, through suites/levels.ts): never written on the check. */
   level: Level;
   title: string;
 }
 
 /**
- * A check as its area writes it: everything but its level, which is its rule's
- * (spec/contract/statements.yaml), stated there once and filled in by the catalogue
- * (suites/levels.ts).
+ * A header as a check's file writes it: its clause as a reference to the contract document
+ * (lib/clauses.ts), without its level, which is its rule's (spec/contract/statements.yaml),
+ * stated there once. The catalogue (suites/levels.ts) fills in the level and the clause's text and link.
  */
-export type WrittenCheck = Omit<Check, 'level'>;
+export type Written<T> = Omit<T, 'level' | 'clause' | 'clauseLink'> & { clause: Clause };
+
+/** A check as its area writes it (Written). */
+export type WrittenCheck = Written<Check>;
 
 export interface Check extends CheckHeader {
   /** For a check run once per list operation: the operation (`orders`, `hierarchies@by-release`). */
@@ -90,31 +96,13 @@ export interface RunSettings {
   ledgerPath: string;
   /**
    * Requests drawn at random per list operation, and values drawn for key creation, judged
-   * against a model (suites/pagination/explore.ts); 0 or absent: none.
+   * against a model (suites/list/explore.ts); 0 or absent: none.
    */
   explore?: number;
   /** The list operations and how to read them (absent: no pagination checks). */
   pagination?: PaginationSettings;
 }
 
-export interface PaginationSettings {
-  endpoints: Endpoint[];
-  parents: Record<string, ParentSource>;
-  /** Most requests the suite sends to one operation. */
-  budget: number;
-  /** Records newer than startedAt minus this are left out of comparisons (eventual consistency). */
-  timeBufferMs: number;
-  /** The expected default page length; absent: GET /v2/settings page_length, else 25. */
-  defaultPageLength?: number;
-  requireAllEndpoints: boolean;
-  /** When the run started (epoch ms). */
-  startedAt: number;
-  /**
-   * The list checks judge only the exploration's drawn requests, their own fixed probes off
-   * (--explore-only): how far the model and the exploration reach on their own.
-   */
-  exploreOnly?: boolean;
-}
 
 /**
  * @faker-js/faker is ESM only and heavy: it is loaded by the first runCheck, not on import (the
@@ -376,13 +364,13 @@ export class CheckContext extends Session {
  * A result in error: the suite's code as a member (CheckResult.errorCode) and at the head of
  * the reason, for people. `head`: resultHead of its check, and anything else it carries.
  */
-export function errorResult<H extends Pick<CheckResult, 'id' | 'area' | 'clause' | 'level' | 'title'>>(head: H, code: SuiteErrorCode, message: string, durationMs = 0): H & Pick<CheckResult, 'outcome' | 'errorCode' | 'reason' | 'durationMs'> {
+export function errorResult<H extends Pick<CheckResult, 'id' | 'area' | 'clause' | 'clauseLink' | 'level' | 'title'>>(head: H, code: SuiteErrorCode, message: string, durationMs = 0): H & Pick<CheckResult, 'outcome' | 'errorCode' | 'reason' | 'durationMs'> {
   return { ...head, outcome: 'error', errorCode: code, reason: `${code}: ${message}`, durationMs };
 }
 
 /** What a result says of its check, before the outcome. */
-export function resultHead(check: Pick<Check, 'id' | 'area' | 'clause' | 'level' | 'title' | 'operation'>): Pick<CheckResult, 'id' | 'area' | 'clause' | 'level' | 'title' | 'operation'> {
-  return { id: check.id, area: check.area, clause: check.clause, level: check.level, title: check.title, ...(check.operation ? { operation: check.operation } : {}) };
+export function resultHead(check: Pick<Check, 'id' | 'area' | 'clause' | 'clauseLink' | 'level' | 'title' | 'operation'>): Pick<CheckResult, 'id' | 'area' | 'clause' | 'clauseLink' | 'level' | 'title' | 'operation'> {
+  return { id: check.id, area: check.area, clause: check.clause, clauseLink: check.clauseLink, level: check.level, title: check.title, ...(check.operation ? { operation: check.operation } : {}) };
 }
 
 /** Every exchange of a check, one line each; a long traversal keeps its start and its end. */

@@ -91,7 +91,7 @@ export const DEFAULT_CONCURRENCY = 64;
 
 /**
  * Requests drawn for each list operation by default (--explore), besides what shrinking a
- * disagreement takes; key creation draws a share of it (suites/create-application-key).
+ * disagreement takes; key creation draws a share of it (suites/create).
  */
 export const DEFAULT_EXPLORE = 20;
 

@@ -3,7 +3,7 @@
 // by level, and the exit code in one line. A failure reads as `fail` only when it fails the run
 // (model.ts failsRun): the console says what the exit code says.
 import type { CheckResult } from '../lib/check.js';
-import { clauseLink } from '../lib/clauses.js';
+import { CONTRACT_DOCUMENT } from '../lib/clauses.js';
 import type { Leftover } from '../lib/cleanup.js';
 import { sumTransport } from '../lib/http.js';
 import { replayWords } from '../lib/settings.js';
@@ -190,7 +190,7 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     for (const r of [...rs].sort((a, b) => order(a) - order(b))) {
       const v = verdictOf(r, strict);
       lines.push(`  ${p(STYLE[v], `${MARK[v]} ${kindOf(r, v)}`)} ${p('bold', label(r))}: ${r.title}`);
-      lines.push(`      clause:   ${r.clause} (${clauseLink(r.clause)})`);
+      lines.push(`      clause:   ${r.clause} (${r.clauseLink ?? CONTRACT_DOCUMENT})`);
       for (const l of evidenceLines(r)) lines.push(`      ${l}`);
       lines.push(`      replay:   ${replayCommand(report, r)}`);
       lines.push('');

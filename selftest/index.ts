@@ -22,7 +22,7 @@ import { exitFor } from '../reporters/verdict.js';
 import type { RunReport } from '../reporters/model.js';
 import { FAULTS, resolveBehaviour, startReferenceServer, VARIANTS, type Fault, type ReferenceServerOptions, type Variant } from '../server/index.js';
 import { checkDefinitions, listChecks, staticChecks } from '../suites/index.js';
-import { expandListChecks } from '../suites/pagination/list-check.js';
+import { expandListChecks } from '../suites/list/list-check.js';
 
 /**
  * List operations every run covers: a plain list, the empty one, a nested by-release one.

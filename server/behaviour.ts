@@ -220,7 +220,29 @@ export interface Behaviour {
    * digits than it shows, or with another zone designator, is refused with 400 (a choice).
    */
   filterValuesOwnSpelling: boolean;
+  /**
+   * A fault written as a function of the finished list page (null: none). A mutant of a new
+   * list rule can break it here, in server/faults.ts alone, with no knob of its own: the page
+   * is the JSON the server would send, and what the function returns is sent instead.
+   */
+  rewritePage: PageRewrite | null;
 }
+
+/** What a page rewrite (Behaviour.rewritePage) is told of the request, as the server read it. */
+export interface PageRewriteRequest {
+  /** The path template of spec/list-operations.yaml (absent: a list of the store's own things). */
+  template?: string;
+  /** The request's query parameters, as sent. */
+  query: URLSearchParams;
+  /** page[limit] and page[offset] as the server took them (the default, the cap applied). */
+  limit: number;
+  offset: number;
+  /** How many records the request selects (the filter applied, page[offset] and page[limit] not). */
+  total: number;
+}
+
+/** The page a list answer sends, made from the one the server would (a JSON value, parsed). */
+export type PageRewrite = (page: Record<string, unknown>, request: PageRewriteRequest) => unknown;
 
 /**
  * Where a list fault shows: bugs that a test of one endpoint, or of the first page, misses.
@@ -362,4 +384,5 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   filterValueToSecond: false,
   filterValueOffsetIgnored: false,
   filterValuesOwnSpelling: false,
+  rewritePage: null,
 });

@@ -168,6 +168,13 @@ export function sendPage(ctx: PageRequest, collection: Collection, source: PageS
   const linksMember = b.links ? `,"links":${links(ctx, q.limit, rawOffset, total, source.catalogStyle, b.listLinks === 'extra' || b.extraFields)}` : '';
   const head = `{${JSON.stringify(b.listDataKey)}:[`;
   const tail = `]${metaMember}${linksMember}}`;
+  if (b.rewritePage) {
+    // A fault on the finished page (server/faults.ts): the page as a value, then what it makes of it.
+    const rewrite = b.rewritePage;
+    const request = { ...(source.template !== undefined ? { template: source.template } : {}), query: ctx.query, limit: q.limit, offset: q.offset, total: page.total };
+    const text = `${head}${records.map((r) => (render ? JSON.stringify(render(r)) : recordText(r, ctx.b))).join(',')}${tail}`;
+    return sendJsonText(ctx.res, 200, JSON.stringify(rewrite(JSON.parse(text) as Record<string, unknown>, request)));
+  }
   if (render) return sendJsonText(ctx.res, 200, `${head}${records.map((r) => JSON.stringify(render(r))).join(',')}${tail}`);
   // The record knobs are not list fault knobs: ctx.b renders them as b would. A page that is
   // a stretch of an index is one copy from the layout in that order; any other (descending,

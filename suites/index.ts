@@ -1,11 +1,12 @@
 // The catalogue of every check, by area. Importing it has no side effects and does not load
 // vitest, so the CLI can list and select checks without starting a run.
-import type { Check, CheckHeader, PaginationSettings } from '../lib/check.js';
-import { createChecks } from './create-application-key/checks.js';
-import { deleteChecks } from './delete-custom-api/checks.js';
+import type { Check, CheckHeader } from '../lib/check.js';
+import type { PaginationSettings } from '../lib/catalog.js';
+import { createChecks } from './create/checks.js';
+import { deleteChecks } from './delete/checks.js';
 import { errorChecks } from './errors/checks.js';
-import { listChecks as writtenListChecks } from './pagination/checks.js';
-import { AREA as PAGINATION, expandListChecks, type ListCheck } from './pagination/list-check.js';
+import { listChecks as writtenListChecks } from './list/checks.js';
+import { AREA as PAGINATION, expandListChecks, type ListCheck } from './list/list-check.js';
 import { leveled } from './levels.js';
 
 /** Areas in the order they are reported; each is one folder. They run side by side (suites/run.suite.ts). */
@@ -36,8 +37,8 @@ export interface CheckDefinition extends CheckHeader {
 
 /** Every check as data (what --list shows and the id snapshot freezes). */
 export const checkDefinitions: readonly CheckDefinition[] = [
-  ...staticChecks.map(({ id, area, clause, level, title }) => ({ id, area, clause, level, title, perOperation: false })),
-  ...listChecks.map(({ id, clause, level, title }) => ({ id, area: PAGINATION, clause, level, title, perOperation: true })),
+  ...staticChecks.map(({ id, area, clause, clauseLink, level, title }) => ({ id, area, clause, clauseLink, level, title, perOperation: false })),
+  ...listChecks.map(({ id, clause, clauseLink, level, title }) => ({ id, area: PAGINATION, clause, clauseLink, level, title, perOperation: true })),
 ];
 
 /** The checks of one area, as they run: list checks expanded over the operations. */

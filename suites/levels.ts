@@ -2,6 +2,7 @@
 // and names the checks that enforce it. suites/rule-levels.ts is generated from it (so that
 // listing the checks reads no YAML); the catalogue (suites/index.ts) gives every check its
 // level from there, and refuses a check no rule names.
+import { clauseLink, clauseText, type Clause } from '../lib/clauses.js';
 import type { Level } from '../lib/outcome.js';
 import type { Statement } from '../lib/traceability.js';
 import { RULE_LEVELS } from './rule-levels.js';
@@ -30,8 +31,7 @@ export function renderRuleLevels(statements: readonly Statement[]): string {
     .map((id) => `  '${id}': '${levels[id]}',`);
   return [
     '// Generated from spec/contract/statements.yaml: each check with the level of the rules that name',
-    '// it (suites/levels.ts). Do not edit: change the statement, then run',
-    '// `npx vitest run test/rule-levels.test.ts -u`.',
+    '// it (suites/levels.ts). Do not edit: change the statement, then run `npm run generate`.',
     "import type { Level } from '../lib/outcome.js';",
     '',
     'export const RULE_LEVELS: Readonly<Record<string, Level>> = {',
@@ -41,11 +41,14 @@ export function renderRuleLevels(statements: readonly Statement[]): string {
   ].join('\n');
 }
 
-/** `checks`, each with its rule's level; a check no rule names is refused. */
-export function leveled<T extends { id: string }>(checks: readonly T[], levels: Readonly<Record<string, Level>> = RULE_LEVELS): Array<T & { level: Level }> {
+/**
+ * `checks` as the catalogue holds them: each with its rule's level (a check no rule names is
+ * refused) and its clause as text and link (lib/clauses.ts).
+ */
+export function leveled<T extends { id: string; clause: Clause }>(checks: readonly T[], levels: Readonly<Record<string, Level>> = RULE_LEVELS): Array<Omit<T, 'clause'> & { level: Level; clause: string; clauseLink: string }> {
   return checks.map((c) => {
     const level = levels[c.id];
-    if (level === undefined) throw new Error(`check ${c.id}: no rule of spec/contract/statements.yaml names it, so it has no level (name it under the rule it enforces, then run npx vitest run test/rule-levels.test.ts -u)`);
-    return { ...c, level };
+    if (level === undefined) throw new Error(`check ${c.id}: no rule of spec/contract/statements.yaml names it, so it has no level (name it under the rule it enforces, then run npm run generate)`);
+    return { ...c, level, clause: clauseText(c.clause), clauseLink: clauseLink(c.clause) };
   });
 }

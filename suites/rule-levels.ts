@@ -1,6 +1,5 @@
 // Generated from spec/contract/statements.yaml: each check with the level of the rules that name
-// it (suites/levels.ts). Do not edit: change the statement, then run
-// `npx vitest run test/rule-levels.test.ts -u`.
+// it (suites/levels.ts). Do not edit: change the statement, then run `npm run generate`.
 import type { Level } from '../lib/outcome.js';
 
 export const RULE_LEVELS: Readonly<Record<string, Level>> = {

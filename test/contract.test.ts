@@ -1,12 +1,12 @@
 // The contract travels with the suite: spec/contract/README.md states it in our words, its rule
-// tables are what statements.yaml says, every check's clause and every statement's source lands
+// tables are what statements.yaml says, every check's clause and every statement's `at` lands
 // on an anchor it has, and the contract digest covers it all and the suite's version.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadCatalogSpec } from '../lib/catalog.js';
-import { CONTRACT_DOCUMENT, CONTRACT_SECTIONS, clauseLink, resolveClause, statementLink } from '../lib/clauses.js';
+import { CONTRACT_DOCUMENT, CONTRACT_SECTIONS, clauseText, sectionPath, statementLink } from '../lib/clauses.js';
 import { contractDigest } from '../lib/schema.js';
 import { contractDocumentProblems, fillContractDocument, loadStatements } from '../lib/traceability.js';
 import { checkDefinitions } from '../suites/index.js';
@@ -24,7 +24,7 @@ function anchorOf(link: string): string {
 }
 
 describe('spec/contract/README.md', () => {
-  it('its generated tables are what statements.yaml and list-operations.yaml say (npx vitest run test/contract.test.ts -u rewrites them)', async () => {
+  it('its generated tables are what statements.yaml and list-operations.yaml say (npm run generate rewrites them)', async () => {
     await expect(document).toMatchFileSnapshot(join(ROOT, CONTRACT_DOCUMENT));
   });
 
@@ -43,38 +43,29 @@ describe('spec/contract/README.md', () => {
   });
 });
 
-describe('clauses resolve to the contract document', () => {
-  it('every check\'s clause names sections the document has', () => {
-    const unresolved = checkDefinitions.flatMap((c) => resolveClause(c.clause).unresolved.map((u) => `${c.id}: "${u}"`));
-    expect(unresolved).toEqual([]);
-    for (const c of checkDefinitions) {
-      const { anchors: named } = resolveClause(c.clause);
-      expect(named.length, c.id).toBeGreaterThan(0);
-      for (const a of named) expect(anchors.has(a), `${c.id}: #${a}`).toBe(true);
-      expect(anchors.has(anchorOf(clauseLink(c.clause))), c.id).toBe(true);
-    }
+describe('clauses are anchors of the contract document', () => {
+  it('every check\'s clause links to a section the document has', () => {
+    for (const c of checkDefinitions) expect(anchors.has(anchorOf(c.clauseLink)), c.id).toBe(true);
   });
 
-  it('every statement\'s source names sections the document has, and its own link is an anchor', () => {
+  it('every statement names sections the document has, and its own link is an anchor', () => {
     for (const s of loadStatements()) {
-      const { anchors: named, unresolved } = resolveClause(s.source);
-      expect(unresolved, s.id).toEqual([]);
-      for (const a of named) expect(anchors.has(a), `${s.id}: #${a}`).toBe(true);
+      expect(s.at.length, s.id).toBeGreaterThan(0);
+      for (const a of s.at) expect(anchors.has(a), `${s.id}: #${a}`).toBe(true);
       expect(anchors.has(anchorOf(statementLink(s.id))), s.id).toBe(true);
     }
   });
 
-  it('reads both styles, and refuses a section under the wrong parent or not in the contract', () => {
-    expect(resolveClause('Endpoints / Delete a Custom API: Failure 400')).toEqual({ anchors: ['delete-custom-api'], unresolved: [] });
-    expect(resolveClause('Resources / ApplicationKey (response: data, meta, links)')).toEqual({ anchors: ['application-key'], unresolved: [] });
-    expect(resolveClause('Authentication; Errors (errors the contract does not document)')).toEqual({ anchors: ['authentication', 'errors'], unresolved: [] });
-    expect(resolveClause('contract "Error", "Errors"; READING "Errors"')).toEqual({ anchors: ['error', 'errors'], unresolved: [] });
-    expect(resolveClause('READING "The list operations"').anchors).toEqual(['list-operations']);
-    expect(resolveClause('Resources / Delete a Custom API')).toEqual({ anchors: [], unresolved: ['Resources / Delete a Custom API'] });
-    expect(resolveClause('contract "Pagination"')).toEqual({ anchors: [], unresolved: ['contract "Pagination"'] });
-    expect(resolveClause('contract "Limits", "Refunds"')).toEqual({ anchors: ['limits'], unresolved: ['contract "Limits", "Refunds"'] });
-    expect(clauseLink('Refunds')).toBe(CONTRACT_DOCUMENT);
-    expect(clauseLink('Limits: Hard offset limit')).toBe('spec/contract/README.md#limits');
+  it('a clause reads as its sections with the sections above them, then its detail', () => {
+    expect(sectionPath('delete-custom-api')).toBe('Endpoints / Delete a Custom API');
+    expect(sectionPath('list-operations')).toBe('Endpoints / List endpoints / The list operations');
+    expect(clauseText({ at: 'delete-custom-api', detail: 'Failure 400' })).toBe('Endpoints / Delete a Custom API: Failure 400');
+    expect(clauseText({ at: ['authentication', 'errors'] })).toBe('Authentication; Errors');
+  });
+
+  it('a statement naming no section, or an anchor the document lacks, is a problem of the document', () => {
+    const bad = [{ id: 'x.none', at: [], level: 'MUST' as const, text: 't', checks: ['a'] }, { id: 'x.lost', at: ['refunds'], level: 'MUST' as const, text: 't', checks: ['a'] }];
+    expect(contractDocumentProblems(document, bad)).toEqual(expect.arrayContaining([expect.stringMatching(/x\.none names no section/), expect.stringMatching(/x\.lost: at names #refunds/)]));
   });
 });
 

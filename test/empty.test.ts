@@ -14,6 +14,7 @@ import { certify, observeEmpty, type Certification } from '../reporters/verdict.
 import type { RunReport } from '../reporters/model.js';
 import { main } from '../cli/main.js';
 import { cli, endpoints, runListChecks } from './support.js';
+import { clauseOf, resultOf } from './fixtures/report.js';
 
 /** The list the bundled reference server keeps empty by default (conformance serve --help, --no-empty-list). */
 const EMPTY_LIST = 'catalog-rules';
@@ -68,18 +69,10 @@ describe('--empty without --certify', () => {
 
 // Results of one list operation, as the pagination checks report them: `seen`, the records the
 // check saw the list hold (CheckResult.records), where it read the list.
-const result = (id: string, outcome: CheckResult['outcome'], reason?: string, level: CheckResult['level'] = 'MUST', operation = 'promotions', seen?: number): CheckResult => ({
-  id,
-  area: 'pagination',
-  clause: 'List endpoints (shared conventions)',
-  level,
-  title: id,
-  operation,
-  outcome,
-  ...(reason ? { reason } : {}),
-  durationMs: 1,
-  ...(seen !== undefined ? { records: seen } : {}),
-});
+const result = (id: string, outcome: CheckResult['outcome'], reason?: string, level: CheckResult['level'] = 'MUST', operation = 'promotions', seen?: number): CheckResult => {
+  const { reason: _worded, ...r } = resultOf(id, outcome, { ...clauseOf({ at: 'list-endpoints' }), level, title: id, operation, ...(seen !== undefined ? { records: seen } : {}) });
+  return reason ? { ...r, reason } : r;
+};
 /** A skip for want of records (CheckContext.skipForRecords), the list holding `found`. */
 const short = (id: string, found: number, reason: string, level: CheckResult['level'] = 'MUST', operation = 'promotions'): CheckResult => ({ ...result(id, 'skip', reason, level, operation, found), wantsRecords: true });
 /** list.endpoint.present, passed, having seen `n` records. */

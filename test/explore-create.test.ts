@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { CheckResult } from '../lib/check.js';
 import { staticChecks } from '../suites/index.js';
 import { tracesTo } from '../lib/run-names.js';
-import { drawSeed, drawValues, explorationShare, groupArb, nameDraftArb, nameOf, RATE_LIMIT_EDGES, rateLimitArb, runTag, SHRINK_BUDGET } from '../suites/create-application-key/explore.js';
+import { drawSeed, drawValues, explorationShare, groupArb, nameDraftArb, nameOf, RATE_LIMIT_EDGES, rateLimitArb, runTag, SHRINK_BUDGET } from '../suites/create/explore.js';
 import { byId, runAgainst, SEED } from './support.js';
 
 const IDS = ['create.name.verbatim', 'create.rate-limit.echo', 'create.keys.distinct'] as const;

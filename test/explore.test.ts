@@ -1,4 +1,4 @@
-// The model of a list and the exploration of its query space (suites/pagination/model.ts,
+// The model of a list and the exploration of its query space (suites/list/model.ts,
 // explore.ts): what the judge holds an answer to, what it leaves open, how a live list is
 // read, and the exploration end to end against the reference server (in-process; the selftest
 // runs the same mutants through the CLI).
@@ -7,12 +7,12 @@ import { describe, expect, it } from 'vitest';
 import type { CheckResult } from '../lib/check.js';
 import { HttpResponse } from '../lib/http.js';
 import { FAULTS } from '../server/index.js';
-import { drawsPerPath, isoAt } from '../suites/pagination/explore.js';
-import { judge, predict, queryOfUrl, type ListModel, type ListQuery } from '../suites/pagination/model.js';
-import { instantKey, type ListPage, type Rec } from '../suites/pagination/pages.js';
-import { plainOrder } from '../suites/pagination/walks.js';
+import { drawsPerPath, isoAt } from '../suites/list/explore.js';
+import { judge, predict, queryOfUrl, type ListModel, type ListQuery } from '../suites/list/model.js';
+import { instantKey, type ListPage, type Rec } from '../suites/list/pages.js';
+import { plainOrder } from '../suites/list/collation.js';
 import { listChecks } from '../suites/index.js';
-import { expandListChecks } from '../suites/pagination/list-check.js';
+import { expandListChecks } from '../suites/list/list-check.js';
 import { cli, endpoints, listening, paginationSettings, runChecks, runListChecks } from './support.js';
 
 // --- A small model, by hand ------------------------------------------------------------

@@ -1,9 +1,9 @@
-// Timestamps as sortable keys (suites/pagination/pages.ts). The quick reading of the common
+// Timestamps as sortable keys (suites/list/pages.ts). The quick reading of the common
 // form (20,000 of them on a list of 10,000 records) must give exactly the key of the
 // general one, or equal instants would stop comparing equal across records.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { instantKey, parseInstant, utcKey } from '../suites/pagination/pages.js';
+import { instantKey, parseInstant, utcKey } from '../suites/list/pages.js';
 
 const two = (n: number): string => String(n).padStart(2, '0');
 

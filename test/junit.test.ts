@@ -9,7 +9,7 @@ import type { CheckResult } from '../lib/check.js';
 import { renderJunit } from '../reporters/junit.js';
 import type { RunReport } from '../reporters/model.js';
 import { exitFor } from '../reporters/verdict.js';
-import { reportOf } from './fixtures/report.js';
+import { clauseOf, reportOf, resultOf } from './fixtures/report.js';
 
 const SCHEMA = readFileSync(resolve(import.meta.dirname, 'fixtures/junit.xsd'), 'utf8');
 
@@ -26,18 +26,15 @@ async function violations(xmls: readonly string[]): Promise<string[][]> {
 const count = (xml: string, element: string): number => xml.match(new RegExp(`<${element}[\\s/>]`, 'g'))?.length ?? 0;
 const attribute = (xml: string, element: string, name: string): number => Number(new RegExp(`<${element} [^>]*?\\b${name}="(\\d+)"`).exec(xml)?.[1]);
 
-const result = (id: string, level: CheckResult['level'], outcome: CheckResult['outcome'], more: Partial<CheckResult> = {}): CheckResult => ({
-  id,
-  area: more.area ?? 'delete-custom-api',
-  clause: 'Endpoints / Delete a Custom API',
-  level,
-  title: `${id} title`,
-  outcome,
-  durationMs: 7,
-  ...(outcome === 'pass' ? {} : { reason: `${id} ${outcome}` }),
-  ...(outcome === 'fail' || outcome === 'error' ? { evidence: { expected: 'status 404', actual: 'status 204', request: "curl -i -X DELETE 'https://t.example/v2/x' -H 'authorization: Bearer ***'", status: 204, bodyExcerpt: '', exchanges: [] } } : {}),
-  ...more,
-});
+const result = (id: string, level: CheckResult['level'], outcome: CheckResult['outcome'], more: Partial<CheckResult> = {}): CheckResult =>
+  resultOf(id, outcome, {
+    area: 'delete-custom-api',
+    ...clauseOf({ at: 'delete-custom-api' }),
+    level,
+    durationMs: 7,
+    ...(outcome === 'fail' || outcome === 'error' ? { evidence: { expected: 'status 404', actual: 'status 204', request: "curl -i -X DELETE 'https://t.example/v2/x' -H 'authorization: Bearer ***'", status: 204, bodyExcerpt: '', exchanges: [] } } : {}),
+    ...more,
+  });
 
 /** A report whose exit code comes from the real rule (verdict.ts exitFor), as a run makes it. */
 function report(results: CheckResult[], opts: { strict?: boolean; suiteErrors?: string[]; baseline?: boolean; certification?: RunReport['certification'] } = {}): RunReport {
@@ -68,7 +65,7 @@ const CASES: Array<[string, RunReport, 0 | 1 | 2]> = [
   ['a SHOULD failure under --strict', report([pass, result('create.valid.201', 'SHOULD', 'fail')], { strict: true }), 1],
   ['a MUST failure next to an error', report([result('delete.repeat.404', 'MUST', 'fail'), result('list.limit.max', 'MUST', 'error', { operation: 'files', area: 'pagination' })]), 1],
   ['an error of a check', report([pass, result('list.limit.max', 'MUST', 'error', { operation: 'files', area: 'pagination' })]), 2],
-  ['an error of the suite outside any check', report([pass], { suiteErrors: ['suites/pagination.test.ts did not load'] }), 2],
+  ['an error of the suite outside any check', report([pass], { suiteErrors: ['suites/list.test.ts did not load'] }), 2],
   ['skips', report([pass, result('list.meta.fields', 'MUST', 'skip', { operation: 'jobs', area: 'pagination' }), result('list.filter.ge', 'SHOULD', 'skip', { operation: 'accounts', area: 'pagination' })]), 0],
   ['a run that cannot certify (a MUST check skipped)', report([pass, result('list.meta.fields', 'MUST', 'skip', { operation: 'jobs', area: 'pagination' })], { certification: { certifiable: false, why: '1 MUST check(s) skipped' } }), 1],
   ['a run that certifies', report([pass], { certification: { certifiable: true, why: 'every MUST check passed' } }), 0],

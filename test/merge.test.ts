@@ -11,9 +11,10 @@ import { renderJson } from '../reporters/json.js';
 import { summarise, type RunReport } from '../reporters/model.js';
 import { exitFor } from '../reporters/verdict.js';
 import { cli } from './support.js';
+import { resultOf } from './fixtures/report.js';
 
-const fail = (id: string, operation: string): CheckResult => ({ id, area: 'pagination', clause: 'Limits', level: 'MUST', title: `${id} title`, operation, outcome: 'fail', reason: `${id} failed on ${operation}`, durationMs: 4 });
-const pass = (id: string, operation: string): CheckResult => ({ id, area: 'pagination', clause: 'Limits', level: 'MUST', title: `${id} title`, operation, outcome: 'pass', durationMs: 4 });
+const fail = (id: string, operation: string): CheckResult => resultOf(id, 'fail', { operation, reason: `${id} failed on ${operation}`, durationMs: 4 });
+const pass = (id: string, operation: string): CheckResult => resultOf(id, 'pass', { operation, durationMs: 4 });
 
 interface ShardSpec {
   shard?: string;

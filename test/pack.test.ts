@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDefinitions, expandChecks } from '../suites/index.js';
 import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
-import { CONTRACT_DOCUMENT, clauseLink } from '../lib/clauses.js';
+import { CONTRACT_DOCUMENT } from '../lib/clauses.js';
 import { contractDigest } from '../lib/schema.js';
 import { STATEMENTS_FILE } from '../lib/traceability.js';
 
@@ -47,7 +47,7 @@ describe('installed from the packed tarball', () => {
 
   it('ships the contract documents, every place a clause links to, and the licence', () => {
     expect(shipped).toEqual(expect.arrayContaining(['LICENSE', CONTRACT_DOCUMENT, STATEMENTS_FILE]));
-    const links = new Set(checkDefinitions.map((c) => clauseLink(c.clause).split('#')[0]!));
+    const links = new Set(checkDefinitions.map((c) => c.clauseLink.split('#')[0]!));
     for (const file of links) expect(shipped, file).toContain(file);
     // Installed, the contract sits where the links say, under the package's own folder.
     const installed = join(project, 'node_modules', 'conformance');

@@ -6,8 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createReferenceHandler } from '../server/index.js';
 import { listChecks } from '../suites/index.js';
-import { expandListChecks } from '../suites/pagination/list-check.js';
-import { WAIVED } from '../suites/pagination/compare.js';
+import { expandListChecks } from '../suites/list/list-check.js';
+import { WAIVED } from '../suites/list/compare.js';
 import { endpoints, paginationSettings, runChecks, runListChecks, TOKEN } from './support.js';
 
 describe('against the reference server', () => {

@@ -1,4 +1,4 @@
-// Nested lists under more than one parent (suites/pagination/target.ts): a list whose first
+// Nested lists under more than one parent (suites/list/target.ts): a list whose first
 // parent has no children is searched under others before it is called empty, and a bug that
 // lives only under later parents is seen. The reference server's knobs for it: firstParentEmpty
 // (variant first-parent-empty) and ListFaultScope.parents 'later' (server/lists.ts).
@@ -9,7 +9,7 @@ import { loadCatalogSpec, type Endpoint } from '../lib/catalog.js';
 import { observeEmpty } from '../reporters/verdict.js';
 import { runThroughCli, SAMPLE } from '../selftest/index.js';
 import type { RunningServer } from '../server/index.js';
-import { exploredPaths, resolvePath } from '../suites/pagination/target.js';
+import { exploredPaths, resolvePath } from '../suites/list/target.js';
 import { endpoints, paginationSettings, runListChecks, settingsFor, TOKEN, withServer } from './support.js';
 
 const NESTED = ['hierarchy-nodes@by-release', 'node-products'];

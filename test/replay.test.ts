@@ -12,10 +12,10 @@ import { githubAnnotations } from '../reporters/github.js';
 import { renderHtml, esc } from '../reporters/html.js';
 import { renderJson } from '../reporters/json.js';
 import type { RunReport } from '../reporters/model.js';
-import { reportOf } from './fixtures/report.js';
+import { reportOf, resultOf } from './fixtures/report.js';
 import { cli, TOKEN, withServer } from './support.js';
 
-const fail = (id: string, more: Partial<CheckResult> = {}): CheckResult => ({ id, area: 'pagination', clause: 'Limits', level: 'MUST', title: `${id} title`, outcome: 'fail', reason: `${id} failed`, durationMs: 3, ...more });
+const fail = (id: string, more: Partial<CheckResult> = {}): CheckResult => resultOf(id, 'fail', { reason: `${id} failed`, durationMs: 3, ...more });
 
 /** A report as cli/run.ts makes it, with the configuration lib/config.ts maskedConfig gives. */
 function report(config: Record<string, unknown>, results: CheckResult[], target: RunReport['target'] = { baseUrl: 'https://staging.example', embedded: false }): RunReport {

@@ -13,7 +13,7 @@ import { unknownReporter } from '../reporters/registry.js';
 import { REPORT_FORMATS } from '../reporters/formats.js';
 import { absentOperations, failsRun } from '../reporters/model.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { fixedReport } from './fixtures/report.js';
+import { fixedReport, resultOf } from './fixtures/report.js';
 
 const same = (s: string): string => s;
 
@@ -134,7 +134,7 @@ describe('renderers on a fixed results model', () => {
 });
 
 describe('the exit code', () => {
-  const result = (id: string, level: 'MUST' | 'SHOULD' | 'INFO', outcome: 'pass' | 'fail' | 'error' | 'skip'): CheckResult => ({ id, area: 'a', clause: 'c', level, title: 't', outcome, durationMs: 0 });
+  const result = (id: string, level: CheckResult['level'], outcome: CheckResult['outcome']): CheckResult => resultOf(id, outcome, { level });
 
   it('a MUST failure is a verdict: exit 1 even when other checks ended in error, and the reason says the results are incomplete', () => {
     const exit = exitFor([result('x', 'MUST', 'fail'), result('y', 'MUST', 'error')], [], false);

@@ -6,12 +6,13 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { RunContext, runCheck, type Check, type CheckResult, type PaginationSettings, type RunSettings } from '../lib/check.js';
+import { RunContext, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
+import type { PaginationSettings } from '../lib/catalog.js';
 import { endpointsOf, loadCatalogSpec, type Endpoint } from '../lib/catalog.js';
 import { cleanUp, type CleanupReport } from '../lib/cleanup.js';
 import { startReferenceServer, type ReferenceServerOptions, type RunningServer } from '../server/index.js';
 import { listChecks, staticChecks } from '../suites/index.js';
-import { expandListChecks } from '../suites/pagination/list-check.js';
+import { expandListChecks } from '../suites/list/list-check.js';
 
 export const TOKEN = 'test-token-5f2c9a7e1b';
 export const SEED = 20261121;

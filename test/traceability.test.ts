@@ -10,7 +10,7 @@ it('every check enforces a statement, every MUST statement has a check, every na
   expect(traceabilityProblems(loadStatements(), checkDefinitions)).toEqual([]);
 });
 
-it('docs/traceability.md is what the generator writes (run npm run traceability after a change)', () => {
+it('docs/traceability.md is what the generator writes (npm run generate rewrites it)', () => {
   const committed = readFileSync(resolve(import.meta.dirname, '../docs/traceability.md'), 'utf8');
   expect(committed).toBe(renderTraceability(loadStatements(), checkDefinitions));
 });
@@ -27,7 +27,7 @@ it('every link of docs/traceability.md into the contract document lands on an an
 });
 
 it('finds what is missing', () => {
-  const statements = [{ id: 's.must', source: 'x', level: 'MUST' as const, text: 't' }, { id: 's.named', source: 'x', level: 'SHOULD' as const, text: 't', checks: ['no.such'] }];
+  const statements = [{ id: 's.must', at: ['limits'], level: 'MUST' as const, text: 't' }, { id: 's.named', at: ['limits'], level: 'SHOULD' as const, text: 't', checks: ['no.such'] }];
   expect(traceabilityProblems(statements, [{ id: 'lonely.check', level: 'MUST', title: 't', clause: 'Limits' }])).toEqual([
     'check lonely.check enforces no statement',
     'MUST statement s.must has no check',

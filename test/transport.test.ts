@@ -19,7 +19,7 @@ import { SuiteError } from '../lib/outcome.js';
 import { cleanUp, type CleanupReport } from '../lib/cleanup.js';
 import { Secrets } from '../lib/secrets.js';
 import { listChecks, staticChecks as statics } from '../suites/index.js';
-import { expandListChecks } from '../suites/pagination/list-check.js';
+import { expandListChecks } from '../suites/list/list-check.js';
 import { startFront, type Act, type Arrival, type Front, type FrontPlan } from './fronts/front.js';
 import { createReferenceHandler, type ReferenceServerOptions } from '../server/index.js';
 import { cli, endpoints, listening, paginationSettings, settingsFor, TOKEN, withServer } from './support.js';

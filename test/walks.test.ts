@@ -7,10 +7,11 @@ import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { listChecks } from '../suites/index.js';
-import { expandListChecks } from '../suites/pagination/list-check.js';
-import type { Rec } from '../suites/pagination/pages.js';
-import { instantKey } from '../suites/pagination/pages.js';
-import { keysetCursors, PAGE } from '../suites/pagination/walks.js';
+import { expandListChecks } from '../suites/list/list-check.js';
+import type { Rec } from '../suites/list/pages.js';
+import { instantKey } from '../suites/list/pages.js';
+import { keysetCursors } from '../suites/list/keyset.js';
+import { PAGE } from '../suites/list/walks.js';
 import { endpoints, listening, paginationSettings, runChecks, runListChecks, withServer } from './support.js';
 
 /** Records sorted by created_at, `ties[i]` records sharing the i-th instant. */

@@ -11,21 +11,18 @@ import { renderHtml } from '../reporters/html.js';
 import { renderJson } from '../reporters/json.js';
 import { renderJunit } from '../reporters/junit.js';
 import { verdictOf, type RunReport } from '../reporters/model.js';
-import { reportOf } from './fixtures/report.js';
+import { clauseOf, reportOf, resultOf } from './fixtures/report.js';
 import { cli, TOKEN, withServer } from './support.js';
 
-const result = (id: string, level: CheckResult['level'], outcome: CheckResult['outcome'], more: Partial<CheckResult> = {}): CheckResult => ({
-  id,
-  area: 'delete-custom-api',
-  clause: 'Endpoints / Delete a Custom API: Failure 400',
-  level,
-  title: `${id} title`,
-  outcome,
-  durationMs: 5,
-  ...(outcome === 'pass' ? {} : { reason: `${id} ${outcome}` }),
-  ...(outcome === 'fail' ? { evidence: { expected: 'status 400', actual: 'status 422', request: "curl -i -X DELETE 'https://t.example/v2/x/1'", status: 422, bodyExcerpt: '', exchanges: [] } } : {}),
-  ...more,
-});
+const result = (id: string, level: CheckResult['level'], outcome: CheckResult['outcome'], more: Partial<CheckResult> = {}): CheckResult =>
+  resultOf(id, outcome, {
+    area: 'delete-custom-api',
+    ...clauseOf({ at: 'delete-custom-api', detail: 'Failure 400' }),
+    level,
+    durationMs: 5,
+    ...(outcome === 'fail' ? { evidence: { expected: 'status 400', actual: 'status 422', request: "curl -i -X DELETE 'https://t.example/v2/x/1'", status: 422, bodyExcerpt: '', exchanges: [] } } : {}),
+    ...more,
+  });
 
 function report(results: CheckResult[], opts: { strict?: boolean; embedded?: boolean; configFile?: string } = {}): RunReport {
   const target = opts.embedded ? { baseUrl: 'http://127.0.0.1:40123', embedded: true } : { baseUrl: 'https://t.example', embedded: false };

@@ -2,8 +2,8 @@
 // and errors the contract does not document, held to the same shape at SHOULD level).
 import type { WrittenCheck } from '../../lib/check.js';
 import { expectErrorBody, expectStatus, fail, isJsonContentType } from '../../lib/expect.js';
-import { deleteCustomApi } from '../delete-custom-api/custom-api.js';
-import { postApplicationKey } from '../create-application-key/application-key.js';
+import { deleteCustomApi } from '../delete/custom-api.js';
+import { postApplicationKey } from '../create/application-key.js';
 
 const area = 'errors';
 
@@ -11,7 +11,7 @@ export const errorChecks: WrittenCheck[] = [
   {
     id: 'errors.content-type.json',
     area,
-    clause: 'Errors',
+    clause: { at: 'errors' },
     title: 'an error response is served as application/json (or application/*+json)',
     async run(ctx) {
       const res = await deleteCustomApi(ctx, ctx.faker.string.uuid());
@@ -29,7 +29,7 @@ export const errorChecks: WrittenCheck[] = [
   {
     id: 'errors.undocumented.shape',
     area,
-    clause: 'Errors (errors the contract does not document)',
+    clause: { at: 'errors', detail: 'errors the contract does not document' },
     title: 'an undocumented error (Create an Application Key without a token) has the Error shape',
     async run(ctx) {
       // The contract does not say whether Create needs a token ("Authentication requirement

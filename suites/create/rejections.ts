@@ -7,12 +7,13 @@
 // spec/contract/README.md#create.open-bodies) may also be accepted: create.request.open-shapes says
 // which, and holds them to no 5xx.
 import type { WrittenCheck, CheckContext } from '../../lib/check.js';
+import type { Clause } from '../../lib/clauses.js';
 import { expectErrorBody, expectRejected, fail, type StatusRule } from '../../lib/expect.js';
 import type { HttpResponse } from '../../lib/http.js';
 import { keyBody, postApplicationKey } from './application-key.js';
 
 const area = 'create-application-key';
-const CLAUSE = 'Resources / ApplicationKey (request)';
+const CLAUSE: Clause = { at: 'application-key', detail: 'request' };
 
 export type Body = { json: unknown; contentType?: string } | { body: string; contentType?: string };
 
@@ -41,7 +42,7 @@ async function sendAll(ctx: CheckContext, shapes: readonly Shape[], refusal: boo
  * A check that every shape of a family is refused with `statuses` and the Error shape.
  * `shapes` builds the family (and names each shape) from the check's context.
  */
-export function rejectionCheck(id: string, clause: string, title: string, shapes: (ctx: CheckContext) => Shape[], statuses: StatusRule = VALIDATION): WrittenCheck {
+export function rejectionCheck(id: string, clause: Clause, title: string, shapes: (ctx: CheckContext) => Shape[], statuses: StatusRule = VALIDATION): WrittenCheck {
   return {
     id,
     area,

@@ -6,7 +6,6 @@ import type { HttpResponse } from '../../lib/http.js';
 import { createCustomApi, deleteCustomApi, malformedIds, unknownIds, wrongToken } from './custom-api.js';
 
 const area = 'delete-custom-api';
-const CLAUSE = 'Endpoints / Delete a Custom API';
 
 /** Create a Custom API, then delete it once (shared by the 204 and the second-delete checks). */
 function deletedOnce(ctx: CheckContext): Promise<{ id: string; first: HttpResponse }> {
@@ -64,7 +63,7 @@ export const deleteChecks: WrittenCheck[] = [
   {
     id: 'delete.existing.204',
     area,
-    clause: `${CLAUSE}: Success`,
+    clause: { at: 'delete-custom-api', detail: 'Success' },
     title: 'DELETE of an existing Custom API answers 204 with an empty body',
     async run(ctx) {
       const { first } = await deletedOnce(ctx);
@@ -75,7 +74,7 @@ export const deleteChecks: WrittenCheck[] = [
   {
     id: 'delete.repeat.404',
     area,
-    clause: `${CLAUSE}: Failure 404`,
+    clause: { at: 'delete-custom-api', detail: 'Failure 404' },
     title: 'a second DELETE of the same id answers 404 with the Error shape (the first was applied)',
     async run(ctx) {
       const { id, first } = await deletedOnce(ctx);
@@ -90,7 +89,7 @@ export const deleteChecks: WrittenCheck[] = [
   {
     id: 'delete.unknown-id.404',
     area,
-    clause: `${CLAUSE}: Failure 404`,
+    clause: { at: 'delete-custom-api', detail: 'Failure 404' },
     title: 'DELETE of a well-formed UUID that does not exist (lower or upper case) answers 404 with the Error shape',
     async run(ctx) {
       for (const { what, res } of await deleteAll(ctx, unknownIds(ctx.faker))) expectRejected(res, `DELETE of ${what}`, 404);
@@ -99,7 +98,7 @@ export const deleteChecks: WrittenCheck[] = [
   {
     id: 'delete.malformed-id.rejected',
     area,
-    clause: `${CLAUSE}: Failure 400`,
+    clause: { at: 'delete-custom-api', detail: 'Failure 400' },
     title: 'DELETE with an id that is not UUID-shaped (a word; a UUID with a prefix, a suffix or a lookalike letter) is rejected as invalid (400) with the Error shape',
     async run(ctx) {
       // 422 is accepted here as well: it is the other validation status a correct server
@@ -112,7 +111,7 @@ export const deleteChecks: WrittenCheck[] = [
   {
     id: 'delete.malformed-id.400',
     area,
-    clause: `${CLAUSE}: Failure 400`,
+    clause: { at: 'delete-custom-api', detail: 'Failure 400' },
     title: 'DELETE with an id that is not UUID-shaped (surrounding spaces included) answers exactly 400',
     async run(ctx) {
       for (const { what, res } of await deleteMalformed(ctx)) expectStatus(res, 400, `DELETE with an id that is not UUID-shaped: ${what}`);
@@ -121,7 +120,7 @@ export const deleteChecks: WrittenCheck[] = [
   {
     id: 'delete.unauthenticated.refused',
     area,
-    clause: 'Authentication; Endpoints / Delete a Custom API',
+    clause: { at: ['authentication', 'delete-custom-api'] },
     title: 'DELETE without the Authorization header does not succeed and the Custom API survives',
     async run(ctx) {
       const { attempt, followUp } = await deleteWithoutToken(ctx);
@@ -131,7 +130,7 @@ export const deleteChecks: WrittenCheck[] = [
   {
     id: 'delete.unauthenticated.401',
     area,
-    clause: 'Authentication; Errors',
+    clause: { at: ['authentication', 'errors'] },
     title: 'DELETE without the Authorization header answers 401 with the Error shape',
     async run(ctx) {
       const { attempt } = await deleteWithoutToken(ctx);
@@ -142,7 +141,7 @@ export const deleteChecks: WrittenCheck[] = [
   {
     id: 'delete.bad-token.refused',
     area,
-    clause: 'Authentication',
+    clause: { at: 'authentication' },
     title: 'DELETE with a wrong bearer token is refused (401 or 403) and the Custom API survives',
     async run(ctx) {
       const { attempt, followUp } = await deletedWith(ctx, 'delete-bad-token', 'wrong-token');

@@ -2,7 +2,7 @@
 // and operation). `appliesTo` narrows it (the hard offset limit is for orders and files).
 // Every one of them also answers for the exploration of its operation (explore.ts): a drawn
 // request whose answer breaks the check's rule fails it, with the smallest such request.
-import type { Check, CheckContext, CheckHeader } from '../../lib/check.js';
+import type { Check, CheckContext, CheckHeader, Written } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { fail } from '../../lib/expect.js';
 import { CheckSkip } from '../../lib/outcome.js';
@@ -14,17 +14,11 @@ export interface ListCheck extends Omit<CheckHeader, 'area'> {
   run(ctx: CheckContext, e: Endpoint): Promise<void>;
 }
 
-/** A list check as it is written: its level is its rule's (see WrittenCheck in lib/check.ts). */
-export type WrittenListCheck = Omit<ListCheck, 'level'>;
+/** A list check as it is written: its level is its rule's, its clause a reference (Written in lib/check.ts). */
+export type WrittenListCheck = Written<ListCheck>;
 
 export const AREA = 'pagination';
 
-export const CLAUSE = {
-  lists: 'Endpoints / List endpoints (shared conventions)',
-  info: 'Resources / Pagination information in list responses',
-  limits: 'Limits',
-  keyset: 'Endpoints / Keyset-style traversal',
-} as const;
 
 /**
  * The check's own probes first (unless --explore-only), then what the exploration of its
@@ -81,7 +75,7 @@ export function expandListChecks(checks: readonly ListCheck[], endpoints: readon
       // (spec/contract/README.md#list-operations), which is a fact, not a requirement: what would
       // be a MUST there is held at SHOULD.
       const level = e.extra && c.level === 'MUST' ? 'SHOULD' : c.level;
-      out.push({ id: c.id, area: AREA, clause: c.clause, level, title: c.title, operation: e.key, run: (ctx) => runListCheck(c, ctx, e) });
+      out.push({ id: c.id, area: AREA, clause: c.clause, clauseLink: c.clauseLink, level, title: c.title, operation: e.key, run: (ctx) => runListCheck(c, ctx, e) });
     }
   }
   return out;

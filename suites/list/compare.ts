@@ -3,7 +3,8 @@
 // where a traversal was cut short, only the part both sides read in full.
 import type { CheckContext } from '../../lib/check.js';
 import { instantKey, pagination, type Rec } from './pages.js';
-import { orderOf, value, type Attr, type Walk } from './walks.js';
+import { orderOf, value, type Attr } from './collation.js';
+import type { Walk } from './walks.js';
 
 /** Old enough: created (and, for updated_at traversals, updated) before `before`. */
 function olderThan(beforeMs: number, attr?: Attr): (r: Rec) => boolean {

@@ -2,6 +2,7 @@
 // key"; counted in Unicode code points, not bytes: spec/contract/README.md#create.name-valid).
 import type { Faker } from '@faker-js/faker';
 import type { WrittenCheck, CheckContext } from '../../lib/check.js';
+import type { Clause } from '../../lib/clauses.js';
 import { expectStatus, fail } from '../../lib/expect.js';
 import { asciiName, astralName, codePoints, markupName, nonAsciiName, oneCharName } from '../../fixtures/names.js';
 import { shown } from '../../lib/outcome.js';
@@ -11,7 +12,7 @@ import type { Exploration, NameDraft } from './explore.js';
 import { rejectionCheck } from './rejections.js';
 
 const area = 'create-application-key';
-const CLAUSE = 'Limits: Name length of an application key';
+const CLAUSE: Clause = { at: 'limits', detail: 'Name length of an application key' };
 
 function describeName(name: string): string {
   return `a name of ${codePoints(name)} characters (${name.length} UTF-16 units, ${Buffer.byteLength(name)} UTF-8 bytes)`;
@@ -32,7 +33,7 @@ async function drawnNames(ctx: CheckContext): Promise<Exploration<NameDraft> | u
  * names drawn beside it, sent at the same time, and judged after the family (a drawn name may
  * also be refused with 400 or 422 and the Error shape).
  */
-function accepts(id: string, title: string, make: (faker: Faker, prefix: string, runId: string) => string[], clause = CLAUSE, explored?: (ctx: CheckContext) => Promise<Exploration<NameDraft> | undefined>): WrittenCheck {
+function accepts(id: string, title: string, make: (faker: Faker, prefix: string, runId: string) => string[], clause: Clause = CLAUSE, explored?: (ctx: CheckContext) => Promise<Exploration<NameDraft> | undefined>): WrittenCheck {
   return {
     id,
     area,
@@ -79,7 +80,7 @@ export const nameChecks: WrittenCheck[] = [
   // "sanitises" names (escapes HTML, trims whitespace) changes what a client stored.
   // With --explore, names drawn from every plane and Unicode form (NFC, NFD, NFKC), with
   // combining, zero-width and right-to-left characters, markup and surrounding whitespace too.
-  accepts('create.name.verbatim', 'names with & < > quotes and a backslash, and with surrounding spaces, are accepted and echoed byte for byte', (f, prefix) => markupName(f, prefix), 'Resources / ApplicationKey: name', drawnNames),
+  accepts('create.name.verbatim', 'names with & < > quotes and a backslash, and with surrounding spaces, are accepted and echoed byte for byte', (f, prefix) => markupName(f, prefix), { at: 'application-key', detail: 'name' }, drawnNames),
   rejects('create.name.empty.rejected', 'an empty name is rejected with 400 or 422 and the Error shape', () => ['']),
   // Near misses of 256: 255 characters and a trailing space (a target that trims before it
   // counts takes it), and 256 characters of two bytes each.

@@ -4,7 +4,7 @@
 import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { expectErrorBody, expectStatus, fail } from '../../lib/expect.js';
-import { CLAUSE, type WrittenListCheck } from './list-check.js';
+import type { WrittenListCheck } from './list-check.js';
 import { expectListMeta } from './meta.js';
 import { metaInt, readPage, readPagesAtOnce, type ListPage } from './pages.js';
 import { defaultPageLength, target } from './target.js';
@@ -40,7 +40,7 @@ function beyondHardLimit(ctx: CheckContext, e: Endpoint, path: string): Promise<
 export const limitChecks: WrittenListCheck[] = [
   {
     id: 'list.limit.max',
-    clause: CLAUSE.limits,
+    clause: { at: 'limits' },
     title: 'page[limit]=101 never gets more than 100 records: clamped (meta.page.limit ≤ 100) or refused with 4xx',
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
@@ -56,7 +56,7 @@ export const limitChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.limit.default',
-    clause: `${CLAUSE.limits}: Default page length`,
+    clause: { at: 'limits', detail: 'Default page length' },
     title: 'without page[limit], a page holds min(default, results.total) records and meta.page.limit is the default',
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
@@ -70,7 +70,7 @@ export const limitChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.limit.exact',
-    clause: CLAUSE.info,
+    clause: { at: 'pagination-information' },
     title: 'page[limit]=n returns min(n, results.total - offset) records (n = 1, 7, 100, and 7 near the end)',
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
@@ -95,7 +95,7 @@ export const limitChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.page.arithmetic',
-    clause: CLAUSE.info,
+    clause: { at: 'pagination-information' },
     title: 'meta.page.offset echoes the offset, current = offset/limit + 1, total = ceil(results.total / limit) pages',
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
@@ -124,7 +124,7 @@ export const limitChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.offset.records',
-    clause: CLAUSE.info,
+    clause: { at: 'pagination-information' },
     title: 'page[offset] counts records from zero: the page at offset 5 is records 5..9 of the listing read from 0',
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
@@ -150,7 +150,7 @@ export const limitChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.offset.hard-limit',
-    clause: `${CLAUSE.limits}: Hard offset limit`,
+    clause: { at: 'limits', detail: 'Hard offset limit' },
     title: 'no record is served for page[offset] > 10,000 on /v2/orders and /v2/files',
     appliesTo: (e) => e.hardOffsetLimit,
     async run(ctx, e) {
@@ -165,7 +165,7 @@ export const limitChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.offset.hard-limit-error',
-    clause: `${CLAUSE.limits}: Hard offset limit`,
+    clause: { at: 'limits', detail: 'Hard offset limit' },
     title: 'page[offset] > 10,000 on /v2/orders and /v2/files is refused with 4xx and the Error shape',
     appliesTo: (e) => e.hardOffsetLimit,
     async run(ctx, e) {
@@ -177,7 +177,7 @@ export const limitChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.offset.soft-limit-5xx',
-    clause: `${CLAUSE.limits}: Soft offset limit`,
+    clause: { at: 'limits', detail: 'Soft offset limit' },
     title: 'page[offset] > 10,000 on the other lists never gets a 5xx (what it gets otherwise is open)',
     appliesTo: (e) => !e.hardOffsetLimit,
     async run(ctx, e) {
@@ -188,7 +188,7 @@ export const limitChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.offset.soft-limit',
-    clause: `${CLAUSE.limits}: Soft offset limit`,
+    clause: { at: 'limits', detail: 'Soft offset limit' },
     title: 'what page[offset] > 10,000 gets on the other lists (the contract does not say; a 5xx is noted here and fails list.offset.soft-limit-5xx)',
     appliesTo: (e) => !e.hardOffsetLimit,
     async run(ctx, e) {

@@ -1,7 +1,8 @@
 // Reading list pages. Every page read is memoised per run (the same URL is never asked twice),
 // counted against the operation's request budget, and parsed into records whose id and
 // timestamps are read where the catalog says they live.
-import type { CheckContext, PaginationSettings } from '../../lib/check.js';
+import type { CheckContext } from '../../lib/check.js';
+import type { PaginationSettings } from '../../lib/catalog.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { HttpResponse } from '../../lib/http.js';
 import { SCHEMA, validate, type SchemaViolation } from '../../lib/schema.js';

@@ -9,7 +9,6 @@ import { keyData, postApplicationKey, validKey, validKeyBody } from './applicati
 import type { Exploration, Group } from './explore.js';
 
 const area = 'create-application-key';
-const CLAUSE = 'Endpoints / Create an Application Key';
 
 function isSuccess(res: HttpResponse): boolean {
   return res.status >= 200 && res.status < 300;
@@ -67,7 +66,7 @@ export const responseChecks: WrittenCheck[] = [
   {
     id: 'create.valid.2xx',
     area,
-    clause: `${CLAUSE}: Success`,
+    clause: { at: 'create-application-key', detail: 'Success' },
     title: 'a valid body gets a 2xx',
     async run(ctx) {
       expectStatus((await validKey(ctx, 'a')).res, { range: '2xx' }, 'Create an Application Key with a valid body');
@@ -76,7 +75,7 @@ export const responseChecks: WrittenCheck[] = [
   {
     id: 'create.valid.201',
     area,
-    clause: `${CLAUSE}: Success ("Created")`,
+    clause: { at: 'create-application-key', detail: 'Success ("Created")' },
     title: 'a valid body gets 201 Created',
     async run(ctx) {
       expectStatus((await createdKey(ctx)).res, 201, 'Create an Application Key with a valid body');
@@ -85,7 +84,7 @@ export const responseChecks: WrittenCheck[] = [
   {
     id: 'create.response.schema',
     area,
-    clause: 'Resources / ApplicationKey (response)',
+    clause: { at: 'application-key', detail: 'response' },
     title: 'the answer has data.name as sent, data.type application_key, and every present field of its documented type',
     async run(ctx) {
       const { name, res } = await createdKey(ctx);
@@ -97,7 +96,7 @@ export const responseChecks: WrittenCheck[] = [
   {
     id: 'create.response.last-used-null',
     area,
-    clause: 'Resources / ApplicationKey: meta.timestamps.last_used_at',
+    clause: { at: 'application-key', detail: 'meta.timestamps.last_used_at' },
     title: 'data.meta.timestamps.last_used_at is null for a key never used',
     async run(ctx) {
       const { res } = await createdKey(ctx);
@@ -115,7 +114,7 @@ export const responseChecks: WrittenCheck[] = [
   {
     id: 'create.response.top-level-parts',
     area,
-    clause: 'Resources / ApplicationKey (response: data, meta, links)',
+    clause: { at: 'application-key', detail: 'response: data, meta, links' },
     title: 'the answer has the top-level meta and links parts',
     async run(ctx) {
       const { res } = await createdKey(ctx);
@@ -127,7 +126,7 @@ export const responseChecks: WrittenCheck[] = [
   {
     id: 'create.keys.distinct',
     area,
-    clause: 'Resources / ApplicationKey: id, client_id, client_secret are unique',
+    clause: { at: 'application-key', detail: 'id, client_id, client_secret are unique' },
     title: 'two keys created in one run have different id, client_id and client_secret',
     async run(ctx) {
       // With --explore, groups of keys created with one drawn name and one reserved_rate_limit
@@ -167,7 +166,7 @@ export const responseChecks: WrittenCheck[] = [
   {
     id: 'create.rate-limit.echo',
     area,
-    clause: 'Resources / ApplicationKey: reserved_rate_limit',
+    clause: { at: 'application-key', detail: 'reserved_rate_limit' },
     title: 'a reserved_rate_limit sent comes back as the same integer when the answer has one',
     async run(ctx) {
       const limit = ctx.faker.number.int({ min: 1, max: 5 });

@@ -3,7 +3,7 @@
 // responses": "present even when the result is empty"; spec/contract/README.md#lists.meta).
 import { expectErrorBody, expectSchema, expectStatus, expectValid, fail } from '../../lib/expect.js';
 import { SCHEMA } from '../../lib/schema.js';
-import { CLAUSE, type WrittenListCheck } from './list-check.js';
+import type { WrittenListCheck } from './list-check.js';
 import { metaInt, pagination, query, readPage, readPagesAtOnce, refusesFeature, type ListPage } from './pages.js';
 import { resolvePath, target } from './target.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
@@ -21,7 +21,7 @@ export function expectListMeta(page: ListPage, what: string): void {
 export const metaChecks: WrittenListCheck[] = [
   {
     id: 'list.endpoint.present',
-    clause: CLAUSE.lists,
+    clause: { at: 'list-endpoints' },
     title: 'the operation answers its collection with a list (absent operations skip unless --require-all-endpoints)',
     async run(ctx, e) {
       const r = await resolvePath(ctx, e);
@@ -38,7 +38,7 @@ export const metaChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.meta.fields',
-    clause: CLAUSE.info,
+    clause: { at: 'pagination-information' },
     title: 'meta.page.limit/offset/current/total and meta.results.total are non-negative integers',
     async run(ctx, e) {
       const { path, probe } = await target(ctx, e);
@@ -47,7 +47,7 @@ export const metaChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.meta.empty-filter',
-    clause: CLAUSE.info,
+    clause: { at: 'pagination-information' },
     title: 'a filter that matches nothing gets zero records with the pagination fields, results.total 0 and page.total 0 or 1',
     async run(ctx, e) {
       const { path } = await target(ctx, e);
@@ -67,7 +67,7 @@ export const metaChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.meta.past-end',
-    clause: CLAUSE.info,
+    clause: { at: 'pagination-information' },
     title: 'an offset past the end gets zero records with the pagination fields',
     async run(ctx, e) {
       const { path, probe } = await target(ctx, e);
@@ -96,7 +96,7 @@ export const metaChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.params.invalid',
-    clause: CLAUSE.lists,
+    clause: { at: 'list-endpoints' },
     title: 'invalid page[limit]/page[offset] (negative, 0 for limit, not a number) never get a 5xx',
     async run(ctx, e) {
       const { path } = await target(ctx, e);

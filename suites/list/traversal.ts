@@ -5,11 +5,13 @@ import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { fail } from '../../lib/expect.js';
 import { comparable, describeRecords, duplicates, inWindow, missingFrom, uniqueById } from './compare.js';
-import { CLAUSE, type WrittenListCheck } from './list-check.js';
+import type { WrittenListCheck } from './list-check.js';
 import { metaInt, refusesFeature } from './pages.js';
 import { refusedOwnValue, sortedWalk } from './order.js';
 import { target } from './target.js';
-import { expectWalked, keysetWalk, offsetWalk, value, type Attr, type Walk } from './walks.js';
+import { value, type Attr } from './collation.js';
+import { keysetWalk } from './keyset.js';
+import { expectWalked, offsetWalk, type Walk } from './walks.js';
 
 async function defaultWalk(ctx: CheckContext, e: Endpoint): Promise<{ path: string; walk: Walk }> {
   const { path } = await target(ctx, e);
@@ -23,7 +25,7 @@ function keysetCheck(id: string, attr: Attr): WrittenListCheck {
   const op = attr === 'id' ? 'gt' : 'ge';
   return {
     id,
-    clause: CLAUSE.keyset,
+    clause: { at: 'keyset-traversal' },
     title: `keyset traversal by ${attr} (sort=${attr}, filter=${op}) reaches exactly the records offset traversal reaches${attr === 'id' ? ', without duplicates' : ', ties included'}`,
     async run(ctx, e) {
       const { path, walk: byOffset } = await sortedWalk(ctx, e, attr);
@@ -76,7 +78,7 @@ function keysetCheck(id: string, attr: Attr): WrittenListCheck {
 export const traversalChecks: WrittenListCheck[] = [
   {
     id: 'list.offset.traversal',
-    clause: CLAUSE.info,
+    clause: { at: 'pagination-information' },
     title: 'paging by offset meets every record once: no duplicates, and the same records as paging sorted by id',
     async run(ctx, e) {
       const { path } = await target(ctx, e);
@@ -98,7 +100,7 @@ export const traversalChecks: WrittenListCheck[] = [
   },
   {
     id: 'list.total.unfiltered',
-    clause: CLAUSE.info,
+    clause: { at: 'pagination-information' },
     title: 'without a filter, meta.results.total is the number of records (counted by reading them all)',
     async run(ctx, e) {
       const { walk } = await defaultWalk(ctx, e);

@@ -6,11 +6,12 @@ import type { Endpoint } from '../../lib/catalog.js';
 import { expectStatus, fail } from '../../lib/expect.js';
 import { CheckSkip, shown } from '../../lib/outcome.js';
 import { comparable, describeRecords, duplicates, inWindow, missingFrom, uniqueById } from './compare.js';
-import { CLAUSE, type WrittenListCheck } from './list-check.js';
+import type { WrittenListCheck } from './list-check.js';
 import { FAR_FUTURE } from './meta.js';
 import { metaInt, readPage, readPagesAtOnce, refusesFeature, type ListPage, type Rec } from './pages.js';
 import { target } from './target.js';
-import { offsetWalk, orderOf, value, expectWalked, type Attr, type Walk } from './walks.js';
+import { orderOf, value, type Attr } from './collation.js';
+import { expectWalked, offsetWalk, type Walk } from './walks.js';
 
 const ATTRS: Attr[] = ['created_at', 'updated_at', 'id'];
 
@@ -38,7 +39,7 @@ function firstInversion(records: Rec[], attr: Attr, descending: boolean): number
 function sortCheck(id: string, attr: Attr): WrittenListCheck {
   return {
     id,
-    clause: CLAUSE.lists,
+    clause: { at: 'list-endpoints' },
     title: `sort=${attr} returns records in non-decreasing ${attr} order across all pages${attr === 'id' ? '' : ' (compared as instants)'}`,
     async run(ctx, e) {
       const { path, walk } = await sortedWalk(ctx, e, attr);
@@ -125,7 +126,7 @@ function filterCheck(id: string, op: 'ge' | 'gt'): WrittenListCheck {
   const sign = op === 'ge' ? '≥' : '>';
   return {
     id,
-    clause: CLAUSE.lists,
+    clause: { at: 'list-endpoints' },
     title: `filter=${op}(created_at,v) returns every record with created_at ${sign} v and no other (v shared by tied records), each once`,
     async run(ctx, e) {
       const f = await filteredWalk(ctx, e, op);
@@ -164,7 +165,7 @@ export const orderChecks: WrittenListCheck[] = [
   sortCheck('list.sort.id', 'id'),
   {
     id: 'list.sort.descending',
-    clause: CLAUSE.lists,
+    clause: { at: 'list-endpoints' },
     title: 'sort=-created_at, -updated_at and -id return records in non-increasing order',
     async run(ctx, e) {
       const { path } = await target(ctx, e);
@@ -185,7 +186,7 @@ export const orderChecks: WrittenListCheck[] = [
   filterCheck('list.filter.gt', 'gt'),
   {
     id: 'list.total.filtered',
-    clause: CLAUSE.info,
+    clause: { at: 'pagination-information' },
     title: 'with a filter (ge and gt), meta.results.total is the number of records the filter selects (counted by reading them all)',
     async run(ctx, e) {
       // Both operators: a count query that reads gt as ge (or the other way) while the data

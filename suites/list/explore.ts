@@ -19,7 +19,8 @@ import { hash32 } from '../../lib/random.js';
 import { ATTRS, buildModel, describeQuery, inOrder, judge, NoModel, paramsOf, predictor, queryOfUrl, type Disagreement, type ListModel, type ListQuery, type Prediction, type Term } from './model.js';
 import { dig, readExploredPage, spend, toRec, type ListPage } from './pages.js';
 import { exploredPaths } from './target.js';
-import { HARD_OFFSET_LIMIT, type Attr } from './walks.js';
+import type { Attr } from './collation.js';
+import { HARD_OFFSET_LIMIT } from './walks.js';
 
 /** Most requests shrinking one disagreement may send. */
 export const SHRINK_REQUESTS = 40;

@@ -16,7 +16,8 @@ import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { horizon } from './compare.js';
 import { instantKey, metaInt, refusesFeature, type ListPage, type Rec } from './pages.js';
-import { offsetWalk, orderOf, value, type Attr, type Comparator, type Walk, HARD_OFFSET_LIMIT } from './walks.js';
+import { orderOf, value, type Attr, type Comparator } from './collation.js';
+import { HARD_OFFSET_LIMIT, offsetWalk, type Walk } from './walks.js';
 import { defaultPageLength } from './target.js';
 
 export const ATTRS: readonly Attr[] = ['created_at', 'updated_at', 'id'];

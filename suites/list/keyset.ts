@@ -1,0 +1,190 @@
+// Keyset-style traversals of a whole collection (spec/contract/README.md#keyset-traversal):
+// sorted by an attribute, each page asked for with a filter from the last record read. Bounded
+// by a share of the operation's request budget (cap), as the offset walks are (walks.ts).
+import type { CheckContext } from '../../lib/check.js';
+import type { Endpoint } from '../../lib/catalog.js';
+import { orderOf, plainOrder, raw, value, type Attr, type Comparator } from './collation.js';
+import { BudgetSpent, readPage, type ListPage, type Params, type Rec } from './pages.js';
+import { cap, firstPageAcrossTie, PAGE, type Walk } from './walks.js';
+
+type Value = string | number;
+
+/** How one segment of a keyset walk ended. */
+interface Segment {
+  records: Rec[];
+  pages: ListPage[];
+  /**
+   * reached: read up to the next segment's cursor (or the window's end); end: an empty page;
+   * cut: not finished (it stopped at the pages it was allowed, or the walk's budget ran out).
+   */
+  ended: 'reached' | 'end' | 'broken' | 'untestable' | 'cut';
+  message?: string;
+}
+
+/** A segment under way: what it read, and where it goes on from. */
+interface SegmentRun {
+  seg: Segment;
+  /** Each record met, by id: the value of the walk's attribute it had then. */
+  seen: Map<string, string | number | undefined>;
+  /** The next page to ask for. */
+  params: Params;
+}
+
+/**
+ * One stretch of a keyset walk, page after page, each page's filter taken from the last record
+ * of the page before (gt(id,last) for ids; ge(attr,last) for timestamps, the boundary records
+ * coming again; page[offset] within the value when a whole page shares one timestamp, the
+ * contract's rule), until a record at or past `reach` shows, or an empty page does when `reach`
+ * is undefined. It reads on from where `run` stopped: at most `allowed` pages, and no more
+ * than the walk has left.
+ */
+async function keysetSegment(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, run: SegmentRun, reach: Value | undefined, order: Comparator, pagesLeft: { n: number }, allowed = Infinity): Promise<Segment> {
+  const { seg, seen } = run;
+  let params = run.params;
+  for (let n = 0; ; n++) {
+    run.params = params;
+    if (pagesLeft.n <= 0 || n >= allowed) return seg;
+    pagesLeft.n--;
+    let page: ListPage;
+    try {
+      page = await readPage(ctx, e, path, params);
+    } catch (err) {
+      if (!(err instanceof BudgetSpent)) throw err;
+      return seg;
+    }
+    seg.pages.push(page);
+    if (!page.ok) return Object.assign(seg, { ended: 'broken', message: `a keyset page answered ${page.res.status} without a list` });
+    if (page.records.length === 0) return Object.assign(seg, { ended: 'end' });
+    // A record met again with another value was changed meanwhile (by updated_at, the contract
+    // says a record can come twice so): it is news, not a page that does not advance.
+    const fresh = page.records.filter((r) => !seen.has(r.id) || seen.get(r.id) !== value(r, attr));
+    seg.records.push(...page.records);
+    for (const r of fresh) seen.set(r.id, value(r, attr));
+    const last = page.records.at(-1)!;
+    const lastRaw = raw(last, attr);
+    const lastValue = value(last, attr);
+    if (lastRaw === undefined || lastValue === undefined) {
+      // Where the catalog says the value lives, this record has none (or no date): the
+      // target may keep it elsewhere (a catalog override says where). Not testable, as the
+      // sort and filter checks say in the same situation.
+      return Object.assign(seg, { ended: 'untestable', message: `not testable: record ${last.id} has no parseable ${attr} at ${attr === 'id' ? e.record.id : e.record[attr]} to continue the keyset traversal from (set operations.${e.operation}.record in conformance.config.yaml)` });
+    }
+    if (fresh.length === 0) {
+      const withinValue = typeof params['page[offset]'] === 'number';
+      const allTied = page.records.every((r) => value(r, attr) === lastValue);
+      if (attr === 'id' || withinValue || !allTied) {
+        return Object.assign(seg, { ended: 'broken', message: `the keyset page does not advance: all ${page.records.length} record(s) were read before: ${page.records.slice(0, 5).map((r) => r.id).join(', ')}` });
+      }
+    }
+    if (reach !== undefined && order(lastValue, reach) >= 0) return Object.assign(seg, { ended: 'reached' });
+    if (attr === 'id') {
+      params = { sort: attr, filter: `gt(id,${lastRaw})`, 'page[limit]': PAGE };
+    } else {
+      // A page that is one tie group: go on by offset within that value.
+      const allTied = value(page.records[0]!, attr) === lastValue;
+      const tiedSeen = new Set(seg.records.filter((r) => value(r, attr) === lastValue).map((r) => r.id)).size;
+      params = { sort: attr, filter: `ge(${attr},${lastRaw})`, 'page[limit]': PAGE, ...(allTied ? { 'page[offset]': tiedSeen } : {}) };
+    }
+  }
+}
+
+/**
+ * Where the segments of a keyset walk start: records of the offset walk sorted by `attr`,
+ * spaced so that each segment's first page (100 records from its cursor) ends at the next
+ * cursor. Segment 0 is the walk's own beginning: a first page of `firstPage` records, then a
+ * page from its last value.
+ */
+export function keysetCursors(sorted: readonly Rec[], attr: Attr, firstPage: number): Rec[] {
+  const v = (i: number): Value | undefined => value(sorted[i]!, attr);
+  // Where a page filtered on the value at i starts: after it for gt (ids), at its first tie for ge.
+  const startOf = (i: number): number => {
+    if (attr === 'id') return i + 1;
+    while (i > 0 && v(i - 1) === v(i)) i--;
+    return i;
+  };
+  const cursors: Rec[] = [];
+  if (sorted.length < firstPage || v(firstPage - 1) === undefined) return cursors;
+  for (let start = startOf(firstPage - 1); ; ) {
+    let j = start + PAGE - 1;
+    if (attr !== 'id') while (j < sorted.length && v(j) === v(start)) j++;
+    // The rest fits in one page: the last segment reads it to the end.
+    if (j >= sorted.length - 1 || v(j) === undefined) return cursors;
+    cursors.push(sorted[j]!);
+    start = startOf(j);
+  }
+}
+
+/**
+ * Keyset traversal by `attr`: the first page with sort=attr, then filter=gt(id,last) for ids
+ * and filter=ge(attr,last) for timestamps (the boundary records come again and are dropped);
+ * when a whole page shares one timestamp, page[offset] within that value (the contract's rule).
+ *
+ * It runs as segments side by side. Cursors taken from `byOffset` (the offset walk sorted by
+ * `attr`) start them: segment k asks for gt(id,c) or ge(attr,c) and reads until a record at or
+ * past the next cursor shows, so the segments join end to end and together still prove the
+ * traversal complete; each cursor is one more starting point tested. A segment that meets an
+ * empty page before its cursor ends the traversal there, as it would a client's. Records past a
+ * segment's cursor belong to the next one and are left to it. Where `byOffset` stopped before the
+ * end (the budget), the last segment reads to its last value: a window of the list.
+ */
+export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, byOffset: Walk): Promise<Walk> {
+  return ctx.shared(`walk keyset ${path} ${attr}`, async () => {
+    const sorted = byOffset.records;
+    if (!byOffset.complete && sorted.length === 0) return { records: [], pages: [], complete: false, stop: `not started: the offset traversal it follows read no record (${byOffset.stop})` };
+    const firstPage = firstPageAcrossTie(sorted, attr);
+    const order = attr === 'id' ? orderOf(sorted, 'id') : plainOrder;
+    const cursors = keysetCursors(sorted, attr, firstPage);
+    const windowEnd = byOffset.complete || sorted.length === 0 ? undefined : value(sorted.at(-1)!, attr);
+    const pagesLeft = { n: cap(ctx) };
+    const filterOn = (c: Rec): string => `${attr === 'id' ? 'gt' : 'ge'}(${attr},${raw(c, attr)})`;
+    const starts: Params[] = [{ sort: attr, 'page[limit]': firstPage }, ...cursors.map((c) => ({ sort: attr, filter: filterOn(c), 'page[limit]': PAGE }))];
+    const reaches = [...cursors.map((c) => value(c, attr)), windowEnd];
+    // First every segment's opening pages side by side (the walk's own first two for segment 0),
+    // then whatever a segment still needs, in cursor order: where the budget runs out, the
+    // window compared is the stretch from the start, as a walk page by page would have read.
+    const runs: SegmentRun[] = starts.map((params) => ({ seg: { records: [], pages: [], ended: 'cut' }, seen: new Map(), params }));
+    await Promise.all(runs.map((run, k) => keysetSegment(ctx, e, path, attr, run, reaches[k], order, pagesLeft, k === 0 ? 2 : 1)));
+    for (const [k, run] of runs.entries()) {
+      if (run.seg.ended !== 'cut') {
+        if (run.seg.ended === 'reached') continue;
+        break;
+      }
+      await keysetSegment(ctx, e, path, attr, run, reaches[k], order, pagesLeft);
+      if ((run.seg.ended as Segment['ended']) !== 'reached') break;
+    }
+    const segments = runs.map((r) => r.seg);
+
+    const walk: Walk = { records: [], pages: [], complete: false, stop: '' };
+    const read = (): string => `${walk.pages.length} pages (${new Set(walk.records.map((r) => r.id)).size} records)`;
+    for (const [k, seg] of segments.entries()) {
+      walk.pages.push(...seg.pages);
+      const reach = reaches[k];
+      if (seg.ended === 'reached' && reach !== undefined && k < cursors.length) {
+        // Up to the next cursor: ids up to it (the next segment starts after it), timestamps
+        // below it (the next segment starts at its first tie).
+        walk.records.push(...seg.records.filter((r) => {
+          const x = value(r, attr);
+          return x === undefined || (attr === 'id' ? order(x, reach) <= 0 : order(x, reach) < 0);
+        }));
+        continue;
+      }
+      walk.records.push(...seg.records);
+      if (seg.ended === 'broken') {
+        walk.broken = { message: seg.message!, page: seg.pages.at(-1)! };
+        walk.stop = seg.message!;
+      } else if (seg.ended === 'untestable') {
+        walk.untestable = seg.message!;
+        walk.stop = seg.message!;
+      } else if (seg.ended === 'end') {
+        walk.complete = true;
+        walk.stop = `reached an empty page after ${read()}${k < cursors.length ? `, before the cursor segment ${k} was to reach` : ''}`;
+      } else if (seg.ended === 'reached') {
+        walk.stop = `stopped at the end of the window offset traversal read, after ${read()}`;
+      } else {
+        walk.stop = `cut short by the request budget after ${read()} in order (${segments.reduce((n, x) => n + x.pages.length, 0)} pages read in all)`;
+      }
+      return walk;
+    }
+    throw new Error('unreachable: the last segment always ends the walk');
+  });
+}
