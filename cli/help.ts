@@ -29,6 +29,11 @@ export const HELP = `Usage:
                                    alone; the token as for a run; see cleanup --help)
   conformance traceability [FILE]  write the statements-to-checks matrix (default
                                    docs/traceability.md)
+  conformance proxy --upstream URL [--port N] [--until-idle S]
+                                   forward traffic to URL unchanged and judge each exchange
+                                   on an operation of the contract; reports on Ctrl-C, SIGTERM
+                                   or --until-idle (see proxy --help)
+  conformance judge FILE.har       judge the exchanges a HAR file recorded (see judge --help)
 
 Target:
   --base-url URL        the server to certify (env CONFORMANCE_BASE_URL)
@@ -37,7 +42,8 @@ Target:
   --config FILE         settings file (default: ./conformance.config.yaml when present)
 
 Selection:
-  --list                list every check (id, level, clause, title) and exit
+  --list                list every check (id, level, clause, title) and exit; [observed]
+                        marks those that also judge traffic (conformance proxy, judge)
   --check ID            run only this check; repeat or separate with commas
   --grep TEXT           run only checks whose id or title contains TEXT
   --operation KEY       run the list checks only on this operation (repeat, or commas)

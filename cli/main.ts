@@ -53,9 +53,10 @@ function renderList(checks: readonly CheckDefinition[]): string[] {
   const w = Math.max(...checks.map((c) => c.id.length));
   return [
     `${'id'.padEnd(w)}  level   clause / title`,
-    ...checks.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.clause}  (${c.clauseLink})\n${' '.repeat(w + 10)}${c.title}${c.perOperation ? ' [per list operation]' : ''}`),
+    ...checks.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.clause}  (${c.clauseLink})\n${' '.repeat(w + 10)}${c.title}${c.perOperation ? ' [per list operation]' : ''}${c.observed ? ' [observed]' : ''}`),
     '',
     `${checks.length} checks (${checks.filter((c) => c.perOperation).length} of them run once per list operation; see --list-operations)`,
+    `${checks.filter((c) => c.observed).length} of them also judge traffic the suite did not send ([observed]: conformance proxy, conformance judge)`,
   ];
 }
 
@@ -85,7 +86,7 @@ async function listOperations(configFile: string | undefined, cwd: string): Prom
 }
 
 /** The subcommands, for a did-you-mean on a mistyped one (`conformance serv`). */
-const COMMANDS = ['serve', 'merge', 'selftest', 'cleanup', 'traceability'];
+const COMMANDS = ['serve', 'merge', 'selftest', 'cleanup', 'traceability', 'proxy', 'judge'];
 
 function parseMain(args: string[]) {
   const { values, positionals } = parseFlags({ args, options: OPTIONS, allowPositionals: true });
@@ -112,6 +113,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (argv[0] === 'selftest') return await (await import('./selftest.js')).selftest(argv.slice(1), io, main);
     if (argv[0] === 'cleanup') return await (await import('./cleanup.js')).cleanup(argv.slice(1), io);
     if (argv[0] === 'traceability') return await (await import('./selftest.js')).traceability(argv.slice(1), io);
+    if (argv[0] === 'proxy') return await (await import('./proxy.js')).proxy(argv.slice(1), io);
+    if (argv[0] === 'judge') return await (await import('./judge.js')).judgeHar(argv.slice(1), io);
     // A mistyped command is said as such, before its flags are read as the main command's
     // (`conformance sevre --port 5203` is not about an unknown --port).
     const meant = argv[0] && !argv[0].startsWith('-') ? closest(argv[0], COMMANDS) : undefined;

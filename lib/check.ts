@@ -12,6 +12,7 @@ import { Secrets } from './secrets.js';
 import { hash32 } from './random.js';
 import type { PaginationSettings } from './catalog.js';
 import type { Clause } from './clauses.js';
+import type { Observer } from './observed.js';
 
 /** What names a check, declared once: its definition, its listing and its result all carry it. */
 export interface CheckHeader {
@@ -42,6 +43,12 @@ export interface Check extends CheckHeader {
   /** For a check run once per list operation: the operation (`orders`, `hierarchies@by-release`). */
   operation?: string;
   run(ctx: CheckContext): Promise<void>;
+  /**
+   * How the check judges an exchange it did not send (conformance proxy, conformance judge:
+   * suites/observed.ts), with the predicate its run uses; absent where one exchange, or a
+   * sequence of them, cannot show its rule.
+   */
+  observe?: Observer;
 }
 
 export interface FailureEvidence {
@@ -83,6 +90,8 @@ export interface CheckResult extends CheckHeader {
   errorCode?: SuiteErrorCode;
   /** The check found its operation's collection absent: it answered 404 (a skip, or a failure under --require-all-endpoints). */
   absent?: boolean;
+  /** Judged from observed traffic (conformance proxy, judge): how many exchanges could show the rule (0: not exercised). */
+  observed?: number;
 }
 
 export interface RunSettings {

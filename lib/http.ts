@@ -271,6 +271,58 @@ function maskHeaders(headers: Record<string, string>, secrets: Secrets): Record<
   return out;
 }
 
+/** One exchange as it happened, unmasked: what responseOf makes an answer of. */
+export interface RawExchange {
+  method: string;
+  /** The URL, already masked (a token may stand in its query). */
+  maskedUrl: string;
+  requestHeaders: Record<string, string>;
+  requestBody?: string;
+  status: number;
+  responseHeaders: Record<string, string>;
+  text: string;
+  bodyBytes: number;
+  durationMs: number;
+  attempts?: number;
+}
+
+/**
+ * The answer of an exchange, with its evidence masked: the body parsed (any client_secret in it
+ * learned as a secret first), the Authorization header masked whatever it holds. The client's
+ * own requests and the exchanges a proxy or a HAR file shows (lib/observed.ts) are made one way.
+ */
+export function responseOf(x: RawExchange, secrets: Secrets, mask = true): HttpResponse {
+  let parsed: { ok: true; value: unknown } | { ok: false } = { ok: false };
+  if (x.text.length > 0) {
+    try {
+      parsed = { ok: true, value: JSON.parse(x.text) };
+      secrets.addFromBody(parsed.value, x.text);
+    } catch {
+      parsed = { ok: false };
+    }
+  }
+  const { text } = x;
+  // Unmasked: for an answer only judged, whose evidence is made again, masked, if it is ever shown.
+  if (!mask) {
+    const raw: Exchange = { method: x.method, url: x.maskedUrl, requestHeaders: x.requestHeaders, ...(x.requestBody !== undefined ? { requestBody: x.requestBody } : {}), status: x.status, responseHeaders: x.responseHeaders, bodyExcerpt: text.slice(0, BODY_EXCERPT_MAX), bodyBytes: x.bodyBytes, durationMs: x.durationMs };
+    return new HttpResponse(x.status, x.responseHeaders, text, raw, parsed);
+  }
+  const exchange: Exchange = {
+    method: x.method,
+    url: x.maskedUrl,
+    requestHeaders: maskHeaders(x.requestHeaders, secrets),
+    requestBody: x.requestBody === undefined ? undefined : secrets.mask(x.requestBody).slice(0, REQUEST_BODY_MAX * 2),
+    requestBodyBytes: x.requestBody === undefined ? undefined : Buffer.byteLength(x.requestBody),
+    status: x.status,
+    responseHeaders: maskValues(x.responseHeaders, secrets),
+    bodyExcerpt: text.length <= BODY_EXCERPT_MAX ? secrets.mask(text) : `${secrets.maskedHead(text, BODY_EXCERPT_MAX)}… (${text.length - BODY_EXCERPT_MAX} more characters)`,
+    bodyBytes: x.bodyBytes,
+    durationMs: x.durationMs,
+    ...(x.attempts !== undefined ? { attempts: x.attempts } : {}),
+  };
+  return new HttpResponse(x.status, x.responseHeaders, text, exchange, parsed);
+}
+
 export class HttpClient {
   readonly options: HttpClientOptions;
   readonly #agent: Agent;
@@ -510,31 +562,7 @@ export class HttpClient {
       if (a.holding) this.#slots.release();
     }
     const durationMs = performance.now() - started;
-
-    let parsed: { ok: true; value: unknown } | { ok: false } = { ok: false };
-    if (text.length > 0) {
-      try {
-        parsed = { ok: true, value: JSON.parse(text) };
-        secrets.addFromBody(parsed.value, text);
-      } catch {
-        parsed = { ok: false };
-      }
-    }
-    const maskedHeaders = maskHeaders(headers, secrets);
-    const exchange: Exchange = {
-      method: spec.method,
-      url: what.slice(spec.method.length + 1),
-      requestHeaders: maskedHeaders,
-      requestBody: body === undefined ? undefined : secrets.mask(body).slice(0, REQUEST_BODY_MAX * 2),
-      requestBodyBytes: body === undefined ? undefined : Buffer.byteLength(body),
-      status,
-      responseHeaders: maskValues(responseHeaders, secrets),
-      bodyExcerpt: text.length <= BODY_EXCERPT_MAX ? secrets.mask(text) : `${secrets.maskedHead(text, BODY_EXCERPT_MAX)}… (${text.length - BODY_EXCERPT_MAX} more characters)`,
-      bodyBytes: bytes,
-      durationMs,
-      attempts: a.sent,
-    };
-    return new HttpResponse(status, responseHeaders, text, exchange, parsed);
+    return responseOf({ method: spec.method, maskedUrl: what.slice(spec.method.length + 1), requestHeaders: headers, requestBody: body, status, responseHeaders, text, bodyBytes: bytes, durationMs, attempts: a.sent }, secrets);
   }
 
   /**

@@ -32,6 +32,11 @@ export interface Behaviour {
   deleteBodyOn204: boolean;
   /** The delete really removes the Custom API. */
   deleteApplies: boolean;
+  /**
+   * The delete only marks the Custom API as deleted for later DELETEs (404), while reads of its
+   * id and the list still find it (a fault: a soft delete the read paths ignore).
+   */
+  deleteHidesOnly: boolean;
   /** Status for a well-formed UUID that does not exist. */
   deleteUnknownStatus: number;
   /** Status for an id that is not UUID-shaped. */
@@ -304,6 +309,7 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   deleteBody: false,
   deleteBodyOn204: false,
   deleteApplies: true,
+  deleteHidesOnly: false,
   deleteUnknownStatus: 404,
   malformedIdStatus: 400,
   createStatus: 201,

@@ -25,6 +25,7 @@ export const FAULTS: readonly Fault[] = [
   { name: 'delete-200-with-body', breaks: 'Delete answers 204 with an empty body', caughtBy: ['delete.existing.204'], behaviour: { deleteStatus: 200, deleteBody: true } },
   { name: 'delete-204-with-body', breaks: 'the 204 of a delete has an empty body', caughtBy: ['delete.existing.204'], behaviour: { deleteBodyOn204: true } },
   { name: 'delete-not-applied', breaks: 'a deleted Custom API is gone (second delete 404)', caughtBy: ['delete.repeat.404'], behaviour: { deleteApplies: false } },
+  { name: 'delete-soft-reads-find-it', breaks: 'a deleted Custom API is gone (a soft delete: a second DELETE answers 404, yet a read of the id still finds it)', caughtBy: ['delete.repeat.404'], behaviour: { deleteHidesOnly: true } },
   { name: 'delete-unknown-204', breaks: '404 for an id that does not exist', caughtBy: ['delete.unknown-id.404'], behaviour: { deleteUnknownStatus: 204 } },
   { name: 'delete-malformed-404', breaks: '400 for an id that fails validation', caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'], behaviour: { malformedIdStatus: 404 } },
   { name: 'uuid-case-sensitive', breaks: '404 for a well-formed UUID that does not exist (an upper-case one answered 400)', caughtBy: ['delete.unknown-id.404'], behaviour: { uuidCaseSensitive: true } },

@@ -299,11 +299,13 @@ export const ROUTES: Route[] = [
     handle(ctx) {
       const { b, store } = ctx;
       const id = checkId(ctx.params[0]!, b);
-      if (!store.customApis.has(id)) {
+      const found = store.customApis.get(id);
+      if (!found || found.hiddenFromDelete) {
         if (b.deleteUnknownStatus < 400) return sendEmpty(ctx.res, b.deleteUnknownStatus);
         throw new HttpError(b.deleteUnknownStatus, 'Not found');
       }
-      if (b.deleteApplies) store.customApis.delete(id);
+      if (b.deleteHidesOnly) found.hiddenFromDelete = true;
+      else if (b.deleteApplies) store.customApis.delete(id);
       if (b.deleteBodyOn204) {
         // Raw bytes: Node's HTTP layer never sends a body with a 204, some servers do.
         ctx.res.socket?.end('HTTP/1.1 204 No Content\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}');

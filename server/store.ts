@@ -16,6 +16,8 @@ export interface CustomApi {
   api_type: string;
   description: string;
   created: Date;
+  /** Deleted for DELETE alone (the soft-delete fault): reads and the list still find it. */
+  hiddenFromDelete?: boolean;
 }
 
 export interface ApplicationKey {

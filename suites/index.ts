@@ -8,6 +8,7 @@ import { errorChecks } from './errors/checks.js';
 import { listChecks as writtenListChecks } from './list/checks.js';
 import { AREA as PAGINATION, expandListChecks, type ListCheck } from './list/list-check.js';
 import { leveled } from './levels.js';
+import { OBSERVED_LIST_CHECKS } from './list/model.js';
 
 /** Areas in the order they are reported; each is one folder. They run side by side (suites/run.suite.ts). */
 export const AREAS = ['delete-custom-api', 'create-application-key', 'errors', 'pagination'] as const;
@@ -33,12 +34,19 @@ export const listChecks: readonly ListCheck[] = leveled(writtenListChecks);
 export interface CheckDefinition extends CheckHeader {
   /** Run once per list operation. */
   perOperation: boolean;
+  /** Also judges exchanges it did not send (conformance proxy, judge: suites/observed.ts). */
+  observed: boolean;
+}
+
+/** Whether a check can judge traffic it did not send (suites/observed.ts): what --list marks. */
+export function judgesTraffic(check: { id: string; observe?: unknown }): boolean {
+  return check.observe !== undefined || OBSERVED_LIST_CHECKS.has(check.id);
 }
 
 /** Every check as data (what --list shows and the id snapshot freezes). */
 export const checkDefinitions: readonly CheckDefinition[] = [
-  ...staticChecks.map(({ id, area, clause, clauseLink, level, title }) => ({ id, area, clause, clauseLink, level, title, perOperation: false })),
-  ...listChecks.map(({ id, clause, clauseLink, level, title }) => ({ id, area: PAGINATION, clause, clauseLink, level, title, perOperation: true })),
+  ...staticChecks.map((c) => ({ id: c.id, area: c.area, clause: c.clause, clauseLink: c.clauseLink, level: c.level, title: c.title, perOperation: false, observed: judgesTraffic(c) })),
+  ...listChecks.map((c) => ({ id: c.id, area: PAGINATION, clause: c.clause, clauseLink: c.clauseLink, level: c.level, title: c.title, perOperation: true, observed: judgesTraffic(c) })),
 ];
 
 /** The checks of one area, as they run: list checks expanded over the operations. */

@@ -88,7 +88,8 @@ describe('runs', () => {
       const r = await cli(['--base-url', server.url, '--grep', 'delete.', '--report-dir', dir], { env: { CONFORMANCE_TOKEN: TOKEN } });
       expect(r.code, r.stdout + r.stderr).toBe(1);
       expect(r.stdout).toMatch(/FAIL delete\.repeat\.404/);
-      expect(r.stdout).toMatch(/curl -i -X DELETE/);
+      // The read after the DELETE finds it: the evidence is that GET.
+      expect(r.stdout).toMatch(/curl -i -X GET '[^']*custom-apis\//);
       expect(r.stdout).toContain(`--check delete.repeat.404 --seed`);
       const failed = readReport(dir).results.filter((x) => x.outcome === 'fail');
       expect(failed.map((x) => x.id)).toEqual(['delete.repeat.404']);
@@ -268,7 +269,7 @@ describe('certification, baselines, CI', () => {
       expect(r.code).toBe(1);
       const annotations = r.stdout.split('\n').filter((l) => l.startsWith('::error'));
       expect(annotations).toHaveLength(1);
-      expect(annotations[0]).toMatch(/^::error title=conformance delete\.repeat\.404::the second DELETE succeeded.*%0Aexpected: status 404%0Aactual: status 204/);
+      expect(annotations[0]).toMatch(/^::error title=conformance delete\.repeat\.404::a GET still finds the Custom API after its DELETE.*%0Aexpected: status 404 \(the Custom API is gone\)%0Aactual: status 200/);
       expect(readFileSync(summary, 'utf8')).toMatch(/## Conformance: ❌ exit 1: 1 MUST check\(s\) failed[\s\S]*\| `create\.valid\.201` \| SHOULD \| warn \|/);
     });
   });

@@ -440,6 +440,8 @@ describe('a reset connection', () => {
           apis.add(id);
           return json(res, 201, { data: { type: 'custom_api', id, name: 'n', slug: 's', api_type: 's_ext', description: '' } });
         }
+        // No read of a Custom API by id: the check's read after the first DELETE says nothing.
+        if (req.method === 'GET') return json(res, 405, { errors: [{ status: '405', title: 'Method Not Allowed', detail: 'no read' }] });
         const id = decodeURIComponent(req.url!.split('/').pop()!);
         const n = (deletes.get(id) ?? 0) + 1;
         deletes.set(id, n);

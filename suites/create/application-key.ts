@@ -7,6 +7,9 @@ import { describeViolations, SCHEMA, validate } from '../../lib/schema.js';
 
 export const APPLICATION_KEYS = '/v2/application-keys';
 
+/** The longest name, in characters (code points): spec/contract/README.md#limits. */
+export const NAME_MAX = 255;
+
 export function applicationKeyPath(id: string): string {
   return `${APPLICATION_KEYS}/${encodeURIComponent(id)}`;
 }

@@ -20,7 +20,7 @@ import { expectErrorBody, fail } from '../../lib/expect.js';
 import type { HttpResponse } from '../../lib/http.js';
 import { CheckFailure, shown } from '../../lib/outcome.js';
 import { hash32 } from '../../lib/random.js';
-import { keyData, postApplicationKey, validKeyBody } from './application-key.js';
+import { keyData, NAME_MAX, postApplicationKey, validKeyBody } from './application-key.js';
 import { VALIDATION } from './rejections.js';
 
 /**
@@ -51,7 +51,6 @@ export function drawSeed(runSeed: number, key: string): number {
 
 // --- What is drawn ----------------------------------------------------------------------
 
-const MAX_NAME = 255;
 
 /** One code point of [min, max] (none of them a surrogate: the ranges below avoid them). */
 const cp = (min: number, max: number): fc.Arbitrary<string> => fc.integer({ min, max }).map((n) => String.fromCodePoint(n));
@@ -139,7 +138,7 @@ export const nameDraftArb: fc.Arbitrary<NameDraft> = fc.record({
     // Pieces around an accented one: most names carry text whose Unicode forms differ.
     { weight: 3, arbitrary: fc.tuple(fc.array(piece, { maxLength: 4 }), accented, fc.array(piece, { maxLength: 4 })).map(([a, x, b]) => [...a, x, ...b].join('')) },
     { weight: 1, arbitrary: fc.array(piece, { minLength: 9, maxLength: 120 }).map((xs) => xs.join('')) },
-    { weight: 1, arbitrary: piece.map((p) => p.repeat(MAX_NAME)) },
+    { weight: 1, arbitrary: piece.map((p) => p.repeat(NAME_MAX)) },
   ),
   trail: around,
   form,
@@ -163,7 +162,7 @@ export function runTag(runId: string): string {
  */
 export function nameOf(d: NameDraft, tag: string): string {
   const name = `${d.lead}${tag}${d.body}${d.trail}`;
-  return cut(d.form === 'as drawn' ? name : name.normalize(d.form), MAX_NAME);
+  return cut(d.form === 'as drawn' ? name : name.normalize(d.form), NAME_MAX);
 }
 
 /**

@@ -3,13 +3,14 @@
 import type { Faker } from '@faker-js/faker';
 import type { WrittenCheck, CheckContext } from '../../lib/check.js';
 import type { Clause } from '../../lib/clauses.js';
+import type { HttpResponse } from '../../lib/http.js';
 import { expectStatus, fail } from '../../lib/expect.js';
 import { asciiName, astralName, codePoints, markupName, nonAsciiName, oneCharName } from '../../fixtures/names.js';
 import { shown } from '../../lib/outcome.js';
 import { astralTag, bmpTag } from '../../lib/run-names.js';
 import { keyBody, keyData, postApplicationKey, validKeyBody } from './application-key.js';
 import type { Exploration, NameDraft } from './explore.js';
-import { rejectionCheck } from './rejections.js';
+import { brokenRule, rejectionCheck } from './rejections.js';
 
 const area = 'create-application-key';
 const CLAUSE: Clause = { at: 'limits', detail: 'Name length of an application key' };
@@ -26,6 +27,19 @@ async function drawnNames(ctx: CheckContext): Promise<Exploration<NameDraft> | u
   if (!ctx.run.settings.explore) return undefined;
   const { explorationShare, nameExploration } = await import('./explore.js');
   return nameExploration(ctx, explorationShare(ctx.run.settings.explore)!.names);
+}
+
+/** A valid name: accepted with a 2xx and echoed byte for byte. */
+function expectEchoed(res: HttpResponse, name: string): void {
+  expectStatus(res, { range: '2xx' }, `Create an Application Key with ${describeName(name)}`);
+  const echoed = keyData(res)?.name;
+  if (echoed !== name) {
+    fail('data.name is not the name sent, byte for byte', {
+      expected: `${describeName(name)}: ${JSON.stringify(name)}`,
+      actual: typeof echoed === 'string' ? `${describeName(echoed)}: ${JSON.stringify(echoed)}` : `data.name ${shown(echoed)}`,
+      res,
+    });
+  }
 }
 
 /**
@@ -50,17 +64,7 @@ function accepts(id: string, title: string, make: (faker: Faker, prefix: string,
       ]);
       if (fixed.status === 'rejected') throw fixed.reason;
       const sent = fixed.value;
-      for (const { name, res } of sent) {
-        expectStatus(res, { range: '2xx' }, `Create an Application Key with ${describeName(name)}`);
-        const echoed = keyData(res)?.name;
-        if (echoed !== name) {
-          fail('data.name is not the name sent, byte for byte', {
-            expected: `${describeName(name)}: ${JSON.stringify(name)}`,
-            actual: typeof echoed === 'string' ? `${describeName(echoed)}: ${JSON.stringify(echoed)}` : `data.name ${shown(echoed)}`,
-            res,
-          });
-        }
-      }
+      for (const { name, res } of sent) expectEchoed(res, name);
       if (drawn.status === 'rejected') throw drawn.reason;
       await exploration?.judge(ctx);
     },
@@ -80,7 +84,16 @@ export const nameChecks: WrittenCheck[] = [
   // "sanitises" names (escapes HTML, trims whitespace) changes what a client stored.
   // With --explore, names drawn from every plane and Unicode form (NFC, NFD, NFKC), with
   // combining, zero-width and right-to-left characters, markup and surrounding whitespace too.
-  accepts('create.name.verbatim', 'names with & < > quotes and a backslash, and with surrounding spaces, are accepted and echoed byte for byte', (f, prefix) => markupName(f, prefix), { at: 'application-key', detail: 'name' }, drawnNames),
+  {
+    ...accepts('create.name.verbatim', 'names with & < > quotes and a backslash, and with surrounding spaces, are accepted and echoed byte for byte', (f, prefix) => markupName(f, prefix), { at: 'application-key', detail: 'name' }, drawnNames),
+    // Every name an observed create sent that breaks no rule, answered 2xx: echoed byte for byte.
+    observe(seen) {
+      const name = (seen.sent as { data?: { name?: unknown } } | undefined)?.data?.name;
+      if (seen.operation !== 'create-application-key' || typeof name !== 'string' || brokenRule(seen) || seen.res.status < 200 || seen.res.status >= 300) return false;
+      expectEchoed(seen.res, name);
+      return true;
+    },
+  },
   rejects('create.name.empty.rejected', 'an empty name is rejected with 400 or 422 and the Error shape', () => ['']),
   // Near misses of 256: 255 characters and a trailing space (a target that trims before it
   // counts takes it), and 256 characters of two bytes each.

@@ -8,9 +8,11 @@
 // which, and holds them to no 5xx.
 import type { WrittenCheck, CheckContext } from '../../lib/check.js';
 import type { Clause } from '../../lib/clauses.js';
-import { expectErrorBody, expectRejected, fail, type StatusRule } from '../../lib/expect.js';
+import { expectErrorBody, expectRejected, fail, isJsonContentType, type StatusRule } from '../../lib/expect.js';
+import type { Seen } from '../../lib/observed.js';
+import { codePoints } from '../../fixtures/names.js';
 import type { HttpResponse } from '../../lib/http.js';
-import { keyBody, postApplicationKey } from './application-key.js';
+import { keyBody, NAME_MAX, postApplicationKey } from './application-key.js';
 
 const area = 'create-application-key';
 const CLAUSE: Clause = { at: 'application-key', detail: 'request' };
@@ -53,7 +55,45 @@ export function rejectionCheck(id: string, clause: Clause, title: string, shapes
       for (const { shape, res } of sent) expectRejected(res, `Create an Application Key (${shape.what})`, statuses);
       if (sent.length > 1) ctx.note(`${sent.length} shapes refused: ${sent.map((x) => `${x.shape.what} → ${x.res.status}`).join('; ')}`);
     },
+    // An observed create whose body breaks this check's rule (and no rule before it): refused
+    // as the run's own shapes must be. Only requests with a token: without one, a refusal says
+    // nothing of the body.
+    observe(seen) {
+      if (seen.operation !== 'create-application-key' || seen.x.requestHeaders.authorization === undefined) return false;
+      const broken = brokenRule(seen);
+      if (broken?.check !== id) return false;
+      expectRejected(seen.res, `Create an Application Key (${broken.what})`, statuses);
+      return true;
+    },
   };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The first rule of spec/contract/README.md#create.invalid-bodies (and of name lengths,
+ * #create.name-length) an observed create body breaks, in the order of the families: the check
+ * that judges it, and what the body is. Undefined for a valid body, or one the contract leaves
+ * open (the JSON sent under another Content-Type).
+ */
+export function brokenRule(seen: Pick<Seen, 'x' | 'sent'>): { check: string; what: string } | undefined {
+  const type = seen.x.requestHeaders['content-type'];
+  if (seen.sent === undefined) return type !== undefined && isJsonContentType(type) ? { check: 'create.reject.not-json', what: 'a body that is not JSON' } : undefined;
+  const body = seen.sent;
+  if (!isObject(body) || !('data' in body)) return { check: 'create.reject.missing-data', what: 'no data' };
+  const data = body.data;
+  if (!isObject(data)) return { check: 'create.reject.data-not-object', what: `data ${describe(data)}` };
+  if (!('name' in data)) return { check: 'create.reject.missing-name', what: 'data without name' };
+  if (typeof data.name !== 'string') return { check: 'create.reject.name-not-string', what: `name ${describe(data.name)}` };
+  if (!('type' in data)) return { check: 'create.reject.missing-type', what: 'data without type' };
+  if (data.type !== TYPE) return { check: 'create.reject.wrong-type', what: `type ${describe(data.type)}` };
+  const limit = data.reserved_rate_limit;
+  if (typeof limit === 'string') return { check: 'create.reject.rate-limit-string', what: `reserved_rate_limit ${JSON.stringify(limit)}` };
+  if (limit !== undefined && limit !== null && !Number.isInteger(limit)) return { check: 'create.reject.rate-limit-fraction', what: `reserved_rate_limit ${describe(limit)}` };
+  const length = codePoints(data.name);
+  if (length === 0) return { check: 'create.name.empty.rejected', what: 'an empty name' };
+  if (length > NAME_MAX) return { check: 'create.name.256-chars.rejected', what: `a name of ${length} characters` };
+  return undefined;
 }
 
 const TYPE = 'application_key';

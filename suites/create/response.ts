@@ -1,17 +1,82 @@
 // Create an Application Key: the success answer (contract, "Endpoints / Create an Application
 // Key" and "Resources / ApplicationKey"; spec/contract/README.md#create-application-key).
 import type { WrittenCheck, CheckContext } from '../../lib/check.js';
-import { expectSchema, expectStatus, fail } from '../../lib/expect.js';
+import { expectSchema, expectStatus, fail, isJsonContentType } from '../../lib/expect.js';
+import type { Seen } from '../../lib/observed.js';
 import type { HttpResponse } from '../../lib/http.js';
 import { SCHEMA } from '../../lib/schema.js';
 import { CheckSkip } from '../../lib/outcome.js';
 import { keyData, postApplicationKey, validKey, validKeyBody } from './application-key.js';
 import type { Exploration, Group } from './explore.js';
+import { brokenRule } from './rejections.js';
 
 const area = 'create-application-key';
 
 function isSuccess(res: HttpResponse): boolean {
   return res.status >= 200 && res.status < 300;
+}
+
+/** An observed create that succeeded (a 2xx to POST /v2/application-keys). */
+function createdSeen(seen: Seen): boolean {
+  return seen.operation === 'create-application-key' && isSuccess(seen.res);
+}
+
+/** The data member an observed create sent, if it sent an object there. */
+function sentData(seen: Seen): Record<string, unknown> | undefined {
+  const data = (seen.sent as { data?: unknown } | undefined)?.data;
+  return typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : undefined;
+}
+
+/** The answer to a valid create: the schema, and the name sent echoed. */
+function expectCreated(res: HttpResponse, name: string): void {
+  expectSchema(res, SCHEMA.applicationKeyCreateResponse, 'the create answer');
+  const echoed = keyData(res)!.name;
+  if (echoed !== name) fail('data.name is not the name sent', { expected: JSON.stringify(name), actual: JSON.stringify(echoed), res });
+}
+
+/** last_used_at of a new key: null where present; returns a note when it is absent. */
+function expectNeverUsed(res: HttpResponse): string | undefined {
+  const timestamps: unknown = keyData(res)?.meta?.timestamps;
+  // Not an object is create.response.schema's failure; here, only a present value is judged.
+  if (typeof timestamps !== 'object' || timestamps === null || !('last_used_at' in timestamps)) return 'data.meta.timestamps.last_used_at is absent (the field is optional)';
+  if (timestamps.last_used_at !== null) fail('last_used_at is set on a key that was never used', { expected: 'null', actual: JSON.stringify(timestamps.last_used_at), res });
+  return undefined;
+}
+
+/** The create answer's top-level meta and links parts. */
+function expectTopLevelParts(res: HttpResponse): void {
+  const body = res.json() as Record<string, unknown>;
+  const missing = ['meta', 'links'].filter((k) => !body || typeof body[k] !== 'object' || body[k] === null);
+  if (missing.length) fail(`the answer lacks ${missing.join(' and ')}`, { expected: 'top-level data, meta and links', actual: `top-level keys: ${Object.keys(body ?? {}).join(', ')}`, res });
+}
+
+/** Two created keys differ in id, client_id and client_secret (the value is never quoted: a secret must not reach a report). */
+function expectDistinct(a: HttpResponse, b: HttpResponse): boolean {
+  const da = keyData(a);
+  const db = keyData(b);
+  if (!da || !db) return false;
+  for (const field of ['id', 'client_id', 'client_secret'] as const) {
+    if (da[field] !== undefined && da[field] === db[field]) fail(`both keys have the same ${field}`, { expected: `two different values of data.${field}`, actual: `the same value twice`, res: b });
+  }
+  return true;
+}
+
+/**
+ * A reserved_rate_limit sent, echoed: a present member is the integer sent. Returns why the answer
+ * cannot show it (a 409, no data object), 'absent' when the member is left out, or undefined.
+ */
+function expectLimitEcho(res: HttpResponse, limit: number): string | undefined {
+  // The real platform refuses a limit over the store's allowance with 409
+  // (spec/contract/README.md#create-application-key).
+  if (res.status === 409) return `not testable: the target refused reserved_rate_limit ${limit} with 409`;
+  expectStatus(res, { range: '2xx' }, `Create an Application Key with reserved_rate_limit ${limit}`);
+  // The member is optional in the answer (contract, response table):
+  // spec/contract/README.md#create.rate-limit holds only a present one to the value sent.
+  const data = keyData(res);
+  if (!data) return `not testable: the ${res.status} answer has no data object (see create.response.schema)`;
+  if (!('reserved_rate_limit' in data)) return 'absent';
+  if (data.reserved_rate_limit !== limit) fail('data.reserved_rate_limit is not the value sent', { expected: String(limit), actual: data.reserved_rate_limit, res });
+  return undefined;
 }
 
 /**
@@ -37,21 +102,9 @@ async function together<A, B>(a: Promise<A>, b: Promise<B> | undefined): Promise
  * returns why it cannot judge (a 409, no data object), if it cannot.
  */
 function judgeFixedLimit(ctx: CheckContext, res: HttpResponse, limit: number): string | undefined {
-  // The real platform refuses a limit over the store's allowance with 409
-  // (spec/contract/README.md#create-application-key).
-  if (res.status === 409) return `not testable: the target refused reserved_rate_limit ${limit} with 409`;
-  expectStatus(res, { range: '2xx' }, `Create an Application Key with reserved_rate_limit ${limit}`);
-  // The member is optional in the answer (contract, response table):
-  // spec/contract/README.md#create.rate-limit holds only a present one to the value sent.
-  const data = keyData(res);
-  if (!data) return `not testable: the ${res.status} answer has no data object (see create.response.schema)`;
-  if (!('reserved_rate_limit' in data)) {
-    ctx.note('data.reserved_rate_limit is absent from the answer (the member is optional)');
-    return undefined;
-  }
-  if (data.reserved_rate_limit !== limit) {
-    fail('data.reserved_rate_limit is not the value sent', { expected: String(limit), actual: data.reserved_rate_limit, res });
-  }
+  const why = expectLimitEcho(res, limit);
+  if (why !== 'absent') return why;
+  ctx.note('data.reserved_rate_limit is absent from the answer (the member is optional)');
   return undefined;
 }
 
@@ -71,6 +124,14 @@ export const responseChecks: WrittenCheck[] = [
     async run(ctx) {
       expectStatus((await validKey(ctx, 'a')).res, { range: '2xx' }, 'Create an Application Key with a valid body');
     },
+    // A body that breaks no rule (brokenRule), sent as JSON with a token: never refused as
+    // invalid, never a 5xx. 401, 403, 409 (a rate limit over the allowance) and 429 say nothing of the body.
+    observe(seen) {
+      if (seen.operation !== 'create-application-key' || seen.sent === undefined || seen.x.requestHeaders.authorization === undefined || brokenRule(seen)) return false;
+      if (!isJsonContentType(seen.x.requestHeaders['content-type']) || [401, 403, 409, 429].includes(seen.res.status)) return false;
+      expectStatus(seen.res, { range: '2xx' }, 'Create an Application Key with a valid body');
+      return true;
+    },
   },
   {
     id: 'create.valid.201',
@@ -80,6 +141,11 @@ export const responseChecks: WrittenCheck[] = [
     async run(ctx) {
       expectStatus((await createdKey(ctx)).res, 201, 'Create an Application Key with a valid body');
     },
+    observe(seen) {
+      if (!createdSeen(seen)) return false;
+      expectStatus(seen.res, 201, 'Create an Application Key');
+      return true;
+    },
   },
   {
     id: 'create.response.schema',
@@ -88,9 +154,13 @@ export const responseChecks: WrittenCheck[] = [
     title: 'the answer has data.name as sent, data.type application_key, and every present field of its documented type',
     async run(ctx) {
       const { name, res } = await createdKey(ctx);
-      expectSchema(res, SCHEMA.applicationKeyCreateResponse, 'the create answer');
-      const echoed = keyData(res)!.name;
-      if (echoed !== name) fail('data.name is not the name sent', { expected: JSON.stringify(name), actual: JSON.stringify(echoed), res });
+      expectCreated(res, name);
+    },
+    observe(seen) {
+      const name = sentData(seen)?.name;
+      if (!createdSeen(seen) || typeof name !== 'string') return false;
+      expectCreated(seen.res, name);
+      return true;
     },
   },
   {
@@ -99,16 +169,12 @@ export const responseChecks: WrittenCheck[] = [
     clause: { at: 'application-key', detail: 'meta.timestamps.last_used_at' },
     title: 'data.meta.timestamps.last_used_at is null for a key never used',
     async run(ctx) {
-      const { res } = await createdKey(ctx);
-      const timestamps: unknown = keyData(res)?.meta?.timestamps;
-      // Not an object is create.response.schema's failure; here, only a present value is judged.
-      if (typeof timestamps !== 'object' || timestamps === null || !('last_used_at' in timestamps)) {
-        ctx.note('data.meta.timestamps.last_used_at is absent (the field is optional)');
-        return;
-      }
-      if (timestamps.last_used_at !== null) {
-        fail('last_used_at is set on a key that was never used', { expected: 'null', actual: JSON.stringify(timestamps.last_used_at), res });
-      }
+      const note = expectNeverUsed((await createdKey(ctx)).res);
+      if (note) ctx.note(note);
+    },
+    observe(seen) {
+      if (!createdSeen(seen)) return false;
+      return expectNeverUsed(seen.res) === undefined;
     },
   },
   {
@@ -117,10 +183,12 @@ export const responseChecks: WrittenCheck[] = [
     clause: { at: 'application-key', detail: 'response: data, meta, links' },
     title: 'the answer has the top-level meta and links parts',
     async run(ctx) {
-      const { res } = await createdKey(ctx);
-      const body = res.json() as Record<string, unknown>;
-      const missing = ['meta', 'links'].filter((k) => !body || typeof body[k] !== 'object' || body[k] === null);
-      if (missing.length) fail(`the answer lacks ${missing.join(' and ')}`, { expected: 'top-level data, meta and links', actual: `top-level keys: ${Object.keys(body ?? {}).join(', ')}`, res });
+      expectTopLevelParts((await createdKey(ctx)).res);
+    },
+    observe(seen) {
+      if (!createdSeen(seen)) return false;
+      expectTopLevelParts(seen.res);
+      return true;
     },
   },
   {
@@ -139,18 +207,9 @@ export const responseChecks: WrittenCheck[] = [
         untestable = pair.reason.message;
       } else {
         const [a, b] = pair.value;
-        const da = keyData(a.res);
-        const db = keyData(b.res);
-        if (!da || !db) {
+        if (!expectDistinct(a.res, b.res)) {
           if (!exploration) return ctx.skip('not testable: a create answer has no data object (see create.response.schema)');
           untestable = 'not testable: a create answer has no data object (see create.response.schema)';
-        } else {
-          for (const field of ['id', 'client_id', 'client_secret'] as const) {
-            if (da[field] !== undefined && da[field] === db[field]) {
-              // The value is not quoted: a client_secret must never reach a report.
-              fail(`both keys have the same ${field}`, { expected: `two different values of data.${field}`, actual: `the same value twice`, res: b.res });
-            }
-          }
         }
       }
       if (!exploration) return;
@@ -161,6 +220,13 @@ export const responseChecks: WrittenCheck[] = [
         if (!exploration.judgedAny()) ctx.skip(`${untestable}; no drawn group made two keys either`);
         ctx.note(`the two valid keys: ${untestable}`);
       }
+    },
+    // Each key created, against every key created before it in the traffic.
+    observe(seen, before) {
+      if (!createdSeen(seen)) return false;
+      let compared = false;
+      for (const earlier of before.created) compared = expectDistinct(earlier.res, seen.res) || compared;
+      return compared;
     },
   },
   {
@@ -191,6 +257,11 @@ export const responseChecks: WrittenCheck[] = [
         if (!exploration.judgedAny()) ctx.skip(`${untestable}; no other value sent was echoed either`);
         ctx.note(`the fixed probe: ${untestable}`);
       }
+    },
+    observe(seen) {
+      const limit = sentData(seen)?.reserved_rate_limit;
+      if (!createdSeen(seen) || typeof limit !== 'number' || !Number.isInteger(limit)) return false;
+      return expectLimitEcho(seen.res, limit) === undefined;
     },
   },
 ];

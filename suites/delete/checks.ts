@@ -3,7 +3,8 @@
 import type { WrittenCheck, CheckContext, Session } from '../../lib/check.js';
 import { expectEmptyBody, expectErrorBody, expectRejected, expectStatus, fail } from '../../lib/expect.js';
 import type { HttpResponse } from '../../lib/http.js';
-import { createCustomApi, deleteCustomApi, malformedIds, unknownIds, wrongToken } from './custom-api.js';
+import type { Seen } from '../../lib/observed.js';
+import { createCustomApi, deleteCustomApi, malformedIds, stillFound, unknownIds, wrongToken } from './custom-api.js';
 
 const area = 'delete-custom-api';
 
@@ -30,11 +31,16 @@ function deletedWith(ctx: CheckContext, key: string, auth: 'none' | 'wrong-token
   });
 }
 
+const ok = (res: HttpResponse): boolean => res.status >= 200 && res.status < 300;
+
+/** A delete that must be refused was not. */
+function expectRefused(attempt: HttpResponse, how: string): void {
+  if (ok(attempt)) fail(`DELETE ${how} succeeded`, { expected: 'a refusal (no 2xx)', actual: `status ${attempt.status}`, res: attempt });
+}
+
 /** A refused delete must leave the resource in place. */
 function expectSurvived(attempt: HttpResponse, followUp: HttpResponse, how: string): void {
-  if (attempt.status >= 200 && attempt.status < 300) {
-    fail(`DELETE ${how} succeeded`, { expected: 'a refusal (no 2xx)', actual: `status ${attempt.status}`, res: attempt });
-  }
+  expectRefused(attempt, how);
   if (followUp.status === 404) {
     fail(`DELETE ${how} answered ${attempt.status} but the Custom API was deleted all the same`, {
       expected: 'the Custom API still exists: the authenticated DELETE that follows succeeds',
@@ -59,6 +65,34 @@ function deleteWithoutToken(ctx: CheckContext) {
   return deletedWith(ctx, 'delete-without-token', 'none');
 }
 
+/** The answer to a DELETE of a Custom API that exists: 204 with an empty body. */
+function expectDeleted(res: HttpResponse, what: string): void {
+  expectStatus(res, 204, what);
+  expectEmptyBody(res, 'the 204 answer');
+}
+
+/** The answer to a DELETE of an id already deleted: 404 with the Error shape, never a success. */
+function expectGone(res: HttpResponse, what: string): void {
+  if (ok(res)) fail(`${what} succeeded: the first one was not applied`, { expected: 'status 404', actual: `status ${res.status}`, res });
+  expectRejected(res, what, 404);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What an observed id is: a UUID, one with spaces around it (lenient, as in a run), or not UUID-shaped. */
+function idKind(id: string | undefined): 'uuid' | 'lenient' | 'malformed' | undefined {
+  if (id === undefined) return undefined;
+  return UUID.test(id) ? 'uuid' : UUID.test(id.trim()) ? 'lenient' : 'malformed';
+}
+
+/** The answer to a DELETE without a token: 401 with the Error shape. */
+function expectUnauthenticated(res: HttpResponse): void {
+  expectStatus(res, 401, 'DELETE without an Authorization header');
+  expectErrorBody(res, 'the 401 answer');
+}
+
+const authenticated = (seen: Seen): boolean => seen.x.requestHeaders.authorization !== undefined;
+
 export const deleteChecks: WrittenCheck[] = [
   {
     id: 'delete.existing.204',
@@ -67,23 +101,39 @@ export const deleteChecks: WrittenCheck[] = [
     title: 'DELETE of an existing Custom API answers 204 with an empty body',
     async run(ctx) {
       const { first } = await deletedOnce(ctx);
-      expectStatus(first, 204, 'DELETE of a Custom API the suite created');
-      expectEmptyBody(first, 'the 204 answer');
+      expectDeleted(first, 'DELETE of a Custom API the suite created');
+    },
+    // A DELETE that succeeded: the success answer is 204 with an empty body.
+    observe(seen) {
+      if (seen.operation !== 'delete-custom-api' || !ok(seen.res)) return false;
+      expectDeleted(seen.res, 'DELETE of a Custom API');
+      return true;
     },
   },
   {
     id: 'delete.repeat.404',
     area,
     clause: { at: 'delete-custom-api', detail: 'Failure 404' },
-    title: 'a second DELETE of the same id answers 404 with the Error shape (the first was applied)',
+    title: 'after a DELETE answered with a success, a read of the id finds nothing and a second DELETE answers 404 with the Error shape (the first was applied)',
     async run(ctx) {
       const { id, first } = await deletedOnce(ctx);
       if (first.status < 200 || first.status >= 300) ctx.skip(`not testable: the first DELETE answered ${first.status}`);
-      const second = await deleteCustomApi(ctx, id);
-      if (second.status >= 200 && second.status < 300) {
-        fail('the second DELETE succeeded: the first one was not applied', { expected: 'status 404', actual: `status ${second.status}`, res: second });
-      }
-      expectRejected(second, 'the second DELETE of the same id', 404);
+      // Gone means not found: a read of it after the DELETE's 2xx, then a second DELETE.
+      const found = await stillFound(ctx, id);
+      if (found) fail('a GET still finds the Custom API after its DELETE was answered with a success: it was not deleted', { expected: 'status 404 (the Custom API is gone)', actual: `status ${found.status}, four times over two seconds`, res: found });
+      expectGone(await deleteCustomApi(ctx, id), 'the second DELETE');
+    },
+    // Any access to an id after a DELETE of it succeeded: another DELETE is judged as the
+    // second one of a run, and a GET of it must not find it. Only accesses sent once the
+    // DELETE's answer had come: one sent before may have been served first. Not the list: lists
+    // may lag a write (spec/contract/README.md#keyset-traversal), and one read soon after is no proof.
+    observe(seen, before) {
+      const after = (gone: Seen | undefined): gone is Seen => gone !== undefined && seen.x.startedAt >= gone.x.startedAt + gone.x.durationMs && authenticated(seen);
+      if (seen.id === undefined || (seen.operation !== 'delete-custom-api' && seen.operation !== 'get-custom-api')) return false;
+      if (!after(before.deleted.get(seen.id))) return false;
+      if (seen.operation === 'delete-custom-api') expectGone(seen.res, 'a DELETE of an id already deleted');
+      else if (ok(seen.res)) fail('a GET finds a Custom API after its DELETE was answered 2xx: the delete was not applied', { expected: 'status 404', actual: `status ${seen.res.status}`, res: seen.res });
+      return true;
     },
   },
   {
@@ -93,6 +143,12 @@ export const deleteChecks: WrittenCheck[] = [
     title: 'DELETE of a well-formed UUID that does not exist (lower or upper case) answers 404 with the Error shape',
     async run(ctx) {
       for (const { what, res } of await deleteAll(ctx, unknownIds(ctx.faker))) expectRejected(res, `DELETE of ${what}`, 404);
+    },
+    // A DELETE of a well-formed UUID answered 404: the Error shape.
+    observe(seen) {
+      if (seen.operation !== 'delete-custom-api' || idKind(seen.id) !== 'uuid' || seen.res.status !== 404) return false;
+      expectRejected(seen.res, `DELETE of ${JSON.stringify(seen.id)}`, 404);
+      return true;
     },
   },
   {
@@ -107,6 +163,11 @@ export const deleteChecks: WrittenCheck[] = [
       // id was never validated.
       for (const { what, res, lenient } of await deleteMalformed(ctx)) if (!lenient) expectRejected(res, `DELETE with an id that is not UUID-shaped: ${what}`, [400, 422]);
     },
+    observe(seen) {
+      if (seen.operation !== 'delete-custom-api' || idKind(seen.id) !== 'malformed' || !authenticated(seen)) return false;
+      expectRejected(seen.res, `DELETE with an id that is not UUID-shaped (${JSON.stringify(seen.id)})`, [400, 422]);
+      return true;
+    },
   },
   {
     id: 'delete.malformed-id.400',
@@ -115,6 +176,11 @@ export const deleteChecks: WrittenCheck[] = [
     title: 'DELETE with an id that is not UUID-shaped (surrounding spaces included) answers exactly 400',
     async run(ctx) {
       for (const { what, res } of await deleteMalformed(ctx)) expectStatus(res, 400, `DELETE with an id that is not UUID-shaped: ${what}`);
+    },
+    observe(seen) {
+      if (seen.operation !== 'delete-custom-api' || idKind(seen.id) === 'uuid' || idKind(seen.id) === undefined || !authenticated(seen)) return false;
+      expectStatus(seen.res, 400, `DELETE with an id that is not UUID-shaped (${JSON.stringify(seen.id)})`);
+      return true;
     },
   },
   {
@@ -126,6 +192,11 @@ export const deleteChecks: WrittenCheck[] = [
       const { attempt, followUp } = await deleteWithoutToken(ctx);
       expectSurvived(attempt, followUp, 'without an Authorization header');
     },
+    observe(seen) {
+      if (seen.operation !== 'delete-custom-api' || authenticated(seen)) return false;
+      expectRefused(seen.res, 'without an Authorization header');
+      return true;
+    },
   },
   {
     id: 'delete.unauthenticated.401',
@@ -134,8 +205,12 @@ export const deleteChecks: WrittenCheck[] = [
     title: 'DELETE without the Authorization header answers 401 with the Error shape',
     async run(ctx) {
       const { attempt } = await deleteWithoutToken(ctx);
-      expectStatus(attempt, 401, 'DELETE without an Authorization header');
-      expectErrorBody(attempt, 'the 401 answer');
+      expectUnauthenticated(attempt);
+    },
+    observe(seen) {
+      if (seen.operation !== 'delete-custom-api' || authenticated(seen)) return false;
+      expectUnauthenticated(seen.res);
+      return true;
     },
   },
   {

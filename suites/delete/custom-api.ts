@@ -52,6 +52,22 @@ export async function deleteCustomApi(s: Session, id: string, auth: Auth = 'toke
 }
 
 /**
+ * Whether a Custom API can still be read after its DELETE was answered 2xx: GET of its id (the
+ * real platform's read, spec/contract/README.md#custom-api), asked again up to three times over
+ * about two seconds while it is found (a store whose reads lag its writes settles; one that only
+ * hides the id from DELETE does not). Returns the last answer when it is still found, undefined
+ * when it is not (404, 410) or the read says nothing (another status: a target without the read).
+ */
+export async function stillFound(s: Session, id: string): Promise<HttpResponse | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    const res = await s.request({ method: 'GET', path: customApiPath(id) });
+    if (res.status < 200 || res.status >= 300) return undefined;
+    if (attempt === 3) return res;
+    await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
+  }
+}
+
+/**
  * Ids that fail validation: not UUID-shaped (spec/contract/README.md#delete-custom-api: 400).
  * Besides a plain word, the near misses a careless validator lets through: a UUID with something
  * before or after it (an unanchored match), with surrounding whitespace (a trimming one), or with a

@@ -125,7 +125,8 @@ export function keysetCursors(sorted: readonly Rec[], attr: Attr, firstPage: num
  * traversal complete; each cursor is one more starting point tested. A segment that meets an
  * empty page before its cursor ends the traversal there, as it would a client's. Records past a
  * segment's cursor belong to the next one and are left to it. Where `byOffset` stopped before the
- * end (the budget), the last segment reads to its last value: a window of the list.
+ * end for the budget, the last segment reads to its last value: a window of the list; where it
+ * stopped at an offset limit (Walk.limited), the last segment reads on to the end.
  */
 export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, byOffset: Walk): Promise<Walk> {
   return ctx.shared(`walk keyset ${path} ${attr}`, async () => {
@@ -134,7 +135,8 @@ export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: A
     const firstPage = firstPageAcrossTie(sorted, attr);
     const order = attr === 'id' ? orderOf(sorted, 'id') : plainOrder;
     const cursors = keysetCursors(sorted, attr, firstPage);
-    const windowEnd = byOffset.complete || sorted.length === 0 ? undefined : value(sorted.at(-1)!, attr);
+    // Past an offset limit only keyset traversal reads on: then it reads to the end.
+    const windowEnd = byOffset.complete || byOffset.limited || sorted.length === 0 ? undefined : value(sorted.at(-1)!, attr);
     const pagesLeft = { n: cap(ctx) };
     const filterOn = (c: Rec): string => `${attr === 'id' ? 'gt' : 'ge'}(${attr},${raw(c, attr)})`;
     const starts: Params[] = [{ sort: attr, 'page[limit]': firstPage }, ...cursors.map((c) => ({ sort: attr, filter: filterOn(c), 'page[limit]': PAGE }))];

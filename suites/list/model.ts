@@ -345,6 +345,58 @@ export interface Disagreement {
   byModel: boolean;
 }
 
+/**
+ * The list checks whose rules judge() holds one answer to by itself, with a model that knows no
+ * record (every id it passes to `examined`), and list.offset.traversal, which traffic shows across
+ * the pages of one query (suites/observed.ts): what `--list` marks as judged from observed traffic.
+ * test/observed.test.ts holds it to what judge() examines.
+ */
+export const OBSERVED_LIST_CHECKS: ReadonlySet<string> = new Set([
+  'list.meta.fields',
+  'list.meta.empty-filter',
+  'list.meta.past-end',
+  'list.limit.max',
+  'list.limit.default',
+  'list.limit.exact',
+  'list.page.arithmetic',
+  'list.offset.hard-limit',
+  'list.offset.soft-limit-5xx',
+  'list.offset.traversal',
+  'list.filter.ge',
+  'list.filter.gt',
+  'list.sort.created-at',
+  'list.sort.updated-at',
+  'list.sort.id',
+  'list.sort.descending',
+]);
+
+/** The prediction of a model that knows nothing: judge() then holds an answer only to what it shows itself. */
+export const OPAQUE: Prediction = Object.freeze({ selected: [], exact: 0, low: 0, high: Number.POSITIVE_INFINITY, opaque: true }) as Prediction;
+
+/**
+ * A model that knows no record of the list at `path`, for answers the suite did not ask for
+ * (suites/observed.ts): with OPAQUE, judge() holds such an answer to the paging arithmetic, the
+ * limits, the filter and the order it shows, never to records it cannot know. `idOrder`: how the
+ * target collates ids, read from the answer itself (orderOf), as a run reads it from its sort=id listing.
+ */
+export function observerModel(path: string, defaultLength: number, hardOffsetLimit: boolean, idOrder?: Comparator): ListModel {
+  return {
+    path,
+    records: new Map(),
+    total: 0,
+    complete: false,
+    known: { id: null, created_at: null, updated_at: null },
+    sortable: { id: true, created_at: true, updated_at: true },
+    ...(idOrder ? { idOrder } : {}),
+    defaultLength,
+    hardOffsetLimit,
+    fresh: new Set(),
+    digits: 3,
+    notes: [],
+    pages: [],
+  };
+}
+
 const intOr = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined);
 
 /** Which check a rule of the paging numbers belongs to, for this request. */
@@ -376,11 +428,17 @@ function ids(rs: readonly Rec[], max = 6): string {
 /**
  * Holds one answer to `q` to the model: every member the contract fixes. Returns what it broke,
  * each under the check of its rule; an empty list where the answer agrees, or where nothing can
- * be judged of it (a refusal of a request the target does not support, a 429).
+ * be judged of it (a refusal of a request the target does not support, a 429). `examined`, when
+ * given, gets the id of every check whose rule the answer was held to, broken or not.
+ *
+ * With a model that knows no record (observerModel) and the prediction OPAQUE, it judges what
+ * one answer shows by itself: how judged traffic (suites/observed.ts) is held to the same rules.
  */
-export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q: ListQuery) => Prediction = (x) => predict(m, x)): Disagreement[] {
+export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q: ListQuery) => Prediction = (x) => predict(m, x), examined?: Set<string>): Disagreement[] {
   const out: Disagreement[] = [];
+  const held = (checkId: string): void => void examined?.add(checkId);
   const add = (checkId: string, message: string, expected: string, actual: string, byModel = false): void => {
+    held(checkId);
     out.push({ checkId, message, expected, actual, byModel });
   };
   const status = page.res.status;
@@ -404,6 +462,9 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
   }
   const rs = page.records;
   const n = rs.length;
+  held('list.meta.fields');
+  held('list.limit.max');
+  if (pastHard) held('list.offset.hard-limit');
   if (pastHard) {
     if (n > 0) add('list.offset.hard-limit', `${asked}: records served beyond the hard offset limit`, 'no record (a 4xx, or an empty page)', `${n} record(s)`);
     return out;
@@ -411,6 +472,8 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
   if (n > 100) add('list.limit.max', `${asked}: more than 100 records`, 'at most 100 records', `${n} records`);
   // What happens past the soft offset limit is open (INFO): only the page size is judged there.
   if (pastSoft) return out;
+  if (n === 0 && q.filters.length) held('list.meta.empty-filter');
+  if (n === 0 && offset > 0) held('list.meta.past-end');
   if (page.violations?.length) {
     const rule = n === 0 && q.filters.length ? 'list.meta.empty-filter' : n === 0 && offset > 0 ? 'list.meta.past-end' : 'list.meta.fields';
     add(rule, `${asked}: the pagination fields are missing or not integers`, 'meta.page.limit/offset/current/total and meta.results.total, non-negative integers', page.violations.map((v) => `${v.path} ${v.message}`).slice(0, 3).join('; '));
@@ -421,6 +484,8 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
 
   // The page length: the one asked for, the default without one, at most 100 over 100.
   let limit: number;
+  held(q.limit === undefined ? 'list.limit.default' : q.limit > 100 ? 'list.limit.max' : 'list.limit.exact');
+  held('list.page.arithmetic');
   if (q.limit === undefined) {
     limit = m.defaultLength;
     if (meta.limit !== limit) add('list.limit.default', `${asked}: meta.page.limit is not the default page length`, `meta.page.limit ${limit}`, `meta.page.limit ${meta.limit}`);
@@ -465,9 +530,11 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
 
   // Each record: once on the page, matching every term, in the order asked for.
   const seen = new Set<string>();
+  if (n > 1) held('list.offset.traversal');
   const twice = rs.filter((r) => (seen.has(r.id) ? true : (seen.add(r.id), false)));
   if (twice.length) add('list.offset.traversal', `${asked}: a page holds a record twice`, 'every record once', `twice: ${ids(twice)}`);
   for (const t of q.filters) {
+    if (n > 0) held(`list.filter.${t.op}`);
     const test = tester(m, t);
     const wrong = rs.filter((r) => test(r) === false);
     if (wrong.length) {
@@ -477,6 +544,7 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
   }
   if (q.sort) {
     const { attr, descending } = q.sort;
+    if (n > 1) held(sortRule(q));
     const cmp = comparator(m, attr);
     for (let i = 1; i < n; i++) {
       const a = value(rs[i - 1]!, attr);

@@ -198,17 +198,21 @@ export function readExploredPage(ctx: CheckContext, e: Endpoint, path: string, p
 function readOnce(ctx: CheckContext, e: Endpoint, path: string, params: Params): Promise<ListPage> {
   return ctx.shared(`page ${path}?${query(params)}`, async (s) => {
     spend(ctx, e);
-    const res = await s.request({ method: 'GET', path, query: params });
-    if (res.status === 200 && res.isJson) {
-      const body = res.json() as { data?: unknown; meta?: unknown } | null;
-      if (body && typeof body === 'object' && Array.isArray(body.data)) {
-        const meta = body.meta && typeof body.meta === 'object' ? (body.meta as PageMeta) : undefined;
-        const slim = new HttpResponse(res.status, res.headers, '', res.exchange, { ok: false });
-        return { res: slim, ok: true, records: body.data.map((r) => toRec(r, e)), meta, violations: validate(SCHEMA.listResponse, body), first: body.data[0] };
-      }
-    }
-    return { res, ok: false, records: [] };
+    return listPageOf(await s.request({ method: 'GET', path, query: params }), e);
   });
+}
+
+/** An answer read as a page of `e`'s list: the suite's own, or one observed (suites/observed.ts). */
+export function listPageOf(res: HttpResponse, e: Endpoint): ListPage {
+  if (res.status === 200 && res.isJson) {
+    const body = res.json() as { data?: unknown; meta?: unknown } | null;
+    if (body && typeof body === 'object' && Array.isArray(body.data)) {
+      const meta = body.meta && typeof body.meta === 'object' ? (body.meta as PageMeta) : undefined;
+      const slim = new HttpResponse(res.status, res.headers, '', res.exchange, { ok: false });
+      return { res: slim, ok: true, records: body.data.map((r) => toRec(r, e)), meta, violations: validate(SCHEMA.listResponse, body), first: body.data[0] };
+    }
+  }
+  return { res, ok: false, records: [] };
 }
 
 /**

@@ -24,6 +24,11 @@ export interface Walk {
   broken?: { message: string; page: ListPage };
   /** The traversal could not go on for a reason that is not the target's fault (a skip). */
   untestable?: string;
+  /**
+   * It stopped at an offset limit the contract allows (the hard limit, or a refusal past record
+   * 10,000): the rest of the list is for keyset traversal to read (keyset.ts reads to the end then).
+   */
+  limited?: boolean;
 }
 
 /** The most pages one traversal reads. */
@@ -66,9 +71,10 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
       // records, and what a target answers at its edge is not.
       const atLimit = offset > HARD_OFFSET_LIMIT || (e.hardOffsetLimit && offset + PAGE > HARD_OFFSET_LIMIT);
       if (!page.ok && atLimit && page.res.status >= 400 && page.res.status < 500) {
-        // Past the soft offset limit the contract does not say what happens: a refusal there
-        // ends the walk, unfinished, and is no failure.
-        walk.stop = `stopped past the soft offset limit: offset ${offset} answered ${page.res.status} after ${walk.records.length} records`;
+        // Past record 10,000 the contract does not say what happens: a refusal there ends the
+        // walk, unfinished, and is no failure.
+        walk.stop = `stopped at an offset limit: offset ${offset} answered ${page.res.status} after ${walk.records.length} records (a refusal past record ${HARD_OFFSET_LIMIT} is allowed)`;
+        walk.limited = true;
         return undefined;
       }
       if (!page.ok) {
@@ -119,6 +125,7 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
     for (let i = 0; ; i++) {
       if (pastHardLimit(offset)) {
         walk.stop = `stopped at the hard offset limit (${HARD_OFFSET_LIMIT}) after ${walk.records.length} records`;
+        walk.limited = true;
         return walk;
       }
       if (walk.pages.length >= limit) return cutShort();

@@ -1,0 +1,246 @@
+// `conformance proxy --upstream URL`: a reverse proxy in front of a target that forwards every
+// request unchanged and streams every answer back unchanged, while the suite's rules judge each
+// exchange on an operation of the contract (suites/observed.ts). Ctrl-C, SIGTERM or
+// --until-idle ends it; then the report is written as a run's.
+//
+// What is kept of a body to judge it is at most --max-body-bytes (a longer one is still passed
+// on whole, and judged only by what its head shows: it counts as not JSON). Compressed answers
+// are decompressed for the judgement within the same bound.
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import type { Observed } from '../lib/observed.js';
+import { Secrets } from '../lib/secrets.js';
+import { TrafficJudge } from '../suites/observed.js';
+import { parseFlags, UsageError, type Io } from './io.js';
+import { OBSERVE_HELP, OBSERVE_OPTIONS, observedReport, observeFlags, publishObserved } from './observe.js';
+
+export const PROXY_HELP = `Usage: conformance proxy --upstream URL [--port N] [--host H] [--until-idle S] [options]
+  Listens on --host:--port and forwards every request to URL unchanged, streaming every answer
+  back unchanged; each exchange on an operation of the contract is judged by the rules one
+  exchange, or the exchanges before it, can show. Point a test suite, an SDK or a browser at it.
+  Ctrl-C or SIGTERM ends it and writes the reports; so does --until-idle.
+  --upstream URL          the target (http or https), as --base-url for a run
+  --port N                port to listen on (default 0: a free one, printed)
+  --host H                address to listen on (default 127.0.0.1)
+  --until-idle S          stop once S seconds have passed with no request in flight (for CI)
+  --max-body-bytes N      most bytes of one body kept to judge it (default 16777216); never more is buffered
+${OBSERVE_HELP}`;
+
+const OPTIONS = {
+  ...OBSERVE_OPTIONS,
+  upstream: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'until-idle': { type: 'string' },
+  'max-body-bytes': { type: 'string' },
+} as const;
+
+/** Headers of one connection, not of the message: never forwarded (RFC 9110, 7.6.1). */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+function forwardable(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const named = new Set(String(headers.connection ?? '').toLowerCase().split(',').map((s) => s.trim()));
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k) && !named.has(k)) out[k] = v;
+  return out;
+}
+
+/** Header values as one string each, for the judgement (lower-case names). */
+function flat(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
+/** Keeps the first `max` bytes of a stream's chunks: what is judged of a body. */
+class Head {
+  readonly #chunks: Buffer[] = [];
+  #kept = 0;
+  bytes = 0;
+  constructor(readonly max: number) {}
+  add(chunk: Buffer): void {
+    this.bytes += chunk.length;
+    if (this.#kept >= this.max) return;
+    const part = chunk.length <= this.max - this.#kept ? chunk : chunk.subarray(0, this.max - this.#kept);
+    this.#chunks.push(part);
+    this.#kept += part.length;
+  }
+  get truncated(): boolean {
+    return this.bytes > this.#kept;
+  }
+  buffer(): Buffer {
+    return Buffer.concat(this.#chunks);
+  }
+}
+
+/** The body as text for the judgement: decompressed as its Content-Encoding says, within `max` bytes. */
+function bodyText(head: Head, encoding: string | undefined): { text: string; truncated: boolean } {
+  const raw = head.buffer();
+  const coding = (encoding ?? '').trim().toLowerCase();
+  if (!coding || coding === 'identity' || head.truncated) return { text: raw.toString('utf8'), truncated: head.truncated };
+  try {
+    const options = { maxOutputLength: head.max };
+    const plain = coding === 'gzip' || coding === 'x-gzip' ? gunzipSync(raw, options) : coding === 'br' ? brotliDecompressSync(raw, options) : coding === 'deflate' ? inflateSync(raw, options) : undefined;
+    return plain ? { text: plain.toString('utf8'), truncated: false } : { text: '', truncated: true };
+  } catch {
+    return { text: '', truncated: true };
+  }
+}
+
+function positiveInt(raw: string | undefined, flag: string, min: number, fallback: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`${flag} takes a whole number from ${min} (got '${raw}')`, 'proxy');
+  return Number(raw);
+}
+
+export async function proxy(args: string[], io: Io, signals: { once(event: 'SIGINT' | 'SIGTERM', listener: () => void): void; off?(event: 'SIGINT' | 'SIGTERM', listener: () => void): void } = process): Promise<number> {
+  const { values, positionals } = parseFlags({ args, options: OPTIONS, allowPositionals: true }, 'proxy');
+  if (values.help) {
+    io.out(PROXY_HELP);
+    return 0;
+  }
+  if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'`, 'proxy');
+  if (values.upstream === undefined) throw new UsageError('--upstream URL is required (the target to forward to)', 'proxy');
+  let upstream: URL;
+  try {
+    upstream = new URL(values.upstream);
+  } catch {
+    throw new UsageError(`--upstream is not a URL: '${values.upstream}'`, 'proxy');
+  }
+  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new UsageError(`--upstream must be http or https (got ${upstream.protocol})`, 'proxy');
+  const port = positiveInt(values.port, '--port', 0, 0);
+  if (port > 65535) throw new UsageError(`--port takes 0 to 65535 (got ${port})`, 'proxy');
+  const idle = values['until-idle'] !== undefined ? positiveInt(values['until-idle'], '--until-idle', 1, 0) : undefined;
+  const maxBody = positiveInt(values['max-body-bytes'], '--max-body-bytes', 1, 16 * 1024 * 1024);
+  const flags = observeFlags(values, io, 'proxy');
+  flags.settings.basePath = upstream.pathname.replace(/\/$/, '');
+  const secrets = new Secrets();
+  const judge = new TrafficJudge(flags.settings, secrets);
+  judge.prepare();
+  const suiteErrors = new Map<string, number>();
+  const startedAt = new Date();
+  const base = upstream.pathname.replace(/\/$/, '');
+  const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
+  let inFlight = 0;
+  let idleTimer: NodeJS.Timeout | undefined;
+  let finish: (why: string) => void = () => undefined;
+  const done = new Promise<string>((resolve) => (finish = resolve));
+  const armIdle = (): void => {
+    if (idle === undefined) return;
+    clearTimeout(idleTimer);
+    if (inFlight === 0) idleTimer = setTimeout(() => finish(`no request for ${idle} s (--until-idle)`), idle * 1000);
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    inFlight++;
+    clearTimeout(idleTimer);
+    const started = Date.now();
+    const requestHead = new Head(maxBody);
+    // Joined as text: a request line of `//host/x` stays a path of the upstream, never another host.
+    const target = new URL(`${upstream.origin}${base}${req.url ?? '/'}`);
+    const observedUrl = target.href;
+    const headers = { ...forwardable(req.headers), host: upstream.host };
+    let settled = false;
+    const settle = (): void => {
+      if (settled) return;
+      settled = true;
+      inFlight--;
+      armIdle();
+    };
+    const out = send(target, { method: req.method, headers }, (answer) => {
+      const responseHead = new Head(maxBody);
+      const status = answer.statusCode ?? 502;
+      const passed = forwardable(answer.headers);
+      // A 204 or 304 has no body whatever its Content-Length says (Node's parser reads none): one
+      // passed on would have the client wait for bytes that never come on a kept-alive connection.
+      if (status === 204 || status === 304) delete passed['content-length'];
+      res.writeHead(status, answer.statusMessage, passed);
+      answer.on('data', (chunk: Buffer) => {
+        responseHead.add(chunk);
+        res.write(chunk);
+      });
+      answer.on('end', () => {
+        res.end();
+        const { text, truncated } = bodyText(responseHead, answer.headers['content-encoding']);
+        const request = requestHead.bytes > 0 ? requestHead.buffer().toString('utf8') : undefined;
+        const x: Observed = {
+          method: (req.method ?? 'GET').toUpperCase(),
+          url: observedUrl,
+          requestHeaders: flat(req.headers),
+          ...(request !== undefined ? { requestBody: request } : {}),
+          status: answer.statusCode ?? 0,
+          responseHeaders: flat(answer.headers),
+          responseBody: text,
+          bodyBytes: responseHead.bytes,
+          ...(truncated ? { unread: true } : {}),
+          startedAt: started,
+          durationMs: Date.now() - started,
+        };
+        try {
+          judge.see(x);
+        } catch (e) {
+          const why = `judging ${x.method} ${secrets.mask(observedUrl)} failed: ${(e as Error).message}`;
+          suiteErrors.set(why, (suiteErrors.get(why) ?? 0) + 1);
+        }
+        settle();
+      });
+      answer.on('error', () => {
+        res.destroy();
+        settle();
+      });
+    });
+    out.on('error', (e: NodeJS.ErrnoException) => {
+      // The upstream could not be reached or broke the connection: the client is told, and the
+      // report says the proxy could not see this exchange (a target's outage is not a rule broken).
+      const why = `the upstream ${upstream.origin} could not be reached or closed the connection (${e.code ?? e.message})`;
+      suiteErrors.set(why, (suiteErrors.get(why) ?? 0) + 1);
+      if (!res.headersSent) {
+        res.writeHead(502, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ errors: [{ title: 'Bad Gateway', status: '502', detail: 'conformance proxy: the upstream could not be reached' }] }));
+      } else res.destroy();
+      settle();
+    });
+    req.on('data', (chunk: Buffer) => {
+      requestHead.add(chunk);
+      out.write(chunk);
+    });
+    req.on('end', () => out.end());
+    req.on('error', () => {
+      out.destroy();
+      settle();
+    });
+  };
+
+  const server = createServer(handle);
+  const listening = await new Promise<AddressInfo | Error>((resolve) => {
+    server.once('error', (e) => resolve(e));
+    server.listen(port, values.host ?? '127.0.0.1', () => resolve(server.address() as AddressInfo));
+  });
+  if (listening instanceof Error) {
+    io.err(`conformance: proxy cannot listen on ${values.host ?? '127.0.0.1'}:${port}: ${(listening as NodeJS.ErrnoException).code ?? listening.message}`);
+    return 2;
+  }
+  const host = listening.family === 'IPv6' ? `[${listening.address}]` : listening.address;
+  io.out(`conformance proxy: http://${host}:${listening.port} -> ${upstream.origin}${base}${idle !== undefined ? ` (stops after ${idle} s without a request)` : ' (Ctrl-C or SIGTERM ends it and writes the reports)'}`);
+  const onSignal = (): void => finish('interrupted (Ctrl-C or SIGTERM)');
+  signals.once('SIGINT', onSignal);
+  signals.once('SIGTERM', onSignal);
+  armIdle();
+  const why = await done;
+  signals.off?.('SIGINT', onSignal);
+  signals.off?.('SIGTERM', onSignal);
+  clearTimeout(idleTimer);
+  io.out(`conformance proxy: stopping: ${why}`);
+  // New connections are refused; the exchanges in flight are given 10 s to finish and be judged.
+  server.close();
+  server.closeIdleConnections();
+  const deadline = Date.now() + 10_000;
+  while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  server.closeAllConnections();
+  const errors = [...suiteErrors].map(([w, n]) => (n > 1 ? `${w} (${n} times)` : w));
+  if (inFlight > 0) errors.push(`${inFlight} exchange(s) still in flight after 10 s were not judged`);
+  const report = observedReport(`${upstream.origin}${base}`, judge.results(), judge.counts, flags, startedAt, errors);
+  return publishObserved(report, judge.counts, flags, secrets, io);
+}

@@ -1,0 +1,113 @@
+// Exchanges the suite did not send but saw: through `conformance proxy`, or read from a HAR file
+// (lib/har.ts). Each becomes an HttpResponse like the suite's own answers (lib/http.ts
+// responseOf), so the predicates the checks use judge it as they are, with evidence masked as in
+// a run: the traffic's bearer tokens and Basic credentials, and any client_secret it carries,
+// are learned as secrets before anything of it is written.
+import { responseOf, type HttpResponse } from './http.js';
+import type { Secrets } from './secrets.js';
+
+export interface Observed {
+  method: string;
+  /** The absolute URL, as sent. */
+  url: string;
+  /** Header names in lower case. */
+  requestHeaders: Record<string, string>;
+  requestBody?: string;
+  status: number;
+  /** Header names in lower case. */
+  responseHeaders: Record<string, string>;
+  /** The body as text (decoded from base64 where a HAR file stores it so). */
+  responseBody: string;
+  /** Its size in bytes as received. */
+  bodyBytes: number;
+  /**
+   * The body is not known whole: longer than the proxy keeps (--max-body-bytes), or not recorded
+   * (a HAR file holds no text for a body the page never read). Such an exchange is not judged.
+   */
+  unread?: boolean;
+  /** When the request was sent, and when its answer had come, in epoch milliseconds. */
+  startedAt: number;
+  durationMs: number;
+}
+
+/** The credentials a request carries: a bearer token, or the parts of a Basic credential. */
+export function credentialsOf(headers: Record<string, string>): string[] {
+  const auth = headers.authorization;
+  if (!auth) return [];
+  const [scheme, value = ''] = auth.trim().split(/\s+/, 2);
+  if (/^bearer$/i.test(scheme ?? '')) return [value];
+  if (/^basic$/i.test(scheme ?? '')) {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    return [value, ...(colon >= 0 ? [decoded.slice(0, colon), decoded.slice(colon + 1)] : [decoded])].filter((x) => x.length > 0);
+  }
+  return [value || (scheme ?? '')].filter((x) => x.length > 0);
+}
+
+/** Learns the secrets an exchange carries: its credentials and every client_secret in its bodies. */
+export function learnSecrets(o: Observed, secrets: Secrets): void {
+  for (const c of credentialsOf(o.requestHeaders)) secrets.add(c);
+  for (const text of [o.requestBody, o.responseBody]) {
+    if (!text) continue;
+    try {
+      secrets.addFromBody(JSON.parse(text), text);
+    } catch {
+      // Not JSON: nothing named client_secret to learn.
+    }
+  }
+}
+
+/**
+ * The observed answer as the checks read answers; learn every exchange's secrets first
+ * (learnSecrets). `masked: false` leaves its evidence unmasked, for an answer that is only judged:
+ * masking costs a search of every secret the traffic has shown, and most answers are never shown.
+ */
+export function observedResponse(o: Observed, secrets: Secrets, masked = true): HttpResponse {
+  return responseOf(
+    {
+      method: o.method,
+      maskedUrl: masked ? secrets.mask(o.url) : o.url,
+      requestHeaders: o.requestHeaders,
+      ...(o.requestBody !== undefined ? { requestBody: o.requestBody } : {}),
+      status: o.status,
+      responseHeaders: o.responseHeaders,
+      text: o.responseBody,
+      bodyBytes: o.bodyBytes,
+      durationMs: o.durationMs,
+    },
+    secrets,
+    masked,
+  );
+}
+
+/** The operations of the contract an observed exchange can fall on (suites/observed.ts sorts them). */
+export type ObservedOperation = 'delete-custom-api' | 'get-custom-api' | 'create-application-key' | 'store-settings' | 'list';
+
+/** One observed exchange, as the checks' observers read it. */
+export interface Seen {
+  /** Its place in the traffic, from 0. */
+  index: number;
+  x: Observed;
+  /** The answer, read as the suite reads its own (evidence masked). */
+  res: HttpResponse;
+  operation: ObservedOperation;
+  /** The id in the path (a Custom API's), decoded. */
+  id?: string;
+  /** The request body parsed as JSON; undefined when it is absent or not JSON. */
+  sent?: unknown;
+}
+
+/** What the traffic showed before an exchange, for rules that take more than one. */
+export interface SeenBefore {
+  /** Custom APIs whose DELETE was answered 2xx, by id: the first such answer. */
+  deleted: ReadonlyMap<string, Seen>;
+  /** Application Keys created (answered 2xx), in order. */
+  created: readonly Seen[];
+}
+
+/**
+ * How a check judges an exchange it did not send, with the predicate its own run uses: true when
+ * the exchange could show its rule (and kept it); a broken rule throws, as in a run (lib/expect.ts);
+ * false when the exchange says nothing of it.
+ */
+export type Observer = (seen: Seen, before: SeenBefore) => boolean;
