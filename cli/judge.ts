@@ -14,10 +14,14 @@ export const JUDGE_HELP = `Usage: conformance judge FILE.har [options]
   operation of the contract (Delete a Custom API, Create an Application Key, the list
   operations, GET /v2/settings) is held to each rule one exchange, or the exchanges before it,
   can show. Bodies are read as the file stores them, as text or base64. Nothing is sent.
-${OBSERVE_HELP}`;
+  --base-path P           a prefix of every path before the contract's (/api of
+                          https://shop.example/api/v2/...): left off when paths are matched
+${OBSERVE_HELP}
+  A file whose requests carry no Authorization header at all (a sanitized export) is judged as
+  if each had carried one: the rules about requests without a token are then not judged.`;
 
 export async function judgeHar(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseFlags({ args, options: OBSERVE_OPTIONS, allowPositionals: true }, 'judge');
+  const { values, positionals } = parseFlags({ args, options: { ...OBSERVE_OPTIONS, 'base-path': { type: 'string' } }, allowPositionals: true }, 'judge');
   if (values.help) {
     io.out(JUDGE_HELP);
     return 0;
@@ -38,6 +42,14 @@ export async function judgeHar(args: string[], io: Io): Promise<number> {
   } catch (e) {
     if (e instanceof HarError) throw new UsageError(`${positionals[0]}: ${e.message}`, 'judge');
     throw e;
+  }
+  const basePath = values['base-path'];
+  if (basePath !== undefined && !/^\/[^?#]*$/.test(basePath)) throw new UsageError(`--base-path is a path that starts with / (got '${basePath}')`, 'judge');
+  if (basePath) flags.settings.basePath = basePath.replace(/\/$/, '');
+  // A sanitized export strips every Authorization header: then none of its requests can be read as sent without one.
+  if (har.exchanges.length && !har.exchanges.some((x) => x.requestHeaders.authorization !== undefined)) {
+    flags.settings.credentialsStripped = true;
+    io.out('no request of the file carries an Authorization header (a sanitized export?): each is judged as if it had one, and the rules about requests without a token are not judged');
   }
   const secrets = new Secrets();
   const { results, counts } = judgeTraffic(har.exchanges, flags.settings, secrets);

@@ -75,17 +75,21 @@ class Head {
   }
 }
 
-/** The body as text for the judgement: decompressed as its Content-Encoding says, within `max` bytes. */
-function bodyText(head: Head, encoding: string | undefined): { text: string; truncated: boolean } {
+/**
+ * A body as text for the judgement, decompressed as its Content-Encoding says, within `max` bytes;
+ * `unread` where it was cut, or is in an encoding not decoded here (zstd, or corrupt): not judged.
+ */
+function decoded(head: Head, encoding: string | string[] | undefined): { text: string; unread: boolean } {
   const raw = head.buffer();
-  const coding = (encoding ?? '').trim().toLowerCase();
-  if (!coding || coding === 'identity' || head.truncated) return { text: raw.toString('utf8'), truncated: head.truncated };
+  const coding = String(encoding ?? '').trim().toLowerCase();
+  if (head.truncated) return { text: '', unread: true };
+  if (!coding || coding === 'identity') return { text: raw.toString('utf8'), unread: false };
   try {
     const options = { maxOutputLength: head.max };
     const plain = coding === 'gzip' || coding === 'x-gzip' ? gunzipSync(raw, options) : coding === 'br' ? brotliDecompressSync(raw, options) : coding === 'deflate' ? inflateSync(raw, options) : undefined;
-    return plain ? { text: plain.toString('utf8'), truncated: false } : { text: '', truncated: true };
+    return plain ? { text: plain.toString('utf8'), unread: false } : { text: '', unread: true };
   } catch {
-    return { text: '', truncated: true };
+    return { text: '', unread: true };
   }
 }
 
@@ -110,6 +114,8 @@ export async function proxy(args: string[], io: Io, signals: { once(event: 'SIGI
     throw new UsageError(`--upstream is not a URL: '${values.upstream}'`, 'proxy');
   }
   if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new UsageError(`--upstream must be http or https (got ${upstream.protocol})`, 'proxy');
+  if (upstream.username || upstream.password) throw new UsageError('--upstream must not carry credentials (user:password@): the clients send their own', 'proxy');
+  if (upstream.search || upstream.hash) throw new UsageError('--upstream is a base URL: no query or fragment', 'proxy');
   const port = positiveInt(values.port, '--port', 0, 0);
   if (port > 65535) throw new UsageError(`--port takes 0 to 65535 (got ${port})`, 'proxy');
   const idle = values['until-idle'] !== undefined ? positiveInt(values['until-idle'], '--until-idle', 1, 0) : undefined;
@@ -133,15 +139,16 @@ export async function proxy(args: string[], io: Io, signals: { once(event: 'SIGI
     if (inFlight === 0) idleTimer = setTimeout(() => finish(`no request for ${idle} s (--until-idle)`), idle * 1000);
   };
 
+  /** An answer of the proxy's own, in the Error shape (it is never judged: the target did not give it). */
+  const refuse = (res: ServerResponse, status: number, title: string, detail: string): void => {
+    if (res.headersSent) return void res.destroy();
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ errors: [{ title, status: String(status), detail: `conformance proxy: ${detail}` }] }));
+  };
+
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     inFlight++;
     clearTimeout(idleTimer);
-    const started = Date.now();
-    const requestHead = new Head(maxBody);
-    // Joined as text: a request line of `//host/x` stays a path of the upstream, never another host.
-    const target = new URL(`${upstream.origin}${base}${req.url ?? '/'}`);
-    const observedUrl = target.href;
-    const headers = { ...forwardable(req.headers), host: upstream.host };
     let settled = false;
     const settle = (): void => {
       if (settled) return;
@@ -149,68 +156,95 @@ export async function proxy(args: string[], io: Io, signals: { once(event: 'SIGI
       inFlight--;
       armIdle();
     };
-    const out = send(target, { method: req.method, headers }, (answer) => {
-      const responseHead = new Head(maxBody);
-      const status = answer.statusCode ?? 502;
-      const passed = forwardable(answer.headers);
-      // A 204 or 304 has no body whatever its Content-Length says (Node's parser reads none): one
-      // passed on would have the client wait for bytes that never come on a kept-alive connection.
-      if (status === 204 || status === 304) delete passed['content-length'];
-      res.writeHead(status, answer.statusMessage, passed);
-      answer.on('data', (chunk: Buffer) => {
-        responseHead.add(chunk);
-        res.write(chunk);
-      });
-      answer.on('end', () => {
-        res.end();
-        const { text, truncated } = bodyText(responseHead, answer.headers['content-encoding']);
-        const request = requestHead.bytes > 0 ? requestHead.buffer().toString('utf8') : undefined;
-        const x: Observed = {
-          method: (req.method ?? 'GET').toUpperCase(),
-          url: observedUrl,
-          requestHeaders: flat(req.headers),
-          ...(request !== undefined ? { requestBody: request } : {}),
-          status: answer.statusCode ?? 0,
-          responseHeaders: flat(answer.headers),
-          responseBody: text,
-          bodyBytes: responseHead.bytes,
-          ...(truncated ? { unread: true } : {}),
-          startedAt: started,
-          durationMs: Date.now() - started,
-        };
-        try {
+    res.on('close', settle);
+    const path = req.url ?? '/';
+    // Origin form only (`/v2/...`): a proxy request (`GET http://host/...`) or `OPTIONS *` is not
+    // for a reverse proxy, and forwarding it would change what it asks.
+    if (!path.startsWith('/')) return refuse(res, 400, 'Bad Request', `only requests for a path are forwarded (got '${path.slice(0, 80)}')`);
+    const started = performance.timeOrigin + performance.now();
+    const requestHead = new Head(maxBody);
+    // The path as sent, after the upstream's own prefix: never re-parsed, so dot segments and
+    // escapes reach the upstream as the client wrote them.
+    const observedUrl = `${upstream.origin}${base}${path}`;
+    const headers = { ...forwardable(req.headers), host: upstream.host };
+    let clientGone = false;
+    let out: ReturnType<typeof send>;
+    try {
+      out = send({ protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port, path: `${base}${path}`, method: req.method, headers }, (answer) => {
+        const responseHead = new Head(maxBody);
+        const status = answer.statusCode ?? 502;
+        const passed = forwardable(answer.headers);
+        // A 204 or 304 has no body whatever its Content-Length says (Node's parser reads none): one
+        // passed on would have the client wait for bytes that never come on a kept-alive connection.
+        if (status === 204 || status === 304) delete passed['content-length'];
+        res.writeHead(status, answer.statusMessage, passed);
+        answer.on('data', (chunk: Buffer) => {
+          responseHead.add(chunk);
+          // A slow client holds the upstream back: nothing piles up in the proxy's memory.
+          if (!res.write(chunk)) {
+            answer.pause();
+            res.once('drain', () => answer.resume());
+          }
+        });
+        answer.on('end', () => {
+          res.end();
+          const body = decoded(responseHead, answer.headers['content-encoding']);
+          const request = requestHead.bytes > 0 ? decoded(requestHead, req.headers['content-encoding']) : undefined;
+          const x: Observed = {
+            method: (req.method ?? 'GET').toUpperCase(),
+            url: observedUrl,
+            // As the upstream got them: its Host, so that the replay's curl reaches it.
+            requestHeaders: { ...flat(req.headers), host: upstream.host },
+            ...(request !== undefined ? { requestBody: request.text } : {}),
+            ...(request?.unread ? { requestUnread: true } : {}),
+            status,
+            responseHeaders: flat(answer.headers),
+            responseBody: body.text,
+            bodyBytes: responseHead.bytes,
+            ...(body.unread ? { unread: true } : {}),
+            startedAt: started,
+            durationMs: performance.timeOrigin + performance.now() - started,
+          };
           judge.see(x);
-        } catch (e) {
-          const why = `judging ${x.method} ${secrets.mask(observedUrl)} failed: ${(e as Error).message}`;
-          suiteErrors.set(why, (suiteErrors.get(why) ?? 0) + 1);
-        }
-        settle();
+          settle();
+        });
+        answer.on('error', () => {
+          res.destroy();
+          settle();
+        });
       });
-      answer.on('error', () => {
-        res.destroy();
-        settle();
-      });
-    });
+    } catch (e) {
+      // A path Node will not send (a character HTTP forbids there): refused, not forwarded changed.
+      return refuse(res, 400, 'Bad Request', `the request cannot be forwarded as sent (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
     out.on('error', (e: NodeJS.ErrnoException) => {
-      // The upstream could not be reached or broke the connection: the client is told, and the
-      // report says the proxy could not see this exchange (a target's outage is not a rule broken).
-      const why = `the upstream ${upstream.origin} could not be reached or closed the connection (${e.code ?? e.message})`;
-      suiteErrors.set(why, (suiteErrors.get(why) ?? 0) + 1);
-      if (!res.headersSent) {
-        res.writeHead(502, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ errors: [{ title: 'Bad Gateway', status: '502', detail: 'conformance proxy: the upstream could not be reached' }] }));
-      } else res.destroy();
+      // The client went away first: its request was cut by the proxy, not by the upstream.
+      if (!clientGone) {
+        // The upstream could not be reached or broke the connection: the client is told, and the
+        // report says the proxy could not see this exchange (a target's outage is not a rule broken).
+        const why = `the upstream ${upstream.origin} could not be reached or closed the connection (${e.code ?? e.message})`;
+        suiteErrors.set(why, (suiteErrors.get(why) ?? 0) + 1);
+        refuse(res, 502, 'Bad Gateway', 'the upstream could not be reached');
+      }
       settle();
     });
     req.on('data', (chunk: Buffer) => {
       requestHead.add(chunk);
-      out.write(chunk);
+      if (!out.write(chunk)) {
+        req.pause();
+        out.once('drain', () => req.resume());
+      }
     });
     req.on('end', () => out.end());
-    req.on('error', () => {
+    // A client that goes away: its request to the upstream is dropped too.
+    const gone = (): void => {
+      if (res.writableFinished) return;
+      clientGone = true;
       out.destroy();
       settle();
-    });
+    };
+    req.on('error', gone);
+    res.on('close', gone);
   };
 
   const server = createServer(handle);

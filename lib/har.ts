@@ -45,7 +45,8 @@ function bodyText(text: unknown, encoding: unknown): { text: string; bytes: numb
 export function readHar(source: string): HarRead {
   let doc: unknown;
   try {
-    doc = JSON.parse(source);
+    // A byte order mark, as some editors and Windows tools write one, is no part of the JSON.
+    doc = JSON.parse(source.replace(/^\uFEFF/, ''));
   } catch (e) {
     throw new HarError(`not JSON (${(e as Error).message})`);
   }

@@ -21,10 +21,13 @@ export interface Observed {
   /** Its size in bytes as received. */
   bodyBytes: number;
   /**
-   * The body is not known whole: longer than the proxy keeps (--max-body-bytes), or not recorded
-   * (a HAR file holds no text for a body the page never read). Such an exchange is not judged.
+   * The answer's body is not known whole: longer than the proxy keeps (--max-body-bytes), in an
+   * encoding it does not decode, or not recorded (a HAR file holds no text for a body the page
+   * never read). Such an exchange is not judged.
    */
   unread?: boolean;
+  /** The request's body is not known (an encoding the proxy does not decode, or cut): not judged either. */
+  requestUnread?: boolean;
   /** When the request was sent, and when its answer had come, in epoch milliseconds. */
   startedAt: number;
   durationMs: number;
@@ -95,6 +98,11 @@ export interface Seen {
   id?: string;
   /** The request body parsed as JSON; undefined when it is absent or not JSON. */
   sent?: unknown;
+  /**
+   * Whether the request carried credentials (an Authorization header): 'unknown' where the
+   * traffic's record strips them (a sanitized HAR export holds no Authorization header at all).
+   */
+  credentials: 'present' | 'absent' | 'unknown';
 }
 
 /** What the traffic showed before an exchange, for rules that take more than one. */

@@ -112,8 +112,14 @@ export function replayCommand(report: RunReport, r: { id: string; operation?: st
  */
 export function replayTokenNote(report: Pick<RunReport, 'target' | 'config'>): string | undefined {
   if (report.target.embedded) return undefined;
+  if (isObserved(report)) return 'replays are the observed requests as curl commands, the credentials masked (***): put them back to send one';
   const file = settingsOf(report).configFile ? ', or keep token in the config file' : '';
   return `replay commands need the token as for the run: set CONFORMANCE_TOKEN${file}; they never hold it`;
+}
+
+/** A report of traffic the suite judged without sending it (conformance proxy, conformance judge). */
+export function isObserved(report: Pick<RunReport, 'config'>): boolean {
+  return typeof report.config?.observed === 'object' && report.config.observed !== null;
 }
 
 /** One thing a cleanup could not delete, inert on a terminal (its name came from the target's store). */
@@ -217,7 +223,15 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     lines.push('');
   }
   const skips = report.results.filter((r) => r.outcome === 'skip' && !r.absent);
-  if (skips.length) {
+  const observed = isObserved(report);
+  if (skips.length && observed) {
+    // Judged traffic leaves most rules unexercised: counted by reason, listed in the report files.
+    lines.push(p('bold', `Not exercised (${skips.length}): listed in results.json and report.html`));
+    const byReason = new Map<string, number>();
+    for (const r of skips) byReason.set(r.reason ?? '', (byReason.get(r.reason ?? '') ?? 0) + 1);
+    for (const [reason, n] of byReason) lines.push(`  - ${n}: ${printable(reason)}`);
+    lines.push('');
+  } else if (skips.length) {
     lines.push(p('bold', `Skipped (${skips.length})`));
     const byReason = new Map<string, string[]>();
     for (const r of skips) byReason.set(r.reason ?? '', [...(byReason.get(r.reason ?? '') ?? []), label(r)]);
@@ -230,11 +244,12 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     lines.push('');
   }
   const { deleted, leftovers } = report.cleanup;
-  lines.push(p('bold', 'Cleanup'));
+  // Nothing is created when traffic is only judged: no cleanup to speak of.
+  if (!observed) lines.push(p('bold', 'Cleanup'));
   if (report.cleanup.postponed) lines.push(p('yellow', printable(`  not done: ${report.cleanup.postponed}; ${report.cleanup.pending ?? 0} resource(s) and unanswered create(s) stay in the ledger: 'conformance cleanup --run ${report.runId}' deletes them once the target answers again`)));
-  else lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more were already gone)` : ''}; ${leftovers.length} left over`);
+  else if (!observed) lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more were already gone)` : ''}; ${leftovers.length} left over`);
   for (const l of leftovers) lines.push(p('yellow', leftoverLine(l)));
-  lines.push('');
+  if (!observed) lines.push('');
   if (report.baseline) {
     const b = report.baseline;
     lines.push(p('bold', `Baseline ${b.file}`));
@@ -250,7 +265,7 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     lines.push('');
   }
   const ids = new Set(report.results.map((r) => r.id)).size;
-  const seeds = report.shards ? `shards ${report.shards.map((x) => `${x.shard} run ${x.runId} seed ${x.seed}`).join(', ')}` : `run ${report.runId}, seed ${report.seed}`;
+  const seeds = report.shards ? `shards ${report.shards.map((x) => `${x.shard} run ${x.runId} seed ${x.seed}`).join(', ')}` : observed ? `observed traffic, report ${report.runId}` : `run ${report.runId}, seed ${report.seed}`;
   lines.push(p('bold', `Summary: ${report.summary.total} results of ${ids} checks (list checks once per operation) in ${(report.durationMs / 1000).toFixed(1)} s (${seeds})`));
   const areas = [...new Set(report.results.map((r) => r.area))];
   const w = Math.max(...areas.map((a) => a.length), 7);

@@ -3,7 +3,7 @@
 // is a small override of it, so a mutant differs from the reference in exactly one rule.
 
 export interface Behaviour {
-  // Errors (contract, "Error")
+  // Errors (spec/contract/README.md#error)
   /** `status` in error bodies as the contract says ("404") or as a number (404). */
   errorStatusAsNumber: boolean;
   /** Error bodies as `{ errors: [...] }`, or as `{ error: {...} }` without the array. */
@@ -125,7 +125,7 @@ export interface Behaviour {
   /** The UUID pattern is unanchored (a fault: `x<uuid>` passes validation and gets 404). */
   uuidPartialMatch: boolean;
 
-  // Lists (contract, "List endpoints", "Keyset-style traversal", "Limits")
+  // Lists (spec/contract/README.md#list-endpoints, #keyset-traversal, #limits)
   /** The store's page_length (GET /v2/settings data.page_length), the default page length. */
   pageLength: number;
   /** Largest page; page[limit] above it is clamped (or refused, with rejectOverLimit). */

@@ -7,17 +7,19 @@
 import type { Check, CheckResult } from '../lib/check.js';
 import type { Endpoint } from '../lib/catalog.js';
 import { exchangeLine, toCurl } from '../lib/exchange.js';
+import { HttpResponse } from '../lib/http.js';
 import { learnSecrets, observedResponse, type Observed, type ObservedOperation, type Seen, type SeenBefore } from '../lib/observed.js';
 import { CheckFailure, type Level } from '../lib/outcome.js';
 import { SCHEMA, validate } from '../lib/schema.js';
 import type { Secrets } from '../lib/secrets.js';
-import { CUSTOM_APIS } from './delete/custom-api.js';
+import { CUSTOM_APIS, deletedKey } from './delete/custom-api.js';
 import { APPLICATION_KEYS } from './create/application-key.js';
 import { judgesTraffic, listChecks, staticChecks } from './index.js';
-import { orderOf } from './list/collation.js';
+import { numericOrder, orderOf, plainOrder, type Comparator } from './list/collation.js';
 import { expandListChecks } from './list/list-check.js';
 import { judge, observerModel, OPAQUE, queryOfUrl, type ListQuery } from './list/model.js';
-import { listPageOf, type ListPage } from './list/pages.js';
+import { expectInvalidPagingAnswer } from './list/meta.js';
+import { instantKey, listPageOf, type ListPage } from './list/pages.js';
 
 /** What the judgement of observed traffic needs to know beyond the traffic. */
 export interface ObservedSettings {
@@ -27,6 +29,11 @@ export interface ObservedSettings {
   defaultPageLength?: number;
   /** A prefix of every path before the contract's (`/api` of `https://host/api/v2/...`): left off when paths are matched. */
   basePath?: string;
+  /**
+   * The record of the traffic holds no credentials (a sanitized HAR export): a request without an
+   * Authorization header may have had one, so the rules about requests without a token are not judged.
+   */
+  credentialsStripped?: boolean;
 }
 
 export interface TrafficCounts {
@@ -36,8 +43,10 @@ export interface TrafficCounts {
   judged: number;
   /** Answered 429: no rule is judged on a rate-limited answer. */
   rateLimited: number;
-  /** With a body not known whole (cut at --max-body-bytes, or not recorded): not judged. */
+  /** With a body not known whole (cut at --max-body-bytes, encoded in a way not decoded, or not recorded): not judged. */
   unread: number;
+  /** Exchanges whose judging failed on a bug of the suite: each is said in the report (an error of the command). */
+  faults: string[];
 }
 
 /** A path template of the catalog as a pattern of concrete paths. */
@@ -102,16 +111,31 @@ function pageLengthOf(seen: Seen): number | undefined {
   return typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : undefined;
 }
 
-/** The query of a page without its offset: pages of one traversal share it. */
-function traversalKey(seen: Seen, q: ListQuery): string {
+/** The first paging parameter of a URL that is invalid (negative, 0 for page[limit], not a whole number), as sent. */
+function invalidPaging(url: string): string | undefined {
+  let params: URLSearchParams;
+  try {
+    params = new URL(url).searchParams;
+  } catch {
+    return undefined;
+  }
+  for (const name of ['page[limit]', 'page[offset]']) {
+    for (const v of params.getAll(name)) if (!/^\d+$/.test(v) || (name === 'page[limit]' && Number(v) === 0)) return `${name}=${v}`;
+  }
+  return undefined;
+}
+
+/** The query of a page without its offset, with the page length it has: pages of one traversal share it. */
+function traversalKey(seen: Seen, q: ListQuery, limit: number): string {
   const url = new URL(seen.x.url);
-  return `${url.pathname}?${[q.sort ? `sort=${q.sort.descending ? '-' : ''}${q.sort.attr}` : '', q.filters.map((t) => `${t.op}(${t.attr},${t.value})`).join(':'), `limit=${q.limit ?? ''}`].join('&')}`;
+  return `${url.pathname}?${[q.sort ? `sort=${q.sort.descending ? '-' : ''}${q.sort.attr}` : '', q.filters.map((t) => `${t.op}(${t.attr},${t.value})`).join(':'), `limit=${limit}`].join('&')}`;
 }
 
 interface PageSeen {
   offset: number;
   total: number | undefined;
-  ids: Set<string>;
+  /** Its records' ids, each with its created_at instant key. */
+  records: Map<string, string | undefined>;
   seen: Seen;
 }
 
@@ -122,7 +146,7 @@ interface PageSeen {
  * keys created, and up to 64 pages of each sorted query.
  */
 export class TrafficJudge {
-  readonly counts: TrafficCounts = { exchanges: 0, judged: 0, rateLimited: 0, unread: 0 };
+  readonly counts: TrafficCounts = { exchanges: 0, judged: 0, rateLimited: 0, unread: 0, faults: [] };
   readonly #settings: ObservedSettings;
   readonly #secrets: Secrets;
   readonly #lists: ReadonlyArray<{ e: Endpoint; pattern: RegExp }>;
@@ -131,6 +155,8 @@ export class TrafficJudge {
   readonly #deleted = new Map<string, Seen>();
   readonly #created: Seen[] = [];
   readonly #traversals = new Map<string, PageSeen[]>();
+  /** How each list operation's target collates ids, read from the sort=id pages seen (orderOf). */
+  readonly #idOrders = new Map<string, Comparator>();
   #storePageLength: number | undefined;
 
   constructor(settings: ObservedSettings, secrets: Secrets) {
@@ -149,9 +175,20 @@ export class TrafficJudge {
     for (const id of [SCHEMA.error, SCHEMA.applicationKeyCreateResponse, SCHEMA.listResponse]) validate(id, null);
   }
 
-  /** One exchange: its secrets learned, then shown to every check that can judge it. */
+  /**
+   * One exchange: its secrets learned, then shown to every check that can judge it. A bug of the
+   * suite while judging it is counted (TrafficCounts.faults), never thrown: the rest is judged.
+   */
   see(x: Observed): void {
     const index = this.counts.exchanges++;
+    try {
+      this.#see(x, index);
+    } catch (e) {
+      if (this.counts.faults.length < 20) this.counts.faults.push(`judging exchange #${index + 1} (${x.method} ${this.#secrets.mask(x.url)}) failed: ${(e as Error)?.message ?? String(e)}`);
+    }
+  }
+
+  #see(x: Observed, index: number): void {
     learnSecrets(x, this.#secrets);
     const where = classify(x, this.#lists, this.#settings.basePath?.replace(/\/$/, '') ?? '');
     if (!where) return;
@@ -160,20 +197,22 @@ export class TrafficJudge {
       this.counts.rateLimited++;
       return;
     }
-    if (x.unread) {
-      // Not judged; a DELETE's success still tells later exchanges the id is gone.
+    const credentials = x.requestHeaders.authorization !== undefined ? 'present' : this.#settings.credentialsStripped ? 'unknown' : 'absent';
+    // Judged unmasked; the evidence of a failure is made again, masked, when it is reported (resultOf).
+    const seen: Seen = { index, x, res: observedResponse(x, this.#secrets, false), operation: where.operation, ...(where.id !== undefined ? { id: where.id } : {}), sent: jsonOf(x.requestBody), credentials };
+    const ok = seen.res.status >= 200 && seen.res.status < 300;
+    // A DELETE's success tells later exchanges the id is gone, whether or not it is judged itself.
+    const gone = where.operation === 'delete-custom-api' && seen.id !== undefined && ok && credentials !== 'absent' ? deletedKey(seen.id) : undefined;
+    if (x.unread || x.requestUnread) {
       this.counts.unread++;
-      if (where.operation === 'delete-custom-api' && where.id !== undefined && x.status >= 200 && x.status < 300 && !this.#deleted.has(where.id)) this.#deleted.set(where.id, { index, x, res: observedResponse(x, this.#secrets, false), operation: where.operation, id: where.id });
+      if (gone !== undefined && !this.#deleted.has(gone)) this.#deleted.set(gone, slim(seen));
       return;
     }
-    // Judged unmasked; the evidence of a failure is made again, masked, when it is reported (resultOf).
-    const seen: Seen = { index, x, res: observedResponse(x, this.#secrets, false), operation: where.operation, ...(where.id !== undefined ? { id: where.id } : {}), sent: jsonOf(x.requestBody) };
     const before: SeenBefore = { deleted: this.#deleted, created: this.#created };
     for (const t of this.#tallies) if (t.check.observe) record(t, seen, () => t.check.observe!(seen, before));
-    const ok = seen.res.status >= 200 && seen.res.status < 300;
     if (where.operation === 'store-settings') this.#storePageLength = pageLengthOf(seen) ?? this.#storePageLength;
-    if (where.operation === 'delete-custom-api' && seen.id !== undefined && ok && !this.#deleted.has(seen.id)) this.#deleted.set(seen.id, seen);
-    if (where.operation === 'create-application-key' && ok) this.#created.push(seen);
+    if (gone !== undefined && !this.#deleted.has(gone)) this.#deleted.set(gone, slim(seen));
+    if (where.operation === 'create-application-key' && ok && this.#created.length < MAX_CREATED) this.#created.push(slim(seen));
     if (where.operation === 'list' && where.endpoint) this.#page(seen, where.endpoint);
   }
 
@@ -184,15 +223,26 @@ export class TrafficJudge {
 
   /** A list page, held to the list rules one answer shows, and to the pages of the same query before it. */
   #page(seen: Seen, e: Endpoint): void {
-    const q = queryOfUrl(seen.x.url);
+    const invalid = invalidPaging(seen.x.url);
+    if (invalid) {
+      // Invalid paging parameters: judged as list.params.invalid judges its own.
+      const t = this.#listTallies.get(`list.params.invalid ${e.key}`);
+      if (t) record(t, seen, () => (expectInvalidPagingAnswer(listPageOf(seen.res, e), `GET with ${invalid}`), true));
+      return;
+    }
+    const asked = queryOfUrl(seen.x.url);
     // A request outside the query space the contract defines (another parameter) is not judged.
-    if (!q) return;
+    if (!asked) return;
     const page = listPageOf(seen.res, e);
     const shown = page.meta?.page?.limit;
     const known = this.#settings.defaultPageLength ?? this.#storePageLength;
-    const defaultLength = known ?? (typeof shown === 'number' && Number.isInteger(shown) && shown >= 1 && shown <= 100 ? shown : 25);
-    const byId = q.sort?.attr === 'id' || q.filters.some((t) => t.attr === 'id');
-    const model = observerModel(new URL(seen.x.url).pathname, defaultLength, e.hardOffsetLimit, byId ? orderOf(page.records, 'id') : undefined);
+    // Unknown, the default is taken as the page says it (and not judged itself, below).
+    const defaultLength = known ?? (typeof shown === 'number' && Number.isInteger(shown) && shown >= 1 ? shown : 25);
+    const idOrder = this.#idOrder(e, asked, page);
+    // Terms on id where the collation is not known and the ids are digits (strings and numbers
+    // order them differently): not judged, as a run would not judge them without its sort=id listing.
+    const q: ListQuery = idOrder === undefined && page.records.some((r) => /^\d+$/.test(r.id)) ? { ...asked, filters: asked.filters.filter((t) => t.attr !== 'id') } : asked;
+    const model = observerModel(new URL(seen.x.url).pathname, defaultLength, e.hardOffsetLimit, idOrder);
     const examined = new Set<string>();
     const found = judge(model, q, page, () => OPAQUE, examined);
     // Without the store's page length (no GET /v2/settings seen, no setting), the default is not judged.
@@ -206,41 +256,83 @@ export class TrafficJudge {
         return true;
       });
     }
-    this.#continuation(seen, e, q, page);
+    this.#continuation(seen, e, q, page, q.limit ?? known ?? (typeof shown === 'number' ? shown : undefined));
   }
 
   /**
-   * A later page of the same query holds no record of an earlier one. Judged only where the
-   * list cannot have moved between them: sorted by created_at or id (an update moves a record in
-   * an order by updated_at, and the default order may be that), the same results.total on both.
+   * How `e`'s target collates ids: learned from its sort=id pages (the first collation of orderOf
+   * a page follows, where it follows only one of those that differ on its ids), as a run learns it
+   * from its sort=id listing. Undefined until a page shows it; a page sorted by id that shows none
+   * is judged in code units, as a run judges an order it does not recognise.
    */
-  #continuation(seen: Seen, e: Endpoint, q: ListQuery, page: ListPage): void {
+  #idOrder(e: Endpoint, q: ListQuery, page: ListPage): Comparator | undefined {
+    const learned = this.#idOrders.get(e.key);
+    if (learned || q.sort?.attr !== 'id' || !page.ok || page.records.length < 2 || q.filters.length) return learned;
+    const ascending = q.sort.descending ? [...page.records].reverse() : page.records;
+    const order = orderOf(ascending, 'id');
+    const follows = (cmp: Comparator): boolean => ascending.every((r, i) => i === 0 || cmp(ascending[i - 1]!.id, r.id) <= 0);
+    // Learned only when the page tells the candidates apart: digits in string order and as numbers.
+    const digits = ascending.every((r) => /^\d+$/.test(r.id));
+    const telling = !digits || !(follows(plainOrder) && follows(numericOrder));
+    if (telling && follows(order)) this.#idOrders.set(e.key, order);
+    return follows(order) ? order : plainOrder;
+  }
+
+  /**
+   * A later page of the same query holds no record of an earlier one. Judged only where writes
+   * between the two requests cannot explain a repeat: sorted by created_at ascending (a new record
+   * goes to the end, an update moves nothing; in another order an insertion before the boundary
+   * pushes records onto the next page), with the same results.total on both, and the repeated
+   * records older than the earlier page's request. Counted once per page, against every earlier page.
+   */
+  #continuation(seen: Seen, e: Endpoint, q: ListQuery, page: ListPage, limit: number | undefined): void {
     const t = this.#listTallies.get(`list.offset.traversal ${e.key}`);
-    if (!t || !page.ok || !q.sort || q.sort.attr === 'updated_at') return;
-    const key = traversalKey(seen, q);
+    if (!t || !page.ok || q.sort?.attr !== 'created_at' || q.sort.descending || limit === undefined) return;
+    const key = traversalKey(seen, q, limit);
     const offset = q.offset ?? 0;
     const total = page.meta?.results?.total;
-    const mine: PageSeen = { offset, total: typeof total === 'number' ? total : undefined, ids: new Set(page.records.map((r) => r.id)), seen };
+    const mine: PageSeen = { offset, total: typeof total === 'number' ? total : undefined, records: new Map(page.records.map((r) => [r.id, r.created])), seen: slim(seen) };
     const earlier = this.#traversals.get(key) ?? [];
-    for (const p of earlier) {
-      if (p.offset === offset || p.total === undefined || p.total !== mine.total) continue;
-      const [first, later] = p.offset < offset ? [p, mine] : [mine, p];
-      // Pages that overlap by their own numbers (the later one starts inside the earlier) say nothing.
-      if (first.offset + first.ids.size > later.offset) continue;
-      record(t, later.seen, () => {
-        const both = [...later.ids].filter((id) => first.ids.has(id));
-        if (both.length) {
-          throw new CheckFailure(`a later page of the same query repeats records of an earlier one (offsets ${first.offset} and ${later.offset})`, {
-            expected: 'pages of one query without overlap',
-            actual: `in both: ${both.slice(0, 6).join(', ')}${both.length > 6 ? `, … (${both.length})` : ''}`,
-            exchange: later.seen.res.exchange,
-          });
+    const pairs = earlier.filter((p) => p.offset !== offset && p.total !== undefined && p.total === mine.total).map((p): [PageSeen, PageSeen] => (p.offset < offset ? [p, mine] : [mine, p])).filter(([first, later]) => first.offset + first.records.size <= later.offset);
+    if (pairs.length) {
+      record(t, seen, () => {
+        for (const [first, later] of pairs) {
+          // Older than the first request by a minute at least: no clock between client and store makes it new.
+          const before = instantKeyOf(first.seen.x.startedAt - 60_000);
+          const both = [...later.records.keys()].filter((id) => first.records.has(id) && (first.records.get(id) ?? '') < before);
+          if (both.length) {
+            throw new CheckFailure(`a later page of the same query repeats records of an earlier one (offsets ${first.offset} and ${later.offset}, the same results.total)`, {
+              expected: 'pages of one query without overlap',
+              actual: `in both: ${both.slice(0, 6).join(', ')}${both.length > 6 ? `, … (${both.length})` : ''}`,
+              exchange: seen.res.exchange,
+            });
+          }
         }
         return true;
       });
     }
-    if (earlier.length < 64) this.#traversals.set(key, [...earlier, mine]);
+    // Bounded: 64 pages of a query, 256 queries (the oldest dropped first).
+    if (earlier.length < 64) {
+      this.#traversals.delete(key);
+      this.#traversals.set(key, [...earlier, mine]);
+      if (this.#traversals.size > 256) this.#traversals.delete(this.#traversals.keys().next().value!);
+    }
   }
+}
+
+/** Keys created, kept to compare later keys with: at most this many. */
+const MAX_CREATED = 10_000;
+
+/** What a rule across exchanges keeps of one: its answer parsed, not its text. */
+function slim(seen: Seen): Seen {
+  const parsed: { ok: true; value: unknown } | { ok: false } = seen.res.isJson ? { ok: true, value: seen.res.json() } : { ok: false };
+  const { responseBody: _body, ...x } = seen.x;
+  return { ...seen, x: { ...x, responseBody: '' }, res: new HttpResponse(seen.res.status, seen.res.headers, '', { ...seen.res.exchange, bodyExcerpt: '' }, parsed) };
+}
+
+/** The instant key (pages.ts instantKey) of epoch milliseconds: what record timestamps compare with. */
+function instantKeyOf(ms: number): string {
+  return instantKey(new Date(ms).toISOString()) ?? '';
 }
 
 /** Judges every exchange of `traffic`, in order (a HAR file's): the results and the counts. */

@@ -1,7 +1,7 @@
 // The contract travels with the suite: spec/contract/README.md states it in our words, its rule
 // tables are what statements.yaml says, every check's clause and every statement's `at` lands
 // on an anchor it has, and the contract digest covers it all and the suite's version.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -61,6 +61,13 @@ describe('clauses are anchors of the contract document', () => {
     expect(sectionPath('list-operations')).toBe('Endpoints / List endpoints / The list operations');
     expect(clauseText({ at: 'delete-custom-api', detail: 'Failure 400' })).toBe('Endpoints / Delete a Custom API: Failure 400');
     expect(clauseText({ at: ['authentication', 'errors'] })).toBe('Authentication; Errors');
+  });
+
+  it('every spec/contract/README.md#anchor the code cites (comments and messages) is an anchor of the document', () => {
+    const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((f) => (f.isDirectory() ? walk(join(d, f.name)) : f.name.endsWith('.ts') ? [join(d, f.name)] : []));
+    const cited = ['lib', 'suites', 'server', 'reporters', 'cli', 'selftest', 'bench', 'fixtures'].flatMap((d) => walk(join(ROOT, d))).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/spec\/contract\/README\.md#([a-z0-9-]+(?:\.[a-z0-9-]+)*)/g)].map((m) => `${f.slice(ROOT.length + 1)}: #${m[1]}`));
+    expect(cited.length).toBeGreaterThan(10);
+    expect(cited.filter((c) => !anchors.has(c.split('#')[1]!))).toEqual([]);
   });
 
   it('a statement naming no section, or an anchor the document lacks, is a problem of the document', () => {

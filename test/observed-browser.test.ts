@@ -12,6 +12,7 @@ import { startReferenceServer } from '../server/index.js';
 import { launchChromium } from './browser/chromium.js';
 import { startProxy } from './fixtures/proxy.js';
 import { TOKEN } from './support.js';
+import { READS_SETTLE_MS } from '../suites/delete/custom-api.js';
 
 const dirs: string[] = [];
 
@@ -35,6 +36,8 @@ window.done = (async () => {
   await call('/v2/application-keys', { method: 'POST', headers: json, body: JSON.stringify({ data: { type: 'application_key', name: '' } }) });
   const made = await (await fetch('/v2/settings/extensions/custom-apis', { method: 'POST', headers: json, body: JSON.stringify({ data: { type: 'custom_api', name: 'browser', slug: 'browser-api', api_type: 'browser_api_ext', description: 'made in a page' } }) })).json();
   await call('/v2/settings/extensions/custom-apis/' + made.data.id, { method: 'DELETE', headers: auth });
+  // Reads of a deleted id are judged once a store's reads had READS_SETTLE_MS to settle.
+  await new Promise((r) => setTimeout(r, ${READS_SETTLE_MS + 100}));
   await call('/v2/settings/extensions/custom-apis/' + made.data.id, { headers: auth });
   await call('/v2/settings/extensions/custom-apis/' + made.data.id, { method: 'DELETE', headers: auth });
   return 'done';

@@ -6,15 +6,23 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { connect } from 'node:net';
+import { createServer } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { readHar } from '../lib/har.js';
+import type { Observed } from '../lib/observed.js';
+import { Secrets } from '../lib/secrets.js';
+import { judgeTraffic } from '../suites/observed.js';
 import { OBSERVED_LIST_CHECKS, judge, observerModel, OPAQUE, queryOfUrl } from '../suites/list/model.js';
 import { listPageOf } from '../suites/list/pages.js';
 import { main } from '../cli/main.js';
 import type { Io } from '../cli/io.js';
 import type { RunReport } from '../reporters/model.js';
 import { startReferenceServer } from '../server/index.js';
-import { endpoints, TOKEN } from './support.js';
+import { endpoints, listening, TOKEN } from './support.js';
 import { startProxy } from './fixtures/proxy.js';
+import { READS_SETTLE_MS } from '../suites/delete/custom-api.js';
 import { HttpResponse } from '../lib/http.js';
 
 const dirs: string[] = [];
@@ -49,7 +57,7 @@ interface Recorded {
  * (two pages of one sorted query), keys created (one body invalid), a Custom API created,
  * deleted, deleted again and read, a malformed id, a DELETE without a token.
  */
-async function drive(base: string): Promise<Recorded[]> {
+async function drive(base: string, settle = false): Promise<Recorded[]> {
   const out: Recorded[] = [];
   const auth = { authorization: `Bearer ${TOKEN}` };
   const send = async (method: string, path: string, body?: unknown, headers: Record<string, string> = auth): Promise<Recorded> => {
@@ -68,12 +76,15 @@ async function drive(base: string): Promise<Recorded[]> {
   await send('GET', '/v2/accounts?sort=created_at&page[limit]=5&page[offset]=5');
   await send('GET', '/v2/accounts?sort=-id&page[limit]=7&page[offset]=3');
   await send('GET', '/v2/accounts?filter=ge(created_at,2026-01-01T00:00:00.000Z)&page[limit]=10');
+  await send('GET', '/v2/accounts?page[limit]=abc');
   await send('POST', '/v2/application-keys', { data: { type: 'application_key', name: 'observed-key-1', reserved_rate_limit: 5 } });
   await send('POST', '/v2/application-keys', { data: { type: 'application_key', name: 'observed-key-2' } });
   await send('POST', '/v2/application-keys', { data: { type: 'application_key' } });
   const made = await send('POST', '/v2/settings/extensions/custom-apis', { data: { type: 'custom_api', name: 'observed', slug: 'observed-api', api_type: 'observed_api_ext', description: 'seen through the proxy' } });
   const id = (JSON.parse(made.text) as { data: { id: string } }).data.id;
   await send('DELETE', `/v2/settings/extensions/custom-apis/${id}`);
+  // Reads of a deleted id are judged once a store's reads had READS_SETTLE_MS to settle.
+  if (settle) await new Promise((r) => setTimeout(r, READS_SETTLE_MS + 100));
   await send('GET', `/v2/settings/extensions/custom-apis/${id}`);
   await send('DELETE', `/v2/settings/extensions/custom-apis/${id}`);
   await send('DELETE', '/v2/settings/extensions/custom-apis/not-a-uuid');
@@ -94,11 +105,11 @@ function toHar(traffic: readonly Recorded[]): string {
 }
 
 /** The proxy in front of a reference server with `faults`, driven, stopped by a signal: its report, the traffic and what it printed. */
-async function throughProxy(faults: string[] = []): Promise<{ report: RunReport; code: number; traffic: Recorded[]; printed: string[]; upstream: Recorded[] }> {
+async function throughProxy(faults: string[] = [], settle = faults.some((f) => f.startsWith('delete-'))): Promise<{ report: RunReport; code: number; traffic: Recorded[]; printed: string[]; upstream: Recorded[] }> {
   const server = await startReferenceServer({ token: TOKEN, seed: 5, records: 40, faults });
   try {
     const proxy = await startProxy(server.url);
-    const traffic = await drive(proxy.address);
+    const traffic = await drive(proxy.address, settle);
     const { code, report, printed } = await proxy.stop();
     // The same requests straight to the server: what the proxy passed back must be what it answered.
     const upstream = await drive(server.url);
@@ -113,14 +124,14 @@ const failed = (report: RunReport): string[] => report.results.filter((r) => r.o
 
 describe('conformance proxy in front of the reference server', () => {
   it('passes answers through unchanged, judges the conforming server clean, and never passes what it did not see', async () => {
-    const { report, code, traffic, upstream } = await throughProxy();
+    const { report, code, traffic, upstream } = await throughProxy([], true);
     expect(failed(report)).toEqual([]);
     expect(code).toBe(0);
     // Byte for byte the same answers (ids and secrets differ: new keys, new Custom APIs).
     const shape = (r: Recorded) => `${r.method} ${new URL(r.url).pathname.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/, '{id}')}${new URL(r.url).search} ${r.status} ${r.responseHeaders['content-type'] ?? ''}`;
     expect(traffic.map(shape)).toEqual(upstream.map(shape));
     expect(traffic.filter((r) => r.method === 'GET' && r.url.includes('/v2/accounts')).map((r) => r.text)).toEqual(upstream.filter((r) => r.method === 'GET' && r.url.includes('/v2/accounts')).map((r) => r.text));
-    for (const [id, op] of [['delete.existing.204'], ['delete.repeat.404'], ['delete.malformed-id.rejected'], ['delete.unauthenticated.401'], ['create.valid.201'], ['create.keys.distinct'], ['create.rate-limit.echo'], ['create.reject.missing-name'], ['list.limit.max', 'accounts'], ['list.limit.default', 'accounts'], ['list.page.arithmetic', 'accounts'], ['list.sort.descending', 'accounts'], ['list.filter.ge', 'accounts'], ['list.offset.traversal', 'accounts']] as const) {
+    for (const [id, op] of [['delete.existing.204'], ['delete.repeat.404'], ['delete.malformed-id.rejected'], ['delete.unauthenticated.401'], ['create.valid.201'], ['create.keys.distinct'], ['create.rate-limit.echo'], ['create.reject.missing-name'], ['list.limit.max', 'accounts'], ['list.limit.default', 'accounts'], ['list.page.arithmetic', 'accounts'], ['list.sort.descending', 'accounts'], ['list.filter.ge', 'accounts'], ['list.offset.traversal', 'accounts'], ['list.params.invalid', 'accounts']] as const) {
       expect(`${id} ${op ?? ''} ${outcome(report, id, op)}`).toBe(`${id} ${op ?? ''} pass`);
     }
     // Not seen, never passed: an operation no request reached, a rule no exchange can show.
@@ -137,6 +148,7 @@ describe('conformance proxy in front of the reference server', () => {
       ['sort-inverted', ['list.sort.created-at [accounts]', 'list.sort.descending [accounts]']],
       ['create-name-optional', ['create.reject.missing-name']],
       ['page-total-in-records', ['list.page.arithmetic [accounts]']],
+      ['bad-paging-500', ['list.params.invalid [accounts]']],
     ] as const) {
       const { report, code } = await throughProxy([fault]);
       expect(failed(report), fault).toEqual(expected);
@@ -244,7 +256,136 @@ describe('the list checks that judge traffic', () => {
       judge(observerModel('/v2/accounts', 25, false), { ...q, offset: 10_001 }, page(500, { errors: [] }, url), () => OPAQUE, examined);
       judge(observerModel('/v2/accounts', 25, false), q, page(200, { data: [], meta: meta(0, q.offset ?? 0, limit) }, url), () => OPAQUE, examined);
     }
-    expect([...examined].sort()).toEqual([...OBSERVED_LIST_CHECKS].filter((id) => id !== 'list.offset.traversal' || examined.has(id)).sort());
+    // The two judged outside judge(): across pages, and requests with invalid paging parameters.
+    expect([...examined].sort()).toEqual([...OBSERVED_LIST_CHECKS].filter((id) => !['list.offset.traversal', 'list.params.invalid'].includes(id) || examined.has(id)).sort());
     for (const id of examined) expect(OBSERVED_LIST_CHECKS.has(id), id).toBe(true);
+  });
+});
+
+describe('the judgement of traffic, on what adversarial servers and clients sent', () => {
+  const settings = { endpoints: endpoints() };
+  let clock = Date.parse('2026-11-24T12:00:00.000Z');
+  const x = (method: string, path: string, status: number, body: unknown, more: Partial<Observed> = {}): Observed => {
+    const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+    clock += 10;
+    return { method, url: `http://t.example${path}`, requestHeaders: { authorization: `Bearer ${TOKEN}` }, status, responseHeaders: { 'content-type': 'application/json' }, responseBody: text, bodyBytes: text.length, startedAt: clock, durationMs: 2, ...more };
+  };
+  const rec = (id: string, day = 1) => ({ id, meta: { timestamps: { created_at: `2026-01-${String(day).padStart(2, '0')}T00:00:00.000Z`, updated_at: `2026-01-${String(day).padStart(2, '0')}T00:00:00.000Z` } } });
+  const page = (records: unknown[], limit: number, offset: number, total: number) => ({ data: records, meta: { page: { limit, offset, current: Math.floor(offset / limit) + 1, total: Math.ceil(total / limit) }, results: { total } } });
+  const failing = (traffic: Observed[], more: Partial<typeof settings & { credentialsStripped: boolean }> = {}): string[] =>
+    judgeTraffic(traffic, { ...settings, ...more }, new Secrets()).results.filter((r) => r.outcome === 'fail').map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}`);
+
+  it('ids made of digits: a filter on id is judged in the collation a sort=id page showed, never in one guessed', () => {
+    const numeric = (ids: number[]) => ids.map((i) => rec(String(i)));
+    // No sort=id page yet: gt(id,9) over 11, 17, 23 is not judged (as strings 11 < 9).
+    expect(failing([x('GET', '/v2/accounts?filter=gt(id,9)&page[limit]=3', 200, page(numeric([11, 17, 23]), 3, 0, 3))])).toEqual([]);
+    // A sort=id page shows numbers: then records at or before 106 under gt(id,106) break the filter.
+    const learned = x('GET', '/v2/accounts?sort=id&page[limit]=3', 200, page(numeric([2, 3, 11]), 3, 0, 40));
+    expect(failing([learned, x('GET', '/v2/accounts?sort=id&filter=gt(id,106)&page[limit]=4', 200, page(numeric([77, 86, 95, 97]), 4, 0, 4))])).toEqual(['list.filter.gt [accounts]']);
+    expect(failing([learned, x('GET', '/v2/accounts?filter=gt(id,9)&page[limit]=3', 200, page(numeric([11, 17, 23]), 3, 0, 3))])).toEqual([]);
+  });
+
+  it('create bodies the contract leaves open may be refused; a plain one may not', () => {
+    const create = (data: unknown, status: number) => x('POST', '/v2/application-keys', status, { errors: [{ title: 'Bad Request', status: String(status), detail: 'no' }] }, { requestBody: JSON.stringify({ data }), requestHeaders: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } });
+    expect(failing([create({ type: 'application_key', name: 'a', reserved_rate_limit: null }, 400), create({ type: 'application_key', name: 'b', description: 'x' }, 400), create({ type: 'application_key', name: 'c', reserved_rate_limit: -1 }, 422), create({ type: 'application_key', name: 'd\u200b' }, 400)])).toEqual([]);
+    expect(failing([create({ type: 'application_key', name: 'plain name' }, 400)])).toEqual(['create.valid.2xx']);
+  });
+
+  it('a parameter given twice, percent-encoding that does not decode, page[limit]=0: no false failure, no crash', () => {
+    expect(failing([x('GET', '/v2/accounts?page[limit]=5&page[limit]=10', 200, page([rec('a'), rec('b'), rec('c'), rec('d'), rec('e')], 5, 0, 40))])).toEqual([]);
+    expect(failing([x('GET', '/v2/accounts?filter=ge(created_at,%ZZ)&page[limit]=5', 400, { errors: [{ title: 'Bad Request', status: '400', detail: 'no' }] })])).toEqual([]);
+    const zero = judgeTraffic([x('GET', '/v2/accounts?page[limit]=0', 200, page(Array.from({ length: 25 }, (_, i) => rec(`r${i}`)), 25, 0, 40))], settings, new Secrets());
+    expect(zero.results.filter((r) => r.outcome === 'fail')).toEqual([]);
+    expect(zero.counts.faults).toEqual([]);
+    expect(zero.results.find((r) => r.id === 'list.params.invalid' && r.operation === 'accounts')!.outcome).toBe('pass');
+  });
+
+  it('a sanitized record (no Authorization header anywhere) blames no request for having no token', () => {
+    const bare = (o: Observed): Observed => ({ ...o, requestHeaders: {} });
+    const traffic = [bare(x('DELETE', '/v2/settings/extensions/custom-apis/0b0c7a5e-1111-4222-8333-444455556666', 204, undefined))];
+    expect(failing(traffic)).toEqual(['delete.unauthenticated.refused', 'delete.unauthenticated.401']);
+    expect(failing(traffic, { credentialsStripped: true })).toEqual([]);
+  });
+
+  it('pages of one query: a repeat is a failure only where writes between them cannot explain it', () => {
+    const rs = (from: number, n: number) => Array.from({ length: n }, (_, i) => rec(`id-${from + i}`, 1 + Math.floor((from + i) / 3)));
+    // Newest first: a record created between the two reads pushes the last of page 1 onto page 2.
+    const down = (from: number, n: number) => Array.from({ length: n }, (_, i) => rec(`id-${from - i}`, from - i));
+    expect(failing([x('GET', '/v2/accounts?sort=-created_at&page[limit]=5', 200, page(down(27, 5), 5, 0, 12)), x('GET', '/v2/accounts?sort=-created_at&page[limit]=5&page[offset]=5', 200, page(down(23, 5), 5, 5, 12))])).toEqual([]);
+    // Oldest first, the default page length on page 1 and page[limit]=25 on page 2: one traversal.
+    const first = x('GET', '/v2/settings', 200, { data: { page_length: 25 } });
+    expect(failing([first, x('GET', '/v2/accounts?sort=created_at', 200, page(rs(0, 25), 25, 0, 60)), x('GET', '/v2/accounts?sort=created_at&page[limit]=25&page[offset]=25', 200, page(rs(24, 25), 25, 25, 60))])).toEqual(['list.offset.traversal [accounts]']);
+  });
+
+  it('a Custom API read or deleted again after its DELETE: in either case of its id, once reads had time to settle', () => {
+    const id = '020ffab2-1111-4222-8333-444455556666';
+    const del = x('DELETE', `/v2/settings/extensions/custom-apis/${id}`, 204, undefined);
+    const found = { data: { id, type: 'custom_api' } };
+    const later = (path: string, method: string, status: number, body: unknown, ms: number) => ({ ...x(method, path, status, body), startedAt: del.startedAt + del.durationMs + ms });
+    // Within the settle time: a lagging read is allowed.
+    expect(failing([del, later(`/v2/settings/extensions/custom-apis/${id}`, 'GET', 200, found, 800)])).toEqual([]);
+    expect(failing([del, later(`/v2/settings/extensions/custom-apis/${id.toUpperCase()}`, 'GET', 200, found, READS_SETTLE_MS + 50)])).toEqual(['delete.repeat.404']);
+    expect(failing([del, later(`/v2/settings/extensions/custom-apis/${id.toUpperCase()}`, 'DELETE', 204, undefined, READS_SETTLE_MS + 50)])).toEqual(['delete.repeat.404']);
+  });
+});
+
+describe('conformance proxy passes requests as sent', () => {
+  it('refuses what is not a path, forwards dot segments unchanged, and blames no upstream for a client that went away', async () => {
+    const seen: string[] = [];
+    const upstream = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on('end', () => res.writeHead(404, { 'content-type': 'application/json' }).end('{"errors":[{"title":"Not Found","status":"404","detail":"none"}]}'));
+    });
+    const up = await listening(upstream);
+    try {
+      const proxy = await startProxy(up.url);
+      const port = new URL(proxy.address).port;
+      const raw = (text: string): Promise<string> => new Promise((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
+        let got = '';
+        socket.on('data', (d) => (got += d.toString()));
+        socket.on('close', () => resolve(got));
+        setTimeout(() => socket.destroy(), 500);
+      });
+      expect(await raw(`GET http://127.0.0.1:${port}/v2/accounts HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
+      expect(await raw('OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toMatch(/^HTTP\/1\.1 400/);
+      await raw('DELETE /v2/settings/extensions/custom-apis/%2e%2e HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      await raw('DELETE /v2/settings/extensions/custom-apis/.. HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      // A body announced longer than sent, then the client closes.
+      const cut = connect(Number(port), '127.0.0.1', () => cut.write('POST /v2/application-keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"data":{'));
+      await new Promise((r) => setTimeout(r, 200));
+      cut.destroy();
+      await new Promise((r) => setTimeout(r, 200));
+      const { report } = await proxy.stop();
+      expect(seen).toEqual(expect.arrayContaining(['DELETE /v2/settings/extensions/custom-apis/%2e%2e', 'DELETE /v2/settings/extensions/custom-apis/..']));
+      expect(seen.some((s) => s.startsWith('GET') || s.startsWith('OPTIONS'))).toBe(false);
+      expect(report.suiteErrors.filter((e) => /upstream/.test(e))).toEqual([]);
+    } finally {
+      await up.close();
+    }
+  });
+
+  it('judges a create whose body was sent gzip-compressed by what it says', async () => {
+    // An upstream that reads gzip request bodies and creates the key.
+    const upstream = createServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on('data', (d: Buffer) => parts.push(d));
+      req.on('end', () => {
+        const body = JSON.parse(gunzipSync(Buffer.concat(parts)).toString()) as { data: { name: string } };
+        const now = new Date().toISOString();
+        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { id: randomUUID(), type: 'application_key', name: body.data.name, client_id: randomUUID(), client_secret: 'zipped-secret-0123456789', meta: { timestamps: { created_at: now, updated_at: now, last_used_at: null } } }, meta: {}, links: {} }));
+      });
+    });
+    const up = await listening(upstream);
+    try {
+      const proxy = await startProxy(up.url);
+      await fetch(`${proxy.address}/v2/application-keys`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify({ data: { type: 'application_key', name: 'zipped' } })) }).then((r) => r.text());
+      const { report } = await proxy.stop();
+      expect(failed(report)).toEqual([]);
+      expect(outcome(report, 'create.response.schema')).toBe('pass');
+    } finally {
+      await up.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
-// Create an Application Key: the name's length (contract, "Limits: Name length of an application
-// key"; counted in Unicode code points, not bytes: spec/contract/README.md#create.name-valid).
+// Create an Application Key: the name's length (spec/contract/README.md#limits; counted in
+// Unicode code points, not bytes: #create.name-valid).
 import type { Faker } from '@faker-js/faker';
 import type { WrittenCheck, CheckContext } from '../../lib/check.js';
 import type { Clause } from '../../lib/clauses.js';

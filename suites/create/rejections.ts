@@ -1,5 +1,5 @@
-// Create an Application Key: bodies that break the request schema (contract, "Resources /
-// ApplicationKey", request table; spec/contract/README.md#create.invalid-bodies: refused with 400
+// Create an Application Key: bodies that break the request schema
+// (spec/contract/README.md#application-key, the request table; #create.invalid-bodies: refused with 400
 // or 422 and the Error shape, never 2xx, never 5xx), tried as families of shapes in the manner of
 // negative testing: each required member absent, each member null or of another JSON type, the
 // constant `type` spelled nearly right, and bodies that are not JSON. Shapes spec/contract leaves
@@ -59,7 +59,7 @@ export function rejectionCheck(id: string, clause: Clause, title: string, shapes
     // as the run's own shapes must be. Only requests with a token: without one, a refusal says
     // nothing of the body.
     observe(seen) {
-      if (seen.operation !== 'create-application-key' || seen.x.requestHeaders.authorization === undefined) return false;
+      if (seen.operation !== 'create-application-key' || seen.credentials === 'absent') return false;
       const broken = brokenRule(seen);
       if (broken?.check !== id) return false;
       expectRejected(seen.res, `Create an Application Key (${broken.what})`, statuses);

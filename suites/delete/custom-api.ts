@@ -52,18 +52,33 @@ export async function deleteCustomApi(s: Session, id: string, auth: Auth = 'toke
 }
 
 /**
+ * How long a store's reads may lag a DELETE it answered with a success: a read of the id within
+ * this time that still finds it is no failure (spec/contract/README.md#delete.applied). A run's
+ * read waits it out (stillFound); traffic is judged only after it (suites/delete/checks.ts).
+ */
+export const READS_SETTLE_MS = 2000;
+
+/** An id as the deleted ids of traffic are kept: a UUID in lower case (RFC 9562 reads hex digits in either case). */
+export function deletedKey(id: string): string {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id) ? id.toLowerCase() : id;
+}
+
+/**
  * Whether a Custom API can still be read after its DELETE was answered 2xx: GET of its id (the
- * real platform's read, spec/contract/README.md#custom-api), asked again up to three times over
- * about two seconds while it is found (a store whose reads lag its writes settles; one that only
- * hides the id from DELETE does not). Returns the last answer when it is still found, undefined
- * when it is not (404, 410) or the read says nothing (another status: a target without the read).
+ * real platform's read, spec/contract/README.md#custom-api), asked again, at growing intervals,
+ * while it is found, until READS_SETTLE_MS have passed (a store whose reads lag its writes
+ * settles; one that only hides the id from DELETE does not). Returns the last answer when it is
+ * still found, undefined when it is not (404, 410) or the read says nothing (another status: a
+ * target without the read).
  */
 export async function stillFound(s: Session, id: string): Promise<HttpResponse | undefined> {
+  const until = Date.now() + READS_SETTLE_MS;
   for (let attempt = 0; ; attempt++) {
     const res = await s.request({ method: 'GET', path: customApiPath(id) });
     if (res.status < 200 || res.status >= 300) return undefined;
-    if (attempt === 3) return res;
-    await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
+    const left = until - Date.now();
+    if (left <= 0) return res;
+    await new Promise((r) => setTimeout(r, Math.min(left, 250 * 2 ** attempt)));
   }
 }
 

@@ -1,6 +1,6 @@
-// Page length and offsets (contract, "Pagination information in list responses" and
-// "Limits": default 25, maximum 100, offsets counted in records from zero, the hard offset
-// limit on /v2/orders and /v2/files; spec/contract/README.md#list-endpoints).
+// Page length and offsets (spec/contract/README.md#pagination-information and #limits: default
+// 25, maximum 100, offsets counted in records from zero, the hard offset limit on /v2/orders and
+// /v2/files; #list-endpoints).
 import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { expectErrorBody, expectStatus, fail } from '../../lib/expect.js';

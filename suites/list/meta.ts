@@ -1,6 +1,6 @@
 // The operation is there, and its pagination fields are present and integer on every list
-// response, including ones with zero records (contract, "Pagination information in list
-// responses": "present even when the result is empty"; spec/contract/README.md#lists.meta).
+// response, including ones with zero records (spec/contract/README.md#pagination-information:
+// present even when the result is empty; #lists.meta).
 import { expectErrorBody, expectSchema, expectStatus, expectValid, fail } from '../../lib/expect.js';
 import { SCHEMA } from '../../lib/schema.js';
 import type { WrittenListCheck } from './list-check.js';
@@ -16,6 +16,17 @@ export function expectListMeta(page: ListPage, what: string): void {
   // Not a list at all: the body is still there to judge (and to fail as not JSON).
   if (!page.ok) expectSchema(page.res, SCHEMA.listResponse, what);
   expectValid(page.violations ?? [], SCHEMA.listResponse, page.res, what);
+}
+
+/**
+ * The answer to invalid paging parameters (negative, 0 for page[limit], not a number): a 4xx with
+ * the Error shape, or a well-formed page of at most 100 records; never a 5xx.
+ */
+export function expectInvalidPagingAnswer(page: ListPage, what: string): void {
+  if (page.res.status >= 500) fail(`${what}: a server error`, { expected: '4xx with the Error shape, or a well-formed page', actual: `status ${page.res.status}`, res: page.res });
+  if (page.res.status >= 400) return expectErrorBody(page.res, what);
+  expectListMeta(page, what);
+  if (page.records.length > 100) fail(`${what}: more than 100 records`, { expected: 'at most 100 records', actual: `${page.records.length}`, res: page.res });
 }
 
 export const metaChecks: WrittenListCheck[] = [
@@ -109,15 +120,7 @@ export const metaChecks: WrittenListCheck[] = [
       ];
       const pages = readPagesAtOnce(ctx, e, path, cases.map(([name, value]) => ({ [name]: value })));
       for (const [i, [name, value]] of cases.entries()) {
-        const page = await pages[i]!;
-        const what = `GET ${path} with ${name}=${value}`;
-        if (page.res.status >= 500) fail(`${what}: a server error`, { expected: '4xx with the Error shape, or a well-formed page', actual: `status ${page.res.status}`, res: page.res });
-        if (page.res.status >= 400) {
-          expectErrorBody(page.res, what);
-          continue;
-        }
-        expectListMeta(page, what);
-        if (page.records.length > 100) fail(`${what}: more than 100 records`, { expected: 'at most 100 records', actual: `${page.records.length}`, res: page.res });
+        expectInvalidPagingAnswer(await pages[i]!, `GET ${path} with ${name}=${value}`);
       }
     },
   },

@@ -189,10 +189,21 @@ export function queryOfUrl(url: string): ListQuery | undefined {
   const at = url.indexOf('?');
   const q: ListQuery = { filters: [] };
   if (at < 0) return q;
+  const named = new Set<string>();
   for (const part of url.slice(at + 1).split('&')) {
     const eq = part.indexOf('=');
-    const k = decodeURIComponent(part.slice(0, eq));
-    const v = decodeURIComponent(part.slice(eq + 1));
+    let k: string;
+    let v: string;
+    try {
+      k = decodeURIComponent(part.slice(0, eq));
+      v = decodeURIComponent(part.slice(eq + 1));
+    } catch {
+      // Not percent-encoding a server could read the same way: outside the space judged.
+      return undefined;
+    }
+    // A parameter given twice: which one a server reads is not the contract's to say.
+    if (named.has(k)) return undefined;
+    named.add(k);
     if (k === 'sort') {
       const attr = v.replace(/^-/, '');
       if (!(ATTRS as readonly string[]).includes(attr)) return undefined;
@@ -347,8 +358,9 @@ export interface Disagreement {
 
 /**
  * The list checks whose rules judge() holds one answer to by itself, with a model that knows no
- * record (every id it passes to `examined`), and list.offset.traversal, which traffic shows across
- * the pages of one query (suites/observed.ts): what `--list` marks as judged from observed traffic.
+ * record (every id it passes to `examined`), list.offset.traversal, which traffic shows across
+ * the pages of one query, and list.params.invalid, whose own predicate judges a request with
+ * invalid paging parameters (suites/observed.ts): what `--list` marks as judged from traffic.
  * test/observed.test.ts holds it to what judge() examines.
  */
 export const OBSERVED_LIST_CHECKS: ReadonlySet<string> = new Set([
@@ -362,6 +374,7 @@ export const OBSERVED_LIST_CHECKS: ReadonlySet<string> = new Set([
   'list.offset.hard-limit',
   'list.offset.soft-limit-5xx',
   'list.offset.traversal',
+  'list.params.invalid',
   'list.filter.ge',
   'list.filter.gt',
   'list.sort.created-at',
@@ -446,6 +459,9 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
   const offset = q.offset ?? 0;
   const pastHard = m.hardOffsetLimit && offset > HARD_OFFSET_LIMIT;
   const pastSoft = !m.hardOffsetLimit && offset > HARD_OFFSET_LIMIT;
+  // Past an offset limit any answer but a 5xx (and, past the hard one, any record) keeps the rule.
+  if (pastHard) held('list.offset.hard-limit');
+  if (pastSoft) held('list.offset.soft-limit-5xx');
   if (status >= 500) {
     const past = m.complete && offset > 0 && offset >= predicted(q).selected.length;
     const rule = pastHard ? 'list.offset.hard-limit' : pastSoft ? 'list.offset.soft-limit-5xx' : past ? 'list.meta.past-end' : q.filters.length ? filterRule(q) : q.sort ? sortRule(q) : limitRule(q);
@@ -464,7 +480,6 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
   const n = rs.length;
   held('list.meta.fields');
   held('list.limit.max');
-  if (pastHard) held('list.offset.hard-limit');
   if (pastHard) {
     if (n > 0) add('list.offset.hard-limit', `${asked}: records served beyond the hard offset limit`, 'no record (a 4xx, or an empty page)', `${n} record(s)`);
     return out;

@@ -1,6 +1,6 @@
-// Sorting and filtering (contract, "List endpoints": sort on created_at, updated_at, id; filter
-// with ge and gt; spec/contract/README.md#lists.sort-descending, #lists.total: sort=-attr
-// descending, filter totals).
+// Sorting and filtering (spec/contract/README.md#list-endpoints: sort on created_at, updated_at,
+// id; filter with ge and gt; #lists.sort-descending, #lists.total: sort=-attr descending,
+// filter totals).
 import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { expectStatus, fail } from '../../lib/expect.js';

@@ -1,5 +1,4 @@
-// Whole-collection traversals (contract, "Keyset-style traversal";
-// spec/contract/README.md#lists.keyset: keyset and offset traversals reach the same records; offset
+// Whole-collection traversals (spec/contract/README.md#keyset-traversal; #lists.keyset: keyset and offset traversals reach the same records; offset
 // traversal meets every record once; results.total is what is actually readable).
 import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
