@@ -8,7 +8,9 @@ import { startReferenceServer } from '../server/index.js';
 import { VARIANTS } from '../server/variants.js';
 import type { RunReport } from '../reporters/model.js';
 import { startProxy } from './fixtures/proxy.js';
-import { TOKEN } from './support.js';
+import { spawn } from 'node:child_process';
+import { BIN, TOKEN } from './support.js';
+import { listeningUrl } from '../bench/support.js';
 import { READS_SETTLE_MS } from '../suites/delete/custom-api.js';
 
 interface Key {
@@ -59,6 +61,26 @@ async function sdkThroughProxy(options: { variants?: string[]; faults?: string[]
 }
 
 const failures = (r: RunReport, level?: string): string[] => r.results.filter((x) => x.outcome === 'fail' && (level === undefined || x.level === level)).map((x) => `${x.id}${x.operation ? ` [${x.operation}]` : ''}`);
+
+describe('@elasticpath/js-sdk through conformance proxy, in front of `conformance serve`', () => {
+  it('the CLI\'s own server and proxy, each a process of its own: no rule broken', async () => {
+    const server = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--token', TOKEN, '--seed', '3'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const url = await listeningUrl(server);
+      const proxy = spawn(process.execPath, [BIN, 'proxy', '--upstream', url, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NO_COLOR: '1' } });
+      let printed = '';
+      proxy.stdout!.on('data', (d: Buffer) => (printed += d.toString()));
+      const exited = new Promise<number | null>((resolve) => proxy.once('exit', (code) => resolve(code)));
+      while (!/conformance proxy: http:\/\/\S+/.test(printed)) await new Promise((r) => setTimeout(r, 20));
+      await sdkSession(/conformance proxy: (http:\/\/\S+)/.exec(printed)![1]!, false);
+      proxy.kill('SIGTERM');
+      expect(await exited, printed).toBe(0);
+      expect(printed).toMatch(/every MUST check passed|no MUST check failed/);
+    } finally {
+      server.kill();
+    }
+  }, 60_000);
+});
 
 describe('@elasticpath/js-sdk through conformance proxy', () => {
   it('the conforming server and every variant: no MUST rule broken, SHOULD warnings only where the variant declares them', async () => {
