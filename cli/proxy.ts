@@ -222,7 +222,7 @@ export async function proxy(args: string[], io: Io, signals: { once(event: 'SIGI
       if (!clientGone) {
         // The upstream could not be reached or broke the connection: the client is told, and the
         // report says the proxy could not see this exchange (a target's outage is not a rule broken).
-        const why = `the upstream ${upstream.origin} could not be reached or closed the connection (${e.code ?? e.message})`;
+        const why = `the upstream ${upstream.origin} could not be reached, closed the connection, or sent an answer HTTP does not allow (${e.code ?? e.message})`;
         suiteErrors.set(why, (suiteErrors.get(why) ?? 0) + 1);
         refuse(res, 502, 'Bad Gateway', 'the upstream could not be reached');
       }

@@ -80,8 +80,9 @@ function classify(x: Observed, lists: ReadonlyArray<{ e: Endpoint; pattern: RegE
     return undefined;
   }
   if (x.method === 'POST' && path.replace(/\/$/, '') === APPLICATION_KEYS) return { operation: 'create-application-key' };
+  // The store's settings, read or changed: a page_length set mid-traffic is the default from then on.
+  if (path.replace(/\/$/, '') === '/v2/settings' && ['GET', 'PUT', 'PATCH'].includes(x.method)) return { operation: 'store-settings' };
   if (x.method !== 'GET') return undefined;
-  if (path.replace(/\/$/, '') === '/v2/settings') return { operation: 'store-settings' };
   const list = lists.find((l) => l.pattern.test(path));
   return list ? { operation: 'list', endpoint: list.e } : undefined;
 }
@@ -157,7 +158,8 @@ export class TrafficJudge {
   readonly #traversals = new Map<string, PageSeen[]>();
   /** How each list operation's target collates ids, read from the sort=id pages seen (orderOf). */
   readonly #idOrders = new Map<string, Comparator>();
-  #storePageLength: number | undefined;
+  /** The store's page_length as GET (or PUT) /v2/settings showed it, by the credentials that asked: one host may serve several stores. */
+  readonly #storePageLength = new Map<string, number>();
 
   constructor(settings: ObservedSettings, secrets: Secrets) {
     this.#settings = settings;
@@ -206,12 +208,23 @@ export class TrafficJudge {
     if (x.unread || x.requestUnread) {
       this.counts.unread++;
       if (gone !== undefined && !this.#deleted.has(gone)) this.#deleted.set(gone, slim(seen));
+      if (this.#deleted.size > MAX_DELETED) this.#deleted.delete(this.#deleted.keys().next().value!);
       return;
     }
     const before: SeenBefore = { deleted: this.#deleted, created: this.#created };
-    for (const t of this.#tallies) if (t.check.observe) record(t, seen, () => t.check.observe!(seen, before));
-    if (where.operation === 'store-settings') this.#storePageLength = pageLengthOf(seen) ?? this.#storePageLength;
-    if (gone !== undefined && !this.#deleted.has(gone)) this.#deleted.set(gone, slim(seen));
+    // A 401 or 403 to a request with a token (expired, another store's, read-only) says nothing of
+    // any rule but the shape of errors: the request was not taken up at all.
+    const refused = (x.status === 401 || x.status === 403) && credentials !== 'absent';
+    for (const t of this.#tallies) if (t.check.observe && (!refused || t.check.area === 'errors')) record(t, seen, () => t.check.observe!(seen, before));
+    if (where.operation === 'store-settings') {
+      const length = pageLengthOf(seen);
+      if (length !== undefined) this.#storePageLength.set(storeOf(x), length);
+    }
+    if (gone !== undefined && !this.#deleted.has(gone)) {
+      this.#deleted.set(gone, slim(seen));
+      if (this.#deleted.size > MAX_DELETED) this.#deleted.delete(this.#deleted.keys().next().value!);
+    }
+    if (refused) return;
     if (where.operation === 'create-application-key' && ok && this.#created.length < MAX_CREATED) this.#created.push(slim(seen));
     if (where.operation === 'list' && where.endpoint) this.#page(seen, where.endpoint);
   }
@@ -235,7 +248,7 @@ export class TrafficJudge {
     if (!asked) return;
     const page = listPageOf(seen.res, e);
     const shown = page.meta?.page?.limit;
-    const known = this.#settings.defaultPageLength ?? this.#storePageLength;
+    const known = this.#settings.defaultPageLength ?? this.#storePageLength.get(storeOf(seen.x));
     // Unknown, the default is taken as the page says it (and not judged itself, below).
     const defaultLength = known ?? (typeof shown === 'number' && Number.isInteger(shown) && shown >= 1 ? shown : 25);
     const idOrder = this.#idOrder(e, asked, page);
@@ -287,7 +300,9 @@ export class TrafficJudge {
    */
   #continuation(seen: Seen, e: Endpoint, q: ListQuery, page: ListPage, limit: number | undefined): void {
     const t = this.#listTallies.get(`list.offset.traversal ${e.key}`);
-    if (!t || !page.ok || q.sort?.attr !== 'created_at' || q.sort.descending || limit === undefined) return;
+    // Not on nested lists: what a relationship list holds (a node's products) changes by attaching
+    // old records, which land anywhere in the order.
+    if (!t || !page.ok || q.sort?.attr !== 'created_at' || q.sort.descending || limit === undefined || e.placeholders.length > 0) return;
     const key = traversalKey(seen, q, limit);
     const offset = q.offset ?? 0;
     const total = page.meta?.results?.total;
@@ -299,7 +314,11 @@ export class TrafficJudge {
         for (const [first, later] of pairs) {
           // Older than the first request by a minute at least: no clock between client and store makes it new.
           const before = instantKeyOf(first.seen.x.startedAt - 60_000);
-          const both = [...later.records.keys()].filter((id) => first.records.has(id) && (first.records.get(id) ?? '') < before);
+          // Not a record tied with another on created_at: the order of ties is open, and one
+          // updated between the two requests may move within its tie, across the boundary.
+          const times = [...first.records.values(), ...later.records.values()];
+          const tied = (id: string): boolean => times.filter((v) => v === first.records.get(id)).length > 2;
+          const both = [...later.records.keys()].filter((id) => first.records.has(id) && (first.records.get(id) ?? '') < before && !tied(id));
           if (both.length) {
             throw new CheckFailure(`a later page of the same query repeats records of an earlier one (offsets ${first.offset} and ${later.offset}, the same results.total)`, {
               expected: 'pages of one query without overlap',
@@ -322,6 +341,14 @@ export class TrafficJudge {
 
 /** Keys created, kept to compare later keys with: at most this many. */
 const MAX_CREATED = 10_000;
+
+/** Ids deleted, kept to hold later reads to: at most this many (the oldest forgotten first). */
+const MAX_DELETED = 100_000;
+
+/** Which store a request speaks to, as far as traffic tells: its credentials. */
+function storeOf(x: Observed): string {
+  return x.requestHeaders.authorization ?? '';
+}
 
 /** What a rule across exchanges keeps of one: its answer parsed, not its text. */
 function slim(seen: Seen): Seen {

@@ -15,7 +15,7 @@ import type { Observed } from '../lib/observed.js';
 import { Secrets } from '../lib/secrets.js';
 import { judgeTraffic } from '../suites/observed.js';
 import { OBSERVED_LIST_CHECKS, judge, observerModel, OPAQUE, queryOfUrl } from '../suites/list/model.js';
-import { listPageOf } from '../suites/list/pages.js';
+import { listPageOf, parseInstant } from '../suites/list/pages.js';
 import { main } from '../cli/main.js';
 import type { Io } from '../cli/io.js';
 import type { RunReport } from '../reporters/model.js';
@@ -308,13 +308,16 @@ describe('the judgement of traffic, on what adversarial servers and clients sent
   });
 
   it('pages of one query: a repeat is a failure only where writes between them cannot explain it', () => {
-    const rs = (from: number, n: number) => Array.from({ length: n }, (_, i) => rec(`id-${from + i}`, 1 + Math.floor((from + i) / 3)));
+    const rs = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: `id-${from + i}`, meta: { timestamps: { created_at: new Date(Date.UTC(2026, 0, 1, 0, from + i)).toISOString(), updated_at: '2026-01-01T00:00:00.000Z' } } }));
     // Newest first: a record created between the two reads pushes the last of page 1 onto page 2.
     const down = (from: number, n: number) => Array.from({ length: n }, (_, i) => rec(`id-${from - i}`, from - i));
     expect(failing([x('GET', '/v2/accounts?sort=-created_at&page[limit]=5', 200, page(down(27, 5), 5, 0, 12)), x('GET', '/v2/accounts?sort=-created_at&page[limit]=5&page[offset]=5', 200, page(down(23, 5), 5, 5, 12))])).toEqual([]);
     // Oldest first, the default page length on page 1 and page[limit]=25 on page 2: one traversal.
     const first = x('GET', '/v2/settings', 200, { data: { page_length: 25 } });
     expect(failing([first, x('GET', '/v2/accounts?sort=created_at', 200, page(rs(0, 25), 25, 0, 60)), x('GET', '/v2/accounts?sort=created_at&page[limit]=25&page[offset]=25', 200, page(rs(24, 25), 25, 25, 60))])).toEqual(['list.offset.traversal [accounts]']);
+    // Records tied on created_at may change places between the reads (the order of ties is open).
+    const tie = (ids: string[]) => ids.map((id) => rec(id, 5));
+    expect(failing([x('GET', '/v2/accounts?sort=created_at&page[limit]=3', 200, page(tie(['t1', 't2', 't3']), 3, 0, 6)), x('GET', '/v2/accounts?sort=created_at&page[limit]=3&page[offset]=3', 200, page(tie(['t3', 't5', 't6']), 3, 3, 6))])).toEqual([]);
   });
 
   it('a Custom API read or deleted again after its DELETE: in either case of its id, once reads had time to settle', () => {
@@ -326,6 +329,53 @@ describe('the judgement of traffic, on what adversarial servers and clients sent
     expect(failing([del, later(`/v2/settings/extensions/custom-apis/${id}`, 'GET', 200, found, 800)])).toEqual([]);
     expect(failing([del, later(`/v2/settings/extensions/custom-apis/${id.toUpperCase()}`, 'GET', 200, found, READS_SETTLE_MS + 50)])).toEqual(['delete.repeat.404']);
     expect(failing([del, later(`/v2/settings/extensions/custom-apis/${id.toUpperCase()}`, 'DELETE', 204, undefined, READS_SETTLE_MS + 50)])).toEqual(['delete.repeat.404']);
+  });
+});
+
+describe('the judgement of traffic, on a second round of adversarial traffic', () => {
+  const settings = { endpoints: endpoints() };
+  let clock = Date.parse('2026-11-24T12:00:00.000Z');
+  const err = (status: number) => ({ errors: [{ title: 'Error', status: String(status), detail: 'no' }] });
+  const x = (method: string, path: string, status: number, body: unknown, more: Partial<Observed> = {}): Observed => {
+    const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+    clock += 10;
+    return { method, url: `http://t.example${path}`, requestHeaders: { authorization: 'Bearer expired-token' }, status, responseHeaders: { 'content-type': 'application/json' }, responseBody: text, bodyBytes: text.length, startedAt: clock, durationMs: 2, ...more };
+  };
+  const failing = (traffic: Observed[]): string[] => judgeTraffic(traffic, settings, new Secrets()).results.filter((r) => r.outcome === 'fail').map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}`);
+  const create = (data: unknown, status: number, body: unknown, headers: Record<string, string> = {}) => x('POST', '/v2/application-keys', status, body, { requestBody: JSON.stringify({ data }), requestHeaders: { authorization: 'Bearer t', 'content-type': 'application/json', ...headers } });
+  const key = (id: string) => ({ data: { id: `00000000-0000-4000-8000-00000000000${id.slice(-1)}`, type: 'application_key', name: 'n', client_id: `c-${id}`, client_secret: `s-${id}`, meta: { timestamps: { created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', last_used_at: null } } }, meta: {}, links: {} });
+
+  it('a 401 or 403 to a request with a token judges only the shape of the error', () => {
+    expect(failing([x('DELETE', '/v2/settings/extensions/custom-apis/not-a-uuid', 401, err(401)), create({ type: 'application_key' }, 403, err(403))])).toEqual([]);
+  });
+
+  it('an invalid body sent as text/plain or compressed may be refused as media (415)', () => {
+    expect(failing([create({ type: 'application_key' }, 415, err(415), { 'content-type': 'text/plain' }), create({ type: 'application_key' }, 415, err(415), { 'content-encoding': 'gzip' })])).toEqual([]);
+  });
+
+  it('a timestamp without a zone is read as UTC, whatever the zone of the machine', () => {
+    expect(parseInstant('2025-12-13T21:01:43')).toBe(parseInstant('2025-12-13T21:01:43Z'));
+    expect(parseInstant('2025-12-13 21:01:43.250')).toBe(parseInstant('2025-12-13T21:01:43.250Z'));
+  });
+
+  it('a retry with the Idempotency-Key of an earlier create gets that create\'s key; another create may not', () => {
+    expect(failing([create({ type: 'application_key', name: 'n' }, 201, key('k1'), { 'idempotency-key': 'i1' }), create({ type: 'application_key', name: 'n' }, 201, key('k1'), { 'idempotency-key': 'i1' })])).toEqual([]);
+    expect(failing([create({ type: 'application_key', name: 'n' }, 201, key('k1')), create({ type: 'application_key', name: 'n' }, 201, key('k1'))])).toEqual(['create.keys.distinct']);
+  });
+
+  it('a page_length set with PUT /v2/settings is the default from then on; each store (credentials) has its own', () => {
+    const rec = (i: number) => ({ id: `r${i}`, meta: { timestamps: { created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' } } });
+    const list = (n: number, auth: string) => x('GET', '/v2/accounts', 200, { data: Array.from({ length: n }, (_, i) => rec(i)), meta: { page: { limit: n, offset: 0, current: 1, total: 2 }, results: { total: n * 2 - 1 } } }, { requestHeaders: { authorization: auth } });
+    const settingsOf = (method: string, n: number, auth: string) => x(method, '/v2/settings', 200, { data: { page_length: n } }, { requestHeaders: { authorization: auth } });
+    expect(failing([settingsOf('GET', 25, 'Bearer a'), settingsOf('PUT', 40, 'Bearer a'), list(40, 'Bearer a')])).toEqual([]);
+    expect(failing([settingsOf('GET', 40, 'Bearer a'), settingsOf('GET', 25, 'Bearer b'), list(25, 'Bearer b')])).toEqual([]);
+    expect(failing([settingsOf('GET', 25, 'Bearer a'), list(40, 'Bearer a')])).toEqual(['list.limit.default [accounts]', 'list.page.arithmetic [accounts]']);
+  });
+
+  it('a well-formed UUID refused as invalid, and a 5xx to any create: failures', () => {
+    const auth = { requestHeaders: { authorization: 'Bearer t' } };
+    expect(failing([x('DELETE', '/v2/settings/extensions/custom-apis/8F14E45F-CEEA-467F-A0E6-A1C1E0A3B5D2', 400, err(400), auth)])).toEqual(['delete.unknown-id.404']);
+    expect(failing([create({ type: 'application_key', name: 'n', reserved_rate_limit: null }, 500, err(500))])).toEqual(['create.request.open-shapes']);
   });
 });
 

@@ -60,6 +60,11 @@ export function rejectionCheck(id: string, clause: Clause, title: string, shapes
     // nothing of the body.
     observe(seen) {
       if (seen.operation !== 'create-application-key' || seen.credentials === 'absent') return false;
+      // Sent under another Content-Type, or compressed: a refusal of the media (415) is as right
+      // as one of the body (spec/contract/README.md#create.open-bodies), so the body is not judged.
+      const coding = (seen.x.requestHeaders['content-encoding'] ?? 'identity').trim().toLowerCase();
+      const type = seen.x.requestHeaders['content-type'];
+      if (coding !== 'identity' || (type !== undefined && !isJsonContentType(type))) return false;
       const broken = brokenRule(seen);
       if (broken?.check !== id) return false;
       expectRejected(seen.res, `Create an Application Key (${broken.what})`, statuses);
@@ -179,6 +184,12 @@ export const openShapeCheck: WrittenCheck = {
   id: 'create.request.open-shapes',
   area,
   clause: CLAUSE,
+  // Whatever an observed create sent, with a token: a 2xx or a refusal, never a 5xx.
+  observe(seen) {
+    if (seen.operation !== 'create-application-key' || seen.credentials === 'absent') return false;
+    if (seen.res.status >= 500) fail(`Create an Application Key: a server error`, { expected: 'a 2xx (accepted) or a 4xx with the Error shape (refused)', actual: `status ${seen.res.status}`, res: seen.res });
+    return true;
+  },
   title: 'shapes the contract leaves open (null optional member, extra members, another Content-Type) get a 2xx or a 4xx (400, 409 and 422 with the Error shape), never a 5xx',
   async run(ctx) {
     const sent = await sendAll(ctx, openShapes(ctx.name()), false);

@@ -147,9 +147,12 @@ export const deleteChecks: WrittenCheck[] = [
     async run(ctx) {
       for (const { what, res } of await deleteAll(ctx, unknownIds(ctx.faker))) expectRejected(res, `DELETE of ${what}`, 404);
     },
-    // A DELETE of a well-formed UUID answered 404: the Error shape.
+    // A DELETE of a well-formed UUID (in either case) answered 404: the Error shape. Answered as
+    // invalid (400, 422): a well-formed UUID never fails validation, whether it exists or not.
     observe(seen) {
-      if (seen.operation !== 'delete-custom-api' || idKind(seen.id) !== 'uuid' || seen.res.status !== 404) return false;
+      if (seen.operation !== 'delete-custom-api' || idKind(seen.id) !== 'uuid' || !authenticated(seen)) return false;
+      if (seen.res.status === 400 || seen.res.status === 422) fail(`DELETE of ${JSON.stringify(seen.id)}: a well-formed UUID refused as invalid (${seen.res.status})`, { expected: 'status 204 (it existed) or 404 (it did not)', actual: `status ${seen.res.status}`, res: seen.res });
+      if (seen.res.status !== 404) return false;
       expectRejected(seen.res, `DELETE of ${JSON.stringify(seen.id)}`, 404);
       return true;
     },

@@ -39,7 +39,11 @@ const keys = new Map<string, string | undefined>();
 
 export function parseInstant(raw: string): string | undefined {
   const m = /^(.*?\d{2}:\d{2}:\d{2})[.,](\d+)(.*)$/.exec(raw);
-  const ms = Date.parse(m ? `${m[1]}.${m[2]!.slice(0, 3).padEnd(3, '0')}${m[3]}` : raw);
+  const text = m ? `${m[1]}.${m[2]!.slice(0, 3).padEnd(3, '0')}${m[3]}` : raw;
+  // A date and time without a zone is read as UTC, as servers read it: Date.parse would read it in
+  // the zone of the machine the suite runs on, and a verdict must not depend on that.
+  const zoneless = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/i.test(text.trim());
+  const ms = Date.parse(zoneless ? `${text.trim().replace(' ', 'T')}Z` : text);
   if (Number.isNaN(ms)) return undefined;
   // Offset so that instants before 1970 still sort as fixed-width digits.
   return `${(BigInt(ms) + 10n ** 16n).toString().padStart(17, '0')}.${(m?.[2] ?? '').slice(3).padEnd(9, '0')}`;
