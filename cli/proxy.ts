@@ -10,6 +10,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type In
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { DEFAULT_MAX_BODY_BYTES } from '../lib/config.js';
 import type { Observed } from '../lib/observed.js';
 import { Secrets } from '../lib/secrets.js';
 import { TrafficJudge } from '../suites/observed.js';
@@ -25,7 +26,7 @@ export const PROXY_HELP = `Usage: conformance proxy --upstream URL [--port N] [-
   --port N                port to listen on (default 0: a free one, printed)
   --host H                address to listen on (default 127.0.0.1)
   --until-idle S          stop once S seconds have passed with no request in flight (for CI)
-  --max-body-bytes N      most bytes of one body kept to judge it (default 16777216); never more is buffered
+  --max-body-bytes N      most bytes of one body kept to judge it (default ${DEFAULT_MAX_BODY_BYTES}); never more is buffered
 ${OBSERVE_HELP}`;
 
 const OPTIONS = {
@@ -119,7 +120,7 @@ export async function proxy(args: string[], io: Io, signals: { once(event: 'SIGI
   const port = positiveInt(values.port, '--port', 0, 0);
   if (port > 65535) throw new UsageError(`--port takes 0 to 65535 (got ${port})`, 'proxy');
   const idle = values['until-idle'] !== undefined ? positiveInt(values['until-idle'], '--until-idle', 1, 0) : undefined;
-  const maxBody = positiveInt(values['max-body-bytes'], '--max-body-bytes', 1, 16 * 1024 * 1024);
+  const maxBody = positiveInt(values['max-body-bytes'], '--max-body-bytes', 1, DEFAULT_MAX_BODY_BYTES);
   const flags = observeFlags(values, io, 'proxy');
   flags.settings.basePath = upstream.pathname.replace(/\/$/, '');
   const secrets = new Secrets();

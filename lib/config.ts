@@ -18,6 +18,9 @@ import { MASK } from './secrets.js';
 import { SETTINGS, type SettingKey } from './settings.js';
 import type { CatalogOverrides } from './catalog.js';
 
+/** The most bytes of one answer's body read (a run's --max-body-bytes; the proxy keeps as much of a body to judge). */
+export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+
 const require = createRequire(import.meta.url);
 
 export interface Config {
@@ -342,7 +345,7 @@ export function resolveConfig(input: ConfigInput): Config {
     seed: whole('seed', 0, 2 ** 31 - 1, input.randomSeed),
     timeoutMs: whole('timeout', 100, 600_000, 10_000),
     concurrency: whole('concurrency', 1, 256, DEFAULT_CONCURRENCY),
-    maxBodyBytes: whole('max-body-bytes', 1024, 512 * 1024 * 1024, 16 * 1024 * 1024),
+    maxBodyBytes: whole('max-body-bytes', 1024, 512 * 1024 * 1024, DEFAULT_MAX_BODY_BYTES),
     ...(raw['report-dir'] !== undefined ? { reportDir: resolve(input.cwd, String(raw['report-dir'])) } : {}),
     reporters: raw.reporter !== undefined ? [...new Set(names(raw.reporter))] : [],
     checks: input.checks ?? [],
