@@ -19,7 +19,7 @@ import { numericOrder, orderOf, plainOrder, type Comparator } from './list/colla
 import { expandListChecks } from './list/list-check.js';
 import { judge, observerModel, OPAQUE, queryOfUrl, type ListQuery } from './list/model.js';
 import { expectInvalidPagingAnswer } from './list/meta.js';
-import { instantKey, listPageOf, type ListPage } from './list/pages.js';
+import { instantKey, listPageOf, type ListPage, type Rec } from './list/pages.js';
 
 /** What the judgement of observed traffic needs to know beyond the traffic. */
 export interface ObservedSettings {
@@ -251,10 +251,12 @@ export class TrafficJudge {
     const known = this.#settings.defaultPageLength ?? this.#storePageLength.get(storeOf(seen.x));
     // Unknown, the default is taken as the page says it (and not judged itself, below).
     const defaultLength = known ?? (typeof shown === 'number' && Number.isInteger(shown) && shown >= 1 ? shown : 25);
-    const idOrder = this.#idOrder(e, asked, page);
+    const learned = this.#idOrder(e, asked, page);
+    // A page sorted by id is judged in the collation it follows, where none was learned yet.
+    const idOrder = learned ?? (asked.sort?.attr === 'id' ? followedOrder(asked.sort.descending ? [...page.records].reverse() : page.records) : undefined);
     // Terms on id where the collation is not known and the ids are digits (strings and numbers
     // order them differently): not judged, as a run would not judge them without its sort=id listing.
-    const q: ListQuery = idOrder === undefined && page.records.some((r) => /^\d+$/.test(r.id)) ? { ...asked, filters: asked.filters.filter((t) => t.attr !== 'id') } : asked;
+    const q: ListQuery = learned === undefined && page.records.some((r) => /^\d+$/.test(r.id)) ? { ...asked, filters: asked.filters.filter((t) => t.attr !== 'id') } : asked;
     const model = observerModel(new URL(seen.x.url).pathname, defaultLength, e.hardOffsetLimit, idOrder);
     const examined = new Set<string>();
     const found = judge(model, q, page, () => OPAQUE, examined);
@@ -283,12 +285,11 @@ export class TrafficJudge {
     if (learned || q.sort?.attr !== 'id' || !page.ok || page.records.length < 2 || q.filters.length) return learned;
     const ascending = q.sort.descending ? [...page.records].reverse() : page.records;
     const order = orderOf(ascending, 'id');
-    const follows = (cmp: Comparator): boolean => ascending.every((r, i) => i === 0 || cmp(ascending[i - 1]!.id, r.id) <= 0);
     // Learned only when the page tells the candidates apart: digits in string order and as numbers.
     const digits = ascending.every((r) => /^\d+$/.test(r.id));
-    const telling = !digits || !(follows(plainOrder) && follows(numericOrder));
-    if (telling && follows(order)) this.#idOrders.set(e.key, order);
-    return follows(order) ? order : plainOrder;
+    const telling = !digits || !(follows(ascending, plainOrder) && follows(ascending, numericOrder));
+    if (telling && follows(ascending, order)) this.#idOrders.set(e.key, order);
+    return this.#idOrders.get(e.key);
   }
 
   /**
@@ -337,6 +338,17 @@ export class TrafficJudge {
       if (this.#traversals.size > 256) this.#traversals.delete(this.#traversals.keys().next().value!);
     }
   }
+}
+
+/** Whether records are in `cmp`'s ascending order of their ids. */
+function follows(records: readonly Rec[], cmp: Comparator): boolean {
+  return records.every((r, i) => i === 0 || cmp(records[i - 1]!.id, r.id) <= 0);
+}
+
+/** The collation (orderOf) records sorted by id follow, or code units where they follow none. */
+function followedOrder(ascending: readonly Rec[]): Comparator {
+  const order = orderOf(ascending, 'id');
+  return follows(ascending, order) ? order : plainOrder;
 }
 
 /** Keys created, kept to compare later keys with: at most this many. */

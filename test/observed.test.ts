@@ -283,6 +283,8 @@ describe('the judgement of traffic, on what adversarial servers and clients sent
     const learned = x('GET', '/v2/accounts?sort=id&page[limit]=3', 200, page(numeric([2, 3, 11]), 3, 0, 40));
     expect(failing([learned, x('GET', '/v2/accounts?sort=id&filter=gt(id,106)&page[limit]=4', 200, page(numeric([77, 86, 95, 97]), 4, 0, 4))])).toEqual(['list.filter.gt [accounts]']);
     expect(failing([learned, x('GET', '/v2/accounts?filter=gt(id,9)&page[limit]=3', 200, page(numeric([11, 17, 23]), 3, 0, 3))])).toEqual([]);
+    // Sorted by id descending and filtered, before any collation is learned: the page's own order, the id term not judged.
+    expect(failing([x('GET', '/v2/accounts?sort=-id&filter=gt(id,1)&page[limit]=5', 200, page(numeric([23, 17, 11, 3, 2]), 5, 0, 5))])).toEqual([]);
   });
 
   it('create bodies the contract leaves open may be refused; a plain one may not', () => {
