@@ -47,23 +47,39 @@ export function credentialsOf(headers: Record<string, string>): string[] {
   return [value || (scheme ?? '')].filter((x) => x.length > 0);
 }
 
-/** Learns the secrets an exchange carries: its credentials and every client_secret in its bodies. */
-export function learnSecrets(o: Observed, secrets: Secrets): void {
-  for (const c of credentialsOf(o.requestHeaders)) secrets.add(c);
-  for (const text of [o.requestBody, o.responseBody]) {
-    if (!text) continue;
-    try {
-      secrets.addFromBody(JSON.parse(text), text);
-    } catch {
-      // Not JSON: nothing named client_secret to learn.
-    }
+/** A body parsed as JSON, every client_secret in it learned; undefined when it is absent or not JSON. */
+function learnedJson(text: string | undefined, secrets: Secrets): unknown {
+  if (!text) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    secrets.addFromBody(value, text);
+    return value;
+  } catch {
+    // Not JSON: nothing named client_secret to learn.
+    return undefined;
   }
 }
 
 /**
- * The observed answer as the checks read answers; learn every exchange's secrets first
- * (learnSecrets). `masked: false` leaves its evidence unmasked, for an answer that is only judged:
- * masking costs a search of every secret the traffic has shown, and most answers are never shown.
+ * Learns the secrets a request carries (its credentials, every client_secret in its body) and
+ * returns its body parsed as JSON, or undefined. Its answer's are learned by observedResponse, or,
+ * for an answer that is not read as one, by learnAnswer.
+ */
+export function learnRequest(o: Observed, secrets: Secrets): unknown {
+  for (const c of credentialsOf(o.requestHeaders)) secrets.add(c);
+  return learnedJson(o.requestBody, secrets);
+}
+
+/** Learns every client_secret in an answer that observedResponse does not read. */
+export function learnAnswer(o: Observed, secrets: Secrets): void {
+  learnedJson(o.responseBody, secrets);
+}
+
+/**
+ * The observed answer as the checks read answers, every client_secret in it learned; learn the
+ * request's secrets first (learnRequest). `masked: false` leaves its evidence unmasked, for an
+ * answer that is only judged: masking costs a search of every secret the traffic has shown, and
+ * most answers are never shown.
  */
 export function observedResponse(o: Observed, secrets: Secrets, masked = true): HttpResponse {
   return responseOf(

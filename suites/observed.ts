@@ -8,7 +8,7 @@ import type { Check, CheckResult } from '../lib/check.js';
 import type { Endpoint } from '../lib/catalog.js';
 import { exchangeLine, toCurl } from '../lib/exchange.js';
 import { HttpResponse } from '../lib/http.js';
-import { learnSecrets, observedResponse, type Observed, type ObservedOperation, type Seen, type SeenBefore } from '../lib/observed.js';
+import { learnAnswer, learnRequest, observedResponse, type Observed, type ObservedOperation, type Seen, type SeenBefore } from '../lib/observed.js';
 import { CheckFailure, type Level } from '../lib/outcome.js';
 import { SCHEMA, validate } from '../lib/schema.js';
 import type { Secrets } from '../lib/secrets.js';
@@ -93,16 +93,6 @@ interface Tally {
   exercised: number;
   broken: number;
   first?: { failure: CheckFailure; seen: Seen };
-}
-
-/** A JSON body, or undefined. */
-function jsonOf(text: string | undefined): unknown {
-  if (text === undefined || text.length === 0) return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The store's page_length in an answer to GET /v2/settings, if it holds a whole number. */
@@ -191,24 +181,25 @@ export class TrafficJudge {
   }
 
   #see(x: Observed, index: number): void {
-    learnSecrets(x, this.#secrets);
+    // Each body is parsed once: the request's here, the answer's by observedResponse (or here, when it is not read).
+    const sent = learnRequest(x, this.#secrets);
     const where = classify(x, this.#lists, this.#settings.basePath?.replace(/\/$/, '') ?? '');
-    if (!where) return;
-    this.counts.judged++;
-    if (x.status === 429) {
-      this.counts.rateLimited++;
-      return;
-    }
+    if (where) this.counts.judged++;
+    if (where && x.status === 429) this.counts.rateLimited++;
+    if (!where || x.status === 429) return learnAnswer(x, this.#secrets);
     const credentials = x.requestHeaders.authorization !== undefined ? 'present' : this.#settings.credentialsStripped ? 'unknown' : 'absent';
     // Judged unmasked; the evidence of a failure is made again, masked, when it is reported (resultOf).
-    const seen: Seen = { index, x, res: observedResponse(x, this.#secrets, false), operation: where.operation, ...(where.id !== undefined ? { id: where.id } : {}), sent: jsonOf(x.requestBody), credentials };
+    const seen: Seen = { index, x, res: observedResponse(x, this.#secrets, false), operation: where.operation, ...(where.id !== undefined ? { id: where.id } : {}), sent, credentials };
     const ok = seen.res.status >= 200 && seen.res.status < 300;
     // A DELETE's success tells later exchanges the id is gone, whether or not it is judged itself.
+    // (Kept before the checks see this exchange: a read is held to a delete only once its answer had come, so never to its own.)
     const gone = where.operation === 'delete-custom-api' && seen.id !== undefined && ok && credentials !== 'absent' ? deletedKey(seen.id) : undefined;
+    if (gone !== undefined && !this.#deleted.has(gone)) {
+      this.#deleted.set(gone, slim(seen));
+      if (this.#deleted.size > MAX_DELETED) this.#deleted.delete(this.#deleted.keys().next().value!);
+    }
     if (x.unread || x.requestUnread) {
       this.counts.unread++;
-      if (gone !== undefined && !this.#deleted.has(gone)) this.#deleted.set(gone, slim(seen));
-      if (this.#deleted.size > MAX_DELETED) this.#deleted.delete(this.#deleted.keys().next().value!);
       return;
     }
     const before: SeenBefore = { deleted: this.#deleted, created: this.#created };
@@ -219,10 +210,6 @@ export class TrafficJudge {
     if (where.operation === 'store-settings') {
       const length = pageLengthOf(seen);
       if (length !== undefined) this.#storePageLength.set(storeOf(x), length);
-    }
-    if (gone !== undefined && !this.#deleted.has(gone)) {
-      this.#deleted.set(gone, slim(seen));
-      if (this.#deleted.size > MAX_DELETED) this.#deleted.delete(this.#deleted.keys().next().value!);
     }
     if (refused) return;
     if (where.operation === 'create-application-key' && ok && this.#created.length < MAX_CREATED) this.#created.push(slim(seen));

@@ -4,6 +4,7 @@ import type { CheckContext, Session } from '../../lib/check.js';
 import type { Auth, HttpResponse } from '../../lib/http.js';
 import { SuiteError } from '../../lib/outcome.js';
 import { describeViolations, SCHEMA, validate } from '../../lib/schema.js';
+import type { Seen } from '../../lib/observed.js';
 
 export const APPLICATION_KEYS = '/v2/application-keys';
 
@@ -37,6 +38,11 @@ export function validKeyBody(name: string, extra: Record<string, unknown> = {}):
   const violations = validate(SCHEMA.applicationKeyCreateRequest, body);
   if (violations.length) throw new SuiteError('SUITE_BUG', `a fixture meant to be valid breaks the request schema: ${describeViolations(violations)}`);
   return body;
+}
+
+/** An observed create whose body was sent compressed (a Content-Encoding other than identity). */
+export function sentCompressed(seen: Pick<Seen, 'x'>): boolean {
+  return (seen.x.requestHeaders['content-encoding'] ?? 'identity').trim().toLowerCase() !== 'identity';
 }
 
 /** `data` of a JSON response, or undefined. */

@@ -12,7 +12,7 @@ import { expectErrorBody, expectRejected, fail, isJsonContentType, type StatusRu
 import type { Seen } from '../../lib/observed.js';
 import { codePoints } from '../../fixtures/names.js';
 import type { HttpResponse } from '../../lib/http.js';
-import { keyBody, NAME_MAX, postApplicationKey } from './application-key.js';
+import { keyBody, NAME_MAX, postApplicationKey, sentCompressed } from './application-key.js';
 
 const area = 'create-application-key';
 const CLAUSE: Clause = { at: 'application-key', detail: 'request' };
@@ -62,9 +62,8 @@ export function rejectionCheck(id: string, clause: Clause, title: string, shapes
       if (seen.operation !== 'create-application-key' || seen.credentials === 'absent') return false;
       // Sent under another Content-Type, or compressed: a refusal of the media (415) is as right
       // as one of the body (spec/contract/README.md#create.open-bodies), so the body is not judged.
-      const coding = (seen.x.requestHeaders['content-encoding'] ?? 'identity').trim().toLowerCase();
       const type = seen.x.requestHeaders['content-type'];
-      if (coding !== 'identity' || (type !== undefined && !isJsonContentType(type))) return false;
+      if (sentCompressed(seen) || (type !== undefined && !isJsonContentType(type))) return false;
       const broken = brokenRule(seen);
       if (broken?.check !== id) return false;
       expectRejected(seen.res, `Create an Application Key (${broken.what})`, statuses);

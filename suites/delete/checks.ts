@@ -3,7 +3,7 @@ import type { WrittenCheck, CheckContext, Session } from '../../lib/check.js';
 import { expectEmptyBody, expectErrorBody, expectRejected, expectStatus, fail } from '../../lib/expect.js';
 import type { HttpResponse } from '../../lib/http.js';
 import type { Seen } from '../../lib/observed.js';
-import { createCustomApi, deleteCustomApi, deletedKey, malformedIds, READS_SETTLE_MS, stillFound, unknownIds, wrongToken } from './custom-api.js';
+import { createCustomApi, deleteCustomApi, deletedKey, malformedIds, READS_SETTLE_MS, stillFound, unknownIds, UUID, wrongToken } from './custom-api.js';
 
 const area = 'delete-custom-api';
 
@@ -76,7 +76,6 @@ function expectGone(res: HttpResponse, what: string): void {
   expectRejected(res, what, 404);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** What an observed id is: a UUID, one with spaces around it (lenient, as in a run), or not UUID-shaped. */
 function idKind(id: string | undefined): 'uuid' | 'lenient' | 'malformed' | undefined {

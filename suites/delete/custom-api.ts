@@ -60,8 +60,11 @@ export const READS_SETTLE_MS = 2000;
 
 /** An id as the deleted ids of traffic are kept: a UUID in lower case (RFC 9562 reads hex digits in either case). */
 export function deletedKey(id: string): string {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id) ? id.toLowerCase() : id;
+  return UUID.test(id) ? id.toLowerCase() : id;
 }
+
+/** A well-formed UUID, in either case. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Whether a Custom API can still be read after its DELETE was answered 2xx: GET of its id (the
