@@ -175,10 +175,16 @@ export interface Behaviour {
   hiddenPrecision: boolean;
   /** sort is accepted and ignored. */
   ignoreSort: boolean;
-  /** Records tied on the sort key come in another order past offset 0 than at offset 0. */
-  unstableTies: boolean;
+  /**
+   * Records tied on the sort key come in another order past offset 0 than at offset 0 (true),
+   * or on every other page (odd-pages: the page offset / limit odd), as a store whose plan, and
+   * so whose order of ties, changes with the page asked for.
+   */
+  unstableTies: boolean | 'odd-pages';
   /** The hard offset limit on /v2/orders and /v2/files. */
   hardOffsetLimit: boolean;
+  /** What the hard offset limit counts: records (the contract), or pages (floor(offset / limit): a fault). */
+  hardOffsetIn: 'records' | 'pages';
   hardOffsetStatus: number;
   /** Offsets over 10,000 refused on every list (the contract leaves the soft limit open). */
   softOffsetLimit: boolean;
@@ -231,6 +237,13 @@ export interface Behaviour {
    * is the JSON the server would send, and what the function returns is sent instead.
    */
   rewritePage: PageRewrite | null;
+  /**
+   * A list request's parameters as this server reads them before the list does (null: as sent):
+   * a variant's lenient reading (server/list-query.ts lenientQuery), or a fault's parser that
+   * wraps a number or crashes (what it throws is a 500). Like rewritePage, a fault written with
+   * it needs no knob of its own.
+   */
+  readQuery: ((query: URLSearchParams) => URLSearchParams) | null;
 }
 
 /** What a page rewrite (Behaviour.rewritePage) is told of the request, as the server read it. */
@@ -261,8 +274,8 @@ export interface ListFaultScope {
    * parent list ('later'): a bug a test under the first parent alone misses.
    */
   parents?: 'later';
-  /** Only requests with page[offset] > 0, with a filter, with both, or without page[limit]. */
-  when?: 'offset' | 'filter' | 'filter-and-offset' | 'no-limit';
+  /** Only requests with page[offset] > 0, with a filter, with both, without page[limit], or with a page[limit] of 5 or less. */
+  when?: 'offset' | 'filter' | 'filter-and-offset' | 'no-limit' | 'short-pages';
   /** The knobs held to the scope: set by combineBehaviours (every knob of the scoped piece), never by hand. */
   knobs?: ReadonlyArray<keyof Behaviour>;
 }
@@ -371,6 +384,7 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   ignoreSort: false,
   unstableTies: false,
   hardOffsetLimit: true,
+  hardOffsetIn: 'records',
   hardOffsetStatus: 400,
   softOffsetLimit: false,
   crashOnBadPaging: false,
@@ -391,4 +405,5 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   filterValueOffsetIgnored: false,
   filterValuesOwnSpelling: false,
   rewritePage: null,
+  readQuery: null,
 });

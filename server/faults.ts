@@ -4,6 +4,28 @@
 // checks it names is a MUST: the run must then exit 1). Switch one on with `serve --fault NAME`.
 import type { Behaviour } from './behaviour.js';
 
+/** The query with parameter `name` as a faulty parser reads it (readQuery faults). */
+function readAs(query: URLSearchParams, name: string, read: (value: string) => string): URLSearchParams {
+  const v = query.get(name);
+  if (v === null) return query;
+  const out = new URLSearchParams(query);
+  out.set(name, read(v));
+  return out;
+}
+
+/** A run of digits read into an integer of `bits` bits, as a language without big numbers does (C, Go, Java, PHP). */
+const wrapped = (bits: number, signed: boolean) => (v: string): string => (/^\d+$/.test(v) ? String(signed ? BigInt.asIntN(bits, BigInt(v)) : BigInt.asUintN(bits, BigInt(v))) : v);
+
+/** Whether the parentheses of a filter expression pair up, and no term is empty. */
+const wellFormed = (filter: string): boolean => {
+  let depth = 0;
+  for (const c of filter) {
+    depth += c === '(' ? 1 : c === ')' ? -1 : 0;
+    if (depth < 0) return false;
+  }
+  return depth === 0 && !/(^|:)(:|$)/.test(filter);
+};
+
 export interface Fault {
   name: string;
   /** The rule it breaks, in the contract's words where possible. */
@@ -122,6 +144,20 @@ export const FAULTS: readonly Fault[] = [
   { name: 'filter-value-offset-ignored', breaks: 'ge and gt compare instants (a value written with a numeric offset is read as UTC)', caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'], behaviour: { filterValueOffsetIgnored: true }, explored: true },
   { name: 'nested-later-parents-total-ignores-filter', breaks: 'results.total counts the records after the filter (wrong on nested lists under every parent but the first, whose lists are empty)', caughtBy: ['list.total.filtered'], behaviour: { firstParentEmpty: true, totalIgnoresFilter: true, listFaultScope: { paths: 'nested', parents: 'later' } }, explored: true },
   { name: 'nested-later-parents-sort-ignored', breaks: 'sort orders the records (ignored on nested lists under every parent but the first, whose lists are empty)', caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'], behaviour: { firstParentEmpty: true, ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { paths: 'nested', parents: 'later' } }, explored: true },
+
+  // Lists: the illegal side of the parameters (drawn by exploration: numbers past 2^64, arrays,
+  // unknown sorts, malformed filters), each a fault of the request's parser (Behaviour.readQuery)
+  { name: 'offset-overflow-500', breaks: 'invalid page[offset] never gets a 5xx (a number past 2^53 overflows the parser: a 500)', caughtBy: ['list.params.invalid'], behaviour: { readQuery: (q) => { if (/^\d{16,}$/.test(q.get('page[offset]') ?? '')) throw new Error('integer overflow'); return q; } }, explored: true },
+  { name: 'offset-wraps-uint64', breaks: 'page[offset] past what the store holds is refused or read as past the end (read as an unsigned 64-bit integer, 2^64 + 5 wraps to 5 and serves records)', caughtBy: ['list.params.invalid'], behaviour: { readQuery: (q) => readAs(q, 'page[offset]', wrapped(64, false)) }, explored: true },
+  { name: 'limit-wraps-int32', breaks: 'page[limit] past 100 is clamped or refused (read as a signed 32-bit integer, 2^32 + 5 wraps to 5)', caughtBy: ['list.params.invalid'], behaviour: { readQuery: (q) => readAs(q, 'page[limit]', wrapped(32, true)) }, explored: true },
+  { name: 'paging-array-500', breaks: 'invalid page[limit]/page[offset] never get a 5xx (one sent as an array, page[limit][]=5, or twice, crashes the parser)', caughtBy: ['list.params.invalid'], behaviour: { readQuery: (q) => { if ([...q.keys()].some((k) => /^page(\[\w*\])*\[\]$/.test(k)) || q.getAll('page[limit]').length > 1 || q.getAll('page[offset]').length > 1) throw new TypeError('Cannot convert an array to an integer'); return q; } }, explored: true },
+  { name: 'sort-unknown-500', breaks: 'a sort the target cannot read is refused with a 4xx or ignored, never a 5xx (an unknown attribute crashes the query builder)', caughtBy: ['list.params.invalid'], behaviour: { readQuery: (q) => { const s = q.get('sort'); if (s !== null && !/^-?(created_at|updated_at|id)$/.test(s)) throw new Error(`column "${s}" does not exist`); return q; } }, explored: true },
+  { name: 'filter-malformed-500', breaks: 'a malformed filter is refused with a 4xx, never a 5xx (unbalanced parentheses or an empty term crash the filter parser)', caughtBy: ['list.params.invalid'], behaviour: { readQuery: (q) => { const f = q.get('filter'); if (f !== null && !wellFormed(f)) throw new RangeError('unbalanced filter expression'); return q; } }, explored: true },
+  // Lists: conditions that meet only together (the covering array asks every pair of them)
+  { name: 'hard-limit-ignored-under-filter', breaks: 'no record is served past the hard offset limit (the limit is checked only without a filter)', caughtBy: ['list.offset.hard-limit'], behaviour: { hardOffsetLimit: false, listFaultScope: { when: 'filter' } }, operations: ['orders'], explored: true },
+  { name: 'hard-limit-in-pages', breaks: 'no record is served past the hard offset limit of 10,000 records (counted in pages: offset / limit)', caughtBy: ['list.offset.hard-limit'], behaviour: { hardOffsetIn: 'pages' }, operations: ['orders'], explored: true },
+  // Lists: an order of ties that changes between pages, at page sizes no fixed probe uses
+  { name: 'unstable-ties-short-pages', breaks: 'paging by offset meets every record once (with page[limit] of 5 or less, tied records come in another order on every other page)', caughtBy: ['list.offset.traversal'], behaviour: { unstableTies: 'odd-pages', listFaultScope: { when: 'short-pages' } }, explored: true },
 
   // Lists: bad parameters
   { name: 'bad-paging-500', breaks: 'invalid page[limit]/page[offset] never get a 5xx', caughtBy: ['list.params.invalid'], behaviour: { crashOnBadPaging: true } },

@@ -33,6 +33,35 @@ function intParam(ctx: PageRequest, name: string): number | undefined {
 }
 
 
+/**
+ * The parameters as a lenient server reads them (the variant lenient-parameters): a paging number
+ * is the integer its text starts with (parseInt: `5.5` is 5, `1e3` is 1, `+7` is 7), clamped to
+ * 1 or 0, and ignored when there is none; an array (`page[limit][]`) or a repeat gives its first
+ * value; a sort is read without regard to case or surrounding space, and ignored when unknown;
+ * a filter this server cannot parse is ignored. Each is a reading the contract leaves open
+ * (spec/contract/README.md#list-endpoints).
+ */
+export function lenientQuery(query: URLSearchParams): URLSearchParams {
+  const out = new URLSearchParams();
+  const first = (name: string): string | null => query.get(name) ?? query.get(`${name}[]`);
+  for (const name of ['page[limit]', 'page[offset]']) {
+    const n = parseInt(first(name) ?? '', 10);
+    if (!Number.isNaN(n)) out.set(name, String(Math.max(name === 'page[limit]' ? 1 : 0, n)));
+  }
+  const sort = first('sort')?.trim().toLowerCase();
+  if (sort !== undefined && /^-?(created_at|updated_at|id)$/.test(sort)) out.set('sort', sort);
+  const filter = first('filter');
+  if (filter !== null) {
+    try {
+      parseFilter(filter);
+      out.set('filter', filter);
+    } catch {
+      // Not a filter this server reads: ignored.
+    }
+  }
+  return out;
+}
+
 export function parseQuery(ctx: PageRequest, hardOffsetLimit: boolean): Query {
   const b = ctx.b;
   let limit = intParam(ctx, 'page[limit]') ?? b.defaultLimit ?? b.pageLength;
@@ -45,7 +74,8 @@ export function parseQuery(ctx: PageRequest, hardOffsetLimit: boolean): Query {
     limit = b.maxLimit;
   }
   const rawOffset = intParam(ctx, 'page[offset]') ?? 0;
-  if (((hardOffsetLimit && b.hardOffsetLimit) || b.softOffsetLimit) && rawOffset > HARD_OFFSET_LIMIT) {
+  const counted = b.hardOffsetIn === 'pages' ? Math.floor(rawOffset / limit) : rawOffset;
+  if (((hardOffsetLimit && b.hardOffsetLimit) || b.softOffsetLimit) && counted > HARD_OFFSET_LIMIT) {
     throw new HttpError(b.hardOffsetStatus, `page[offset] must not exceed ${HARD_OFFSET_LIMIT} on this endpoint; use keyset-style traversal.`);
   }
   const offset = b.offsetUnit === 'pages' ? rawOffset * limit : b.offsetUnit === 'one-based' ? Math.max(0, rawOffset - 1) : b.offsetUnit === 'ignored' ? 0 : rawOffset;
@@ -116,7 +146,14 @@ export function scopedBehaviour(b: Behaviour, template: string | undefined, quer
   const offset = Number(query.get('page[offset]') ?? 0) > 0;
   const filter = (query.get('filter') ?? '') !== '';
   const onPath = scope.paths === undefined || (template !== undefined && (scope.paths === 'nested' ? template.includes('{') : scope.paths.includes(template)));
-  const now = scope.when === undefined || (scope.when === 'offset' ? offset : scope.when === 'filter' ? filter : scope.when === 'no-limit' ? !query.has('page[limit]') : filter && offset);
+  const limit = query.get('page[limit]');
+  const now =
+    scope.when === undefined ||
+    (scope.when === 'offset' ? offset
+      : scope.when === 'filter' ? filter
+      : scope.when === 'no-limit' ? limit === null
+      : scope.when === 'short-pages' ? limit !== null && Number(limit) <= 5
+      : filter && offset);
   const parents = scope.parents === undefined || laterParent;
   if (onPath && now && parents) return b;
   const out: Behaviour = { ...b };

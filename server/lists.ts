@@ -134,11 +134,13 @@ function recordShape(b: Behaviour): string {
  */
 export function sendPage(ctx: PageRequest, collection: Collection, source: PageSource, render?: (r: ListRecord) => unknown): void {
   const b = scopedBehaviour(ctx.b, source.template, ctx.query, source.laterParent);
-  const q = parseQuery({ ...ctx, b }, source.hardOffsetLimit);
+  // The parameters as the list reads them: as sent, or as a faulty parser made them (readQuery).
+  const query = b.readQuery ? b.readQuery(ctx.query) : ctx.query;
+  const q = parseQuery({ ...ctx, b, query }, source.hardOffsetLimit);
   const full = b.totalIgnoresFilter && q.filters.length ? collection.query({ ...q, filters: [], limit: 0 }).total : undefined;
   let page = collection.query(b.dropPageBoundary && q.offset > 0 ? { ...q, offset: q.offset + 1 } : q);
   if (b.crashPastEnd && q.offset >= page.total && page.total > 0) throw new HttpError(500, 'Index out of range.');
-  if (b.unstableTies && q.offset > 0) {
+  if (b.unstableTies === true ? q.offset > 0 : b.unstableTies === 'odd-pages' && Math.floor(q.offset / q.limit) % 2 === 1) {
     // Deterministic: the same request always gets the same answer, and the first page is
     // always in the other order, so tests do not depend on chance.
     const all = collection.query({ ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER });
@@ -147,7 +149,7 @@ export function sendPage(ctx: PageRequest, collection: Collection, source: PageS
   const records = page.records;
   const total = b.totalFromOffset ? Math.max(0, (full ?? page.total) - q.offset) : (full ?? page.total);
   const pages = Math.ceil((b.pageTotalIgnoresFilter && q.filters.length ? collection.query({ ...q, filters: [], limit: 0 }).total : total) / q.limit);
-  const asked = Number(ctx.query.get('page[offset]') ?? 0);
+  const asked = Number(query.get('page[offset]') ?? 0);
   const rawOffset = b.offsetEchoPageStart ? Math.floor(asked / q.limit) * q.limit : asked;
   const formula = (b.currentRounding === 'ceil' ? Math.ceil(q.offset / q.limit) : Math.floor(q.offset / q.limit)) + (b.currentFromZero ? 0 : 1);
   let current = formula;

@@ -3,6 +3,7 @@
 // only where it declares. `allowedBy` names the clause that leaves the choice open, in our
 // own words.
 import type { Behaviour } from './behaviour.js';
+import { lenientQuery } from './list-query.js';
 
 export interface Variant {
   name: string;
@@ -57,5 +58,6 @@ export const VARIANTS: readonly Variant[] = [
   { name: 'current-rounds-up', choice: 'for an offset that is not a multiple of the limit, meta.page.current is ceil(offset/limit) + 1', allowedBy: 'the reading (spec/contract/README.md#pagination-information): current = offset/limit + 1 is fixed for offsets that are multiples of the limit only; between them floor and ceiling both pass', warns: [], behaviour: { currentRounding: 'ceil' } },
   { name: 'filter-values-own-spelling', choice: 'timestamp filter values accepted only as the server writes them (no finer fraction, the same zone designator); others refused with 400', allowedBy: 'the reading (spec/contract/README.md#list-endpoints): which spellings of a value a filter takes is not stated; a refusal (400 or 422) is never judged as a wrong answer', warns: [], behaviour: { filterValuesOwnSpelling: true } },
   { name: 'first-parent-empty', choice: 'nested lists under the first record of each parent list hold no records', allowedBy: 'the reading (spec/contract/README.md#list-operations): a placeholder is filled from a record of its parent list, and nothing says the first one has children', warns: [], behaviour: { firstParentEmpty: true } },
+  { name: 'lenient-parameters', choice: 'list parameters read leniently: a paging number is the integer its text starts with (5.5 as 5, +7 as 7, 1e3 as 1), clamped to 1 or 0, ignored when there is none; arrays and repeats give their first value; an unknown sort or a filter it cannot parse is ignored', allowedBy: 'the reading (spec/contract/README.md#list-endpoints): how a target reads a value the contract does not define is open (#lists.invalid-params: never a 5xx, and a page for it right for the reading made)', warns: [], behaviour: { readQuery: lenientQuery } },
   { name: 'list-ids-prefixed', choice: 'list records with prefixed ids (rec_00000042…)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'prefixed' } },
 ];

@@ -1,25 +1,39 @@
-// Exploration: requests drawn at random from the legal query space of a list operation (sort
-// absent or on any sortable attribute either way; filters of one to three ge/gt terms whose
-// values lie on a record, between two, one unit of the shown precision to either side, within
-// the same second, before or after every record, in UTC or with a numeric offset; page[limit]
-// absent, 1, any, 100 or over 100; page[offset] absent, 0, any, the last page, exactly the
-// total, past the end, past the hard limit), each answer held to the model (model.ts). A
-// disagreement is shrunk by fast-check to the smallest request that still disagrees, and is
-// reported by the check whose rule it breaks. The draws come from the run's seed and the model,
-// so a run with the same seed against the same data asks the same questions.
+// Exploration: the questions no fixed probe asks, each answer held to the model (model.ts), in
+// four ways:
+// - a covering array (pairwise.ts): before chance, one request for every pair of conditions
+//   (sort, filter kind, filter value's place, limit kind, offset kind: the hard offset limit
+//   under a filter, a sort at a page size), spread over the paths explored;
+// - requests drawn at random from the legal query space (sort absent or on any sortable
+//   attribute either way; filters of one to three ge/gt terms whose values lie on a record,
+//   between two, one unit of the shown precision to either side, within the same second, before
+//   or after every record, in UTC or with a numeric offset; page[limit] absent, 1, any, 100 or
+//   over 100; page[offset] absent, 0, any, the last page, exactly the total, past the end, past
+//   the hard limit);
+// - requests drawn from the illegal side (illegal.ts): numbers past 2^64, arrays, unknown sorts,
+//   malformed filters, held to what the contract allows of any answer;
+// - offset walks that cut ties: sorted by a timestamp, at drawn page sizes (small ones too),
+//   the pages around a group of tied records must meet each of them exactly once.
+// A disagreement is shrunk to a small request that still disagrees (fast-check for drawn
+// requests; dropping parameters one at a time for the covering array's) and reported by the
+// check whose rule it breaks. Everything comes from the run's seed and the model, so a run with
+// the same seed against the same data asks the same questions.
 //
-// Cost: `--explore N` requests per operation (shared by its paths: drawsPerPath), sent at once (the HTTP client bounds what is in
-// flight), plus what shrinking sends (at most SHRINK_REQUESTS per rule broken); all count
-// against the operation's request budget.
+// Cost: `--explore N` legal and N illegal requests per operation (shared by its paths:
+// drawsPerPath), the covering array's rows (about 60 per operation, coveringRows), and the tie
+// walks' pages (TIE_SIZES page sizes × TIE_GROUPS groups × 2 timestamps per path, a few pages
+// each); all sent at once (the HTTP client bounds what is in flight), plus what shrinking sends
+// (at most SHRINK_REQUESTS per rule broken); all count against the operation's request budget.
 import fc from 'fast-check';
 import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { CheckSkip, SuiteError } from '../../lib/outcome.js';
-import { hash32 } from '../../lib/random.js';
+import { hash32, seededRandom } from '../../lib/random.js';
 import { ATTRS, buildModel, describeQuery, inOrder, judge, NoModel, paramsOf, predictor, queryOfUrl, type Disagreement, type ListModel, type ListQuery, type Prediction, type Term } from './model.js';
 import { dig, readExploredPage, spend, toRec, type ListPage } from './pages.js';
+import { ILLEGAL_STRATA, illegalArbitrary, judgeIllegal, resolveIllegal, type Illegal, type IllegalStratum } from './illegal.js';
+import { coveringArray } from './pairwise.js';
+import { value, type Attr } from './collation.js';
 import { exploredPaths } from './target.js';
-import type { Attr } from './collation.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
 
 /** Most requests shrinking one disagreement may send. */
@@ -89,7 +103,11 @@ interface Plan {
 /** One drawn request: the path (a parent) and the query. */
 export interface Draw {
   path: string;
+  /** The request, or (illegal) the legal part of it: the illegal request's other parameters. */
   q: ListQuery;
+  /** A request from the illegal side: its query string and the readings it allows, and the stratum it was drawn from. */
+  illegal?: Illegal;
+  stratum?: IllegalStratum;
 }
 
 /**
@@ -158,10 +176,15 @@ function termValue(m: ListModel, plan: TermPlan, ids: readonly string[], values:
   return isoAt(ps, Math.min(12, m.digits), plan.spelling === 'offset' ? OFFSETS[plan.zone % OFFSETS.length] : undefined);
 }
 
+/** The attributes a filter on the model's list can be drawn on: ids where their collation is known, timestamps some record has. */
+function filterableAttrs(m: ListModel): Attr[] {
+  return ATTRS.filter((a) => (a === 'id' ? m.idOrder !== undefined && m.records.size > 0 : [...m.records.values()].some((r) => (a === 'created_at' ? r.created : r.updated) !== undefined)));
+}
+
 /** The requests a model's list can be asked, as plans fast-check draws and shrinks. */
 function planArbitrary(m: ListModel): fc.Arbitrary<Plan> {
   const sortable = ATTRS.filter((a) => m.sortable[a]);
-  const filterable = ATTRS.filter((a) => (a === 'id' ? m.idOrder !== undefined && m.records.size > 0 : [...m.records.values()].some((r) => (a === 'created_at' ? r.created : r.updated) !== undefined)));
+  const filterable = filterableAttrs(m);
   const term: fc.Arbitrary<TermPlan> | undefined = filterable.length
     ? fc.record({ op: fc.constantFrom('ge' as const, 'gt' as const), attr: fc.constantFrom(...filterable), place: fc.oneof({ arbitrary: fc.constant<Place>('record'), weight: 2 }, { arbitrary: fc.constantFrom(...PLACES.filter((p) => p !== 'record')), weight: 7 }), index: fc.nat(), spelling: fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant('utc' as const), weight: 2 }, { arbitrary: fc.constant('offset' as const), weight: 2 }, fc.constant('own' as const)), zone: fc.nat() })
     : undefined;
@@ -220,23 +243,161 @@ function resolvePlan(m: ListModel, plan: Plan, ids: readonly string[], values: R
   return { ...q, offset: m.hardOffsetLimit && o.kind !== 'beyond-hard' && offset > HARD_OFFSET_LIMIT ? offset % (HARD_OFFSET_LIMIT + 1) : offset };
 }
 
+
+// --- Every pair of conditions ----------------------------------------------------------
+
+/** The places of a filter value, grouped as levels of the covering array (a level's members are drawn). */
+const PLACE_LEVELS: ReadonlyArray<readonly Place[]> = [['record'], ['between'], ['unit-below', 'unit-above'], ['second-later', 'second-earlier'], ['before-all'], ['after-all']];
+const LIMIT_LEVELS = ['absent', 'one', 'short', 'any', 'hundred', 'over'] as const;
+const OFFSET_LEVELS = ['absent', 'zero', 'any', 'last', 'total', 'past', 'beyond-hard'] as const;
+
+export interface CoveringPlans {
+  plans: Plan[];
+  /** Pairs of levels the array had to cover, and covered. */
+  pairs: number;
+  covered: number;
+}
+
+/**
+ * One plan per row of a covering array of strength 2 over the model's dimensions: sort (absent,
+ * or each sortable attribute either way), filter kind (absent, or ge/gt on each filterable
+ * attribute), the place of its value (where the filter is on a timestamp), limit kind and offset
+ * kind (past the hard limit where the list has it). The numbers a level leaves open (a short
+ * limit, a record's index) are drawn from `seed`.
+ */
+export function coveringPlans(m: ListModel, seed: number): CoveringPlans {
+  const sorts: Array<Plan['sort']> = [undefined, ...ATTRS.filter((a) => m.sortable[a]).flatMap((attr) => [{ attr, descending: false }, { attr, descending: true }])];
+  const filters: Array<{ op: 'ge' | 'gt'; attr: Attr } | undefined> = [undefined, ...filterableAttrs(m).flatMap((attr) => (['ge', 'gt'] as const).map((op) => ({ op, attr })))];
+  const timed = filters.flatMap((f, i) => (f && f.attr !== 'id' ? [i] : []));
+  const offsets = OFFSET_LEVELS.filter((o) => o !== 'beyond-hard' || m.hardOffsetLimit);
+  const levels = [sorts.length, filters.length, timed.length ? PLACE_LEVELS.length : 1, LIMIT_LEVELS.length, offsets.length];
+  const { rows, pairs, covered } = coveringArray(levels, { seed, requires: timed.length ? [{ factor: 2, on: 1, levels: timed }] : [] });
+  const random = seededRandom(hash32(`${seed}:covering`));
+  const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const plans = rows.map(([s, f, p, l, o]): Plan => {
+    const sort = sorts[s!];
+    const filter = filters[f!];
+    const limit = LIMIT_LEVELS[l!]!;
+    const offset = offsets[o!]!;
+    return {
+      ...(sort ? { sort } : {}),
+      filters: filter ? [{ ...filter, place: pick(PLACE_LEVELS[p!] ?? ['record']), index: int(0, 1 << 30), spelling: pick(SPELLINGS), zone: int(0, OFFSETS.length - 1) }] : [],
+      ...(limit === 'absent' ? {} : { limit: limit === 'one' ? 1 : limit === 'short' ? int(2, 30) : limit === 'any' ? int(1, 100) : limit === 'hundred' ? 100 : int(101, 1000) }),
+      offset: offset === 'any' ? { kind: 'any', n: int(0, 1 << 30) } : offset === 'past' ? { kind: 'past', n: int(1, 150) } : offset === 'beyond-hard' ? { kind: 'beyond-hard', n: int(1, 500) } : { kind: offset },
+    };
+  });
+  return { plans, pairs, covered };
+}
+
+// --- Offset walks that cut ties --------------------------------------------------------
+
+/** Page sizes drawn per timestamp and path (the first from 2 to 5), and tie groups walked per size. */
+export const TIE_SIZES = 2;
+export const TIE_GROUPS = 1;
+
+/** A group of records tied on a timestamp, at positions [start, end) of the list sorted by it, and the pages that hold it at one page size. */
+interface TieWalk {
+  path: string;
+  attr: 'created_at' | 'updated_at';
+  limit: number;
+  start: number;
+  end: number;
+  ids: string[];
+  shown: string;
+  draws: Draw[];
+}
+
+/**
+ * Offset walks, sorted by each timestamp at drawn page sizes, over the pages that hold a group
+ * of tied records a page boundary cuts: only those pages, since elsewhere the model's judgement
+ * of each page already sees any record out of place. Only where the model knows the list's
+ * records in that order to past the group, and none of the group is newer than the horizon.
+ */
+function tieWalks(m: ListModel, seed: number, predicted: (q: ListQuery) => Prediction): TieWalk[] {
+  const random = seededRandom(hash32(`${seed}:ties:${m.path}`));
+  const out: TieWalk[] = [];
+  for (const attr of ['created_at', 'updated_at'] as const) {
+    if (!m.sortable[attr]) continue;
+    const p = predicted({ sort: { attr, descending: false }, filters: [] });
+    if (p.opaque) continue;
+    const groups: Array<{ start: number; end: number }> = [];
+    const sorted = p.selected;
+    for (let i = 0; i < Math.min(sorted.length, p.exact); ) {
+      let j = i + 1;
+      while (j < sorted.length && value(sorted[j]!, attr) === value(sorted[i]!, attr)) j++;
+      if (j - i > 1 && j <= p.exact && sorted.slice(i, j).every((r) => !m.fresh.has(r.id))) groups.push({ start: i, end: j });
+      i = j;
+    }
+    if (!groups.length) continue;
+    const sizes = [2 + Math.floor(random() * 4), ...Array.from({ length: TIE_SIZES - 1 }, () => 6 + Math.floor(random() * 25))];
+    for (const limit of sizes) {
+      const cut = groups.filter((g) => Math.floor(g.start / limit) !== Math.floor((g.end - 1) / limit));
+      for (let k = 0; k < TIE_GROUPS && cut.length; k++) {
+        const g = cut.splice(Math.floor(random() * cut.length), 1)[0]!;
+        const draws: Draw[] = [];
+        for (let offset = Math.floor(g.start / limit) * limit; offset < g.end; offset += limit) draws.push({ path: m.path, q: { sort: { attr, descending: false }, filters: [], limit, offset } });
+        const first = sorted[g.start]!;
+        out.push({ path: m.path, attr, limit, start: g.start, end: g.end, ids: sorted.slice(g.start, g.end).map((r) => r.id), shown: (attr === 'created_at' ? first.createdRaw : first.updatedRaw) ?? '?', draws });
+      }
+    }
+  }
+  return out;
+}
+
+/** Whether the pages of a tie walk meet each record of the group exactly once (undefined: a page could not be read as a list). */
+function judgeTies(w: TieWalk, pages: ReadonlyArray<ListPage | undefined>): Disagreement | undefined {
+  const met: string[] = [];
+  for (const [i, page] of pages.entries()) {
+    if (!page || page.res.status !== 200 || !page.ok) return undefined;
+    const offset = w.draws[i]!.q.offset!;
+    for (const [k, r] of page.records.entries()) if (offset + k >= w.start && offset + k < w.end) met.push(r.id);
+  }
+  const group = new Set(w.ids);
+  const twice = met.filter((id, i) => met.indexOf(id) !== i);
+  const missed = w.ids.filter((id) => !met.includes(id));
+  if (!twice.length && !missed.length && met.every((id) => group.has(id))) return undefined;
+  const q = `sort=${w.attr}&page[limit]=${w.limit}`;
+  return {
+    checkId: 'list.offset.traversal',
+    message: `${q}, page[offset] ${w.draws.map((d) => d.q.offset).join(', ')}: paging by offset across the ${w.ids.length} records tied at ${w.attr} ${w.shown} (positions ${w.start} to ${w.end - 1}) does not meet each of them once`,
+    expected: `each of ${w.ids.join(', ')} once at positions ${w.start} to ${w.end - 1}`,
+    actual: `${met.join(', ') || 'none of them'}${twice.length ? `; twice: ${[...new Set(twice)].join(', ')}` : ''}${missed.length ? `; never: ${missed.join(', ')}` : ''}`,
+    byModel: true,
+  };
+}
+
 // --- Running it ------------------------------------------------------------------------
+
+/** Which way of asking found a disagreement (the selftest's figure splits by it). */
+export type Source = 'covering' | 'legal' | 'illegal' | 'ties' | 'walks';
+
+/** How a failure's reason names each way of asking: `found by <this>`. */
+export const FOUND_BY: Readonly<Record<Source, string>> = {
+  covering: 'the covering array',
+  legal: 'drawn legal requests',
+  illegal: 'drawn illegal requests',
+  ties: 'offset walks that cut ties',
+  walks: 'the traversals the model was built from',
+};
 
 export interface Found {
   /** The smallest request found that breaks the rule, and what broke. */
   draw: Draw;
   disagreement: Disagreement;
   page: ListPage;
-  /** Drawn requests (before shrinking) whose answers broke this rule. */
+  source: Source;
+  /** Requests of that source (before shrinking) whose answers broke this rule, of how many. */
   drawn: number;
+  of: number;
   /** Requests shrinking sent. */
   shrinkRequests: number;
-  /** Found on a page that shrinking another rule's disagreement asked for (no draw broke this rule). */
+  /** Found on a page that shrinking another rule's disagreement asked for (no request of the source broke this rule). */
   whileShrinking?: boolean;
 }
 
 export interface Exploration {
-  /** Drawn requests, answered and judged, refused (not judged), not sent (the budget spent), and unanswered (transport). */
+  /** Drawn requests (legal and illegal, the covering array's, the tie walks'), answered and judged, refused (not judged), not sent (the budget spent), and unanswered (transport). */
   drawn: number;
   judged: number;
   refused: number;
@@ -244,12 +405,17 @@ export interface Exploration {
   unanswered: number;
   paths: number;
   seed: number;
+  /** The covering array: its rows (requests), and the pairs of conditions it covers. */
+  covering: { rows: number; pairs: number; covered: number };
+  /** Requests drawn from the illegal side, and tie walks (groups of tied records walked at a page size). */
+  illegal: number;
+  ties: number;
   /** By check id: the disagreement found, shrunk. */
   found: Map<string, Found>;
   notes: string[];
 }
 
-const NONE = (notes: string[], seed = 0): Exploration => ({ drawn: 0, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: 0, seed, found: new Map(), notes });
+const NONE = (notes: string[], seed = 0): Exploration => ({ drawn: 0, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: 0, seed, covering: { rows: 0, pairs: 0, covered: 0 }, illegal: 0, ties: 0, found: new Map(), notes });
 
 /**
  * `--explore N` draws per list operation: an operation read at several paths (the latest
@@ -258,6 +424,16 @@ const NONE = (notes: string[], seed = 0): Exploration => ({ drawn: 0, judged: 0,
  */
 export function drawsPerPath(explore: number, e: Pick<Endpoint, 'paths'>): number {
   return explore > 0 ? Math.ceil(explore / Math.max(1, e.paths)) : 0;
+}
+
+/** A plan with one parameter taken away (or one filter term), for shrinking the covering array's requests: each candidate once. */
+function smaller(q: ListQuery): ListQuery[] {
+  const out: ListQuery[] = [];
+  if (q.sort) out.push({ ...q, sort: undefined });
+  for (let i = 0; i < q.filters.length; i++) out.push({ ...q, filters: q.filters.filter((_, k) => k !== i) });
+  if (q.limit !== undefined) out.push({ ...q, limit: undefined });
+  if (q.offset !== undefined) out.push({ ...q, offset: undefined });
+  return out.map((x) => Object.fromEntries(Object.entries(x).filter(([, v]) => v !== undefined)) as unknown as ListQuery);
 }
 
 /** The operation's exploration, run once per run whichever check asks first. */
@@ -288,12 +464,27 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     }
     if (!models.length) return NONE(notes, seed);
     const context = new Map(models.map((m) => [m.path, { m, ids: inOrder(m, 'id').sorted.map((r) => r.id), values: { created_at: valuesOf(m, 'created_at'), updated_at: valuesOf(m, 'updated_at') }, predicted: predictor(m) }]));
-    const space: fc.Arbitrary<Draw> = fc.oneof(
-      ...models.map((m) => {
-        const c = context.get(m.path)!;
-        return planArbitrary(m).map((plan): Draw => ({ path: m.path, q: resolvePlan(m, plan, c.ids, c.values, c.predicted) }));
-      }),
-    );
+    const legal = (m: ListModel, plan: Plan): ListQuery => {
+      const c = context.get(m.path)!;
+      return resolvePlan(m, plan, c.ids, c.values, c.predicted);
+    };
+    const space: fc.Arbitrary<Draw> = fc.oneof(...models.map((m) => planArbitrary(m).map((plan): Draw => ({ path: m.path, q: legal(m, plan) }))));
+    // The illegal side, as many requests as the legal one, each stratum drawn apart (shared out
+    // in ILLEGAL_STRATA's order), over a legal request of the space above.
+    const nIllegal = n;
+    const illegal = ILLEGAL_STRATA.map((stratum, i) => ({
+      stratum,
+      seed: hash32(`${seed}:illegal:${stratum}`),
+      runs: Math.floor(nIllegal / ILLEGAL_STRATA.length) + (i < nIllegal % ILLEGAL_STRATA.length ? 1 : 0),
+      space: fc.oneof(
+        ...models.map((m) =>
+          fc.tuple(planArbitrary(m), illegalArbitrary(stratum)).map(([plan, twist]): Draw => {
+            const q = legal(m, plan);
+            return { path: m.path, q, stratum, illegal: resolveIllegal(m, twist, q, (x) => context.get(m.path)!.predicted(x).selected.length) };
+          }),
+        ),
+      ),
+    }));
 
     // Every answer is asked for once; shrinking asks only for what the draws did not.
     const answers = new Map<string, Promise<ListPage | undefined>>();
@@ -301,14 +492,14 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     const unsent = new Set<string>();
     let shrinking = false;
     let shrinkSent = 0;
-    const keyOf = (d: Draw): string => `${d.path}?${describeQuery(d.q)}`;
+    const keyOf = (d: Draw): string => `${d.path}?${d.illegal ? d.illegal.query : describeQuery(d.q)}`;
     const ask = (d: Draw): Promise<ListPage | undefined> => {
       const key = keyOf(d);
       let a = answers.get(key);
       if (!a) {
         if (shrinking && shrinkSent >= SHRINK_REQUESTS) return Promise.resolve(undefined);
         if (shrinking) shrinkSent++;
-        a = readExploredPage(ctx, e, d.path, paramsOf(d.q)).then(
+        a = readExploredPage(ctx, e, d.illegal ? `${d.path}?${d.illegal.query}` : d.path, d.illegal ? {} : paramsOf(d.q)).then(
           (page) => (page.res.status === 429 ? undefined : page),
           (err: unknown) => {
             // The budget spent, or a transport fault the client could not absorb: no answer, no verdict.
@@ -323,11 +514,20 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     };
     const judged = (d: Draw, page: ListPage): Disagreement[] => {
       const c = context.get(d.path)!;
-      return judge(c.m, d.q, page, c.predicted);
+      return d.illegal ? judgeIllegal(c.m, d.illegal, d.path, page, c.predicted) : judge(c.m, d.q, page, c.predicted);
     };
 
-    const draws = fc.sample(space, { seed, numRuns: n });
-    const pages = await Promise.all(draws.map(ask));
+    // Before chance, every pair of conditions: the rows of one covering array of the operation's
+    // dimensions, spread over the paths explored.
+    const cover = coveringPlans(models[0]!, seed);
+    const ties = models.flatMap((m) => tieWalks(m, seed, context.get(m.path)!.predicted));
+    const asked: Array<{ d: Draw; source: Source }> = [
+      ...cover.plans.map((plan, i) => ({ d: { path: models[i % models.length]!.path, q: legal(models[i % models.length]!, plan) }, source: 'covering' as const })),
+      ...fc.sample(space, { seed, numRuns: n }).map((d) => ({ d, source: 'legal' as const })),
+      ...illegal.flatMap((p) => (p.runs ? fc.sample(p.space, { seed: p.seed, numRuns: p.runs }) : []).map((d) => ({ d, source: 'illegal' as const }))),
+      ...ties.flatMap((w) => w.draws.map((d) => ({ d, source: 'ties' as const }))),
+    ];
+    const pages = await Promise.all(asked.map(({ d }) => ask(d)));
     // The pages the models were built from are answers too: each is held to its model as well
     // (reported as read; a traversal's page is not drawn, so not shrunk).
     const walked: Array<{ d: Draw; page: ListPage }> = [];
@@ -337,27 +537,44 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
         if (q) walked.push({ d: { path: m.path, q }, page });
       }
     }
-    const x: Exploration = { drawn: draws.length, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: models.length, seed, found: new Map(), notes };
-    const counts = new Map<string, number>();
-    const broken: Array<{ d: Draw; page: ListPage; dis: Disagreement[] }> = [];
+    const x: Exploration = { drawn: asked.length, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: models.length, seed, covering: { rows: cover.plans.length, pairs: cover.pairs, covered: cover.covered }, illegal: nIllegal, ties: ties.length, found: new Map(), notes };
+    const sent = new Map<Source, number>();
+    /** By rule, by source: how many requests broke it. */
+    const counts = new Map<string, Map<Source, number>>();
+    const count = (id: string, source: Source): void => {
+      let bySource = counts.get(id);
+      if (!bySource) counts.set(id, (bySource = new Map()));
+      bySource.set(source, (bySource.get(source) ?? 0) + 1);
+    };
+    const broken: Array<{ d: Draw; page: ListPage; dis: Disagreement[]; source: Source }> = [];
     for (const [i, page] of pages.entries()) {
+      const { d, source } = asked[i]!;
+      sent.set(source, (sent.get(source) ?? 0) + 1);
       if (!page) {
-        if (unsent.has(keyOf(draws[i]!))) x.notSent++;
+        if (unsent.has(keyOf(d))) x.notSent++;
         else x.unanswered++;
         continue;
       }
       if (page.res.status !== 200 && page.res.status < 500) x.refused++;
       else x.judged++;
-      const dis = judged(draws[i]!, page);
-      if (dis.length) broken.push({ d: draws[i]!, page, dis });
-      for (const id of new Set(dis.map((y) => y.checkId))) counts.set(id, (counts.get(id) ?? 0) + 1);
+      const dis = judged(d, page);
+      if (dis.length) broken.push({ d, page, dis, source });
+      for (const id of new Set(dis.map((y) => y.checkId))) count(id, source);
     }
-    const fromWalks: typeof broken = [];
+    // The tie walks, across their pages.
+    let at = asked.length - ties.reduce((k, w) => k + w.draws.length, 0);
+    for (const w of ties) {
+      const own = pages.slice(at, at + w.draws.length);
+      at += w.draws.length;
+      const y = judgeTies(w, own);
+      if (!y) continue;
+      broken.push({ d: w.draws.at(-1)!, page: own.at(-1)!, dis: [y], source: 'ties' });
+      count(y.checkId, 'ties');
+    }
     for (const { d, page } of walked) {
       const dis = judged(d, page);
-      if (dis.length) fromWalks.push({ d, page, dis });
+      if (dis.length) broken.push({ d, page, dis, source: 'walks' });
     }
-    broken.push(...fromWalks);
     if (!broken.length) return x;
 
     // What rests on the model holds only if the list is still as the model read it: read it
@@ -374,14 +591,17 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     }
     const holds = (d: Draw, y: Disagreement): boolean => !y.byModel || !stale.has(d.path);
 
-    // Each rule broken: fast-check replays the same draws (from the memo) to the first that
-    // breaks it, then shrinks it to the smallest request that still does.
+    // Each rule broken: shrunk in the way its first breaking request was asked. Drawn requests:
+    // fast-check replays the same draws (from the memo) to the first that breaks it, then shrinks
+    // it to the smallest request that still does. The covering array's: its parameters taken
+    // away one at a time while the answer still breaks the rule. Tie walks and traversals: as read.
     const rules = [...new Set(broken.flatMap((b) => b.dis.filter((y) => holds(b.d, y)).map((y) => y.checkId)))];
     shrinking = true;
     // A page shrinking asks for is an answer too: a rule it breaks that no draw broke joins the
     // list (reported with that page, as found while shrinking), so no check passes on an answer
     // the run holds that breaks its rule.
     const byShrinking: Array<{ d: Draw; page: ListPage; dis: Disagreement[] }> = [];
+    const ORDER: readonly Source[] = ['covering', 'legal', 'illegal', 'ties', 'walks'];
     for (let k = 0; k < rules.length; k++) {
       const id = rules[k]!;
       shrinkSent = 0;
@@ -396,19 +616,40 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
         const y = all.find((z) => z.checkId === id);
         return page && y ? { page, y } : undefined;
       };
-      const r = (counts.get(id) ?? 0) > 0 ? await fc.check(fc.asyncProperty(space, async (d) => (await breaks(d)) === undefined), { seed, numRuns: n }) : undefined;
-      if (r?.failed && r.counterexample) {
-        const hit = await breaks(r.counterexample[0]);
+      const first = ORDER.map((source) => broken.find((b) => b.source === source && b.dis.some((y) => y.checkId === id && holds(b.d, y)))).find((b) => b !== undefined);
+      const drawn = first ? (counts.get(id)?.get(first.source) ?? 0) : 0;
+      const of = first ? (sent.get(first.source) ?? 0) : 0;
+      if (first && (first.source === 'legal' || first.source === 'illegal')) {
+        const drawnFrom = first.source === 'legal' ? { space, seed, runs: n } : illegal.find((p) => p.stratum === first.d.stratum)!;
+        const r = await fc.check(fc.asyncProperty(drawnFrom.space, async (d) => (await breaks(d)) === undefined), { seed: drawnFrom.seed, numRuns: drawnFrom.runs });
+        const hit = r.failed && r.counterexample ? await breaks(r.counterexample[0]) : undefined;
         if (hit) {
-          x.found.set(id, { draw: r.counterexample[0], disagreement: hit.y, page: hit.page, drawn: counts.get(id)!, shrinkRequests: shrinkSent });
+          x.found.set(id, { draw: r.counterexample![0], disagreement: hit.y, page: hit.page, source: first.source, drawn, of, shrinkRequests: shrinkSent });
           continue;
         }
       }
-      // Broken by a page of the traversals alone, or by one shrinking asked for (or shrinking
-      // could not confirm it): as read.
+      if (first?.source === 'covering') {
+        let best = { d: first.d, page: first.page, y: first.dis.find((y) => y.checkId === id)! };
+        for (let again = true; again; ) {
+          again = false;
+          for (const q of smaller(best.d.q)) {
+            const d = { path: best.d.path, q };
+            const hit = await breaks(d);
+            if (hit) {
+              best = { d, ...hit };
+              again = true;
+              break;
+            }
+          }
+        }
+        x.found.set(id, { draw: best.d, disagreement: best.y, page: best.page, source: 'covering', drawn, of, shrinkRequests: shrinkSent });
+        continue;
+      }
+      // Broken by a tie walk or a page of the traversals alone, or by one shrinking asked for
+      // (or shrinking could not confirm it): as read.
       const shrunk = byShrinking.find((b) => b.dis.some((y) => y.checkId === id));
-      const first = broken.find((b) => b.dis.some((y) => y.checkId === id && holds(b.d, y))) ?? shrunk!;
-      x.found.set(id, { draw: first.d, disagreement: first.dis.find((y) => y.checkId === id && holds(first.d, y))!, page: first.page, drawn: counts.get(id) ?? 0, shrinkRequests: shrinkSent, ...(first === shrunk ? { whileShrinking: true } : {}) });
+      const found = first ?? { ...shrunk!, source: 'walks' as const };
+      x.found.set(id, { draw: found.d, disagreement: found.dis.find((y) => y.checkId === id && holds(found.d, y))!, page: found.page, source: found.source, drawn, of, shrinkRequests: shrinkSent, ...(first ? {} : { whileShrinking: true }) });
     }
     shrinking = false;
     return x;
@@ -455,5 +696,6 @@ async function changedSince(ctx: CheckContext, e: Endpoint, m: ListModel): Promi
 export function explorationNote(x: Exploration): string {
   if (!x.drawn) return x.notes[0] ?? 'not explored';
   const parents = x.paths > 1 ? ` under ${x.paths} parents` : '';
-  return `explored: ${x.drawn} drawn request(s)${parents}: ${x.judged} judged against the model, ${x.refused} refused (not judged)${x.notSent ? `, ${x.notSent} not sent (the request budget spent)` : ''}${x.unanswered ? `, ${x.unanswered} unanswered` : ''}${x.notes.length ? `; ${x.notes.join('; ')}` : ''}`;
+  const ways = `a covering array of ${x.covering.rows} requests (${x.covering.covered} of ${x.covering.pairs} pairs of conditions covered), ${x.illegal} illegal draw(s), ${x.ties} tie walk(s)`;
+  return `explored: ${x.drawn} request(s)${parents} (${ways}): ${x.judged} judged against the model, ${x.refused} refused (not judged)${x.notSent ? `, ${x.notSent} not sent (the request budget spent)` : ''}${x.unanswered ? `, ${x.unanswered} unanswered` : ''}${x.notes.length ? `; ${x.notes.join('; ')}` : ''}`;
 }

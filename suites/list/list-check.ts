@@ -39,7 +39,7 @@ async function runListCheck(c: ListCheck, ctx: CheckContext, e: Endpoint): Promi
   // Loaded when a check first explores (fast-check is large): the check catalogue, the CLI's own
   // process and a run with --explore 0 never load it.
   if (ctx.run.settings.explore) {
-    const { explore, explorationNote } = await import('./explore.js');
+    const { explore, explorationNote, FOUND_BY } = await import('./explore.js');
     const x = await explore(ctx, e);
     if (x.drawn) ctx.note(explorationNote(x));
     const f = x.found.get(c.id);
@@ -48,11 +48,14 @@ async function runListCheck(c: ListCheck, ctx: CheckContext, e: Endpoint): Promi
       const path = x.paths > 1 ? ` on ${f.draw.path}` : '';
       // The request shown is the shrunk one: it joins the check's history of exchanges.
       if (!ctx.exchanges.includes(f.page.res.exchange)) ctx.exchanges.push(f.page.res.exchange);
-      const how = f.drawn
-        ? `found by exploration: ${f.drawn} of ${x.drawn} drawn requests broke this rule; the request is the one fast-check shrank the first of them to${f.shrinkRequests ? ` in ${f.shrinkRequests} more request(s)` : ''}; the run's --seed ${ctx.run.settings.seed} draws them again`
-        : f.whileShrinking
-          ? `found by exploration: a request sent while shrinking another rule's disagreement broke this rule too; the run's --seed ${ctx.run.settings.seed} asks it again`
-          : 'found by holding a page of the traversals the model was built from to the model';
+      const by = `found by ${FOUND_BY[f.source]}`;
+      const how = f.whileShrinking
+        ? `${by}: a request sent while shrinking another rule's disagreement broke this rule too; the run's --seed ${ctx.run.settings.seed} asks it again`
+        : f.source === 'walks'
+          ? `${by}: a page of them broke this rule`
+          : f.source === 'ties'
+            ? `${by}: ${f.drawn} of ${x.ties} groups of tied records walked broke this rule; the run's --seed ${ctx.run.settings.seed} walks them again`
+            : `${by}: ${f.drawn} of ${f.of} such requests broke this rule; the request is ${f.source === 'covering' ? 'the first of them with every parameter taken away that the answer did not need' : 'the one fast-check shrank the first of them to'}${f.shrinkRequests ? ` in ${f.shrinkRequests} more request(s)` : ''}; the run's --seed ${ctx.run.settings.seed} asks them again`;
       fail(`${d.message}${path} (${how})`, {
         expected: d.expected,
         actual: d.actual,

@@ -5,10 +5,13 @@ import { expectErrorBody, expectSchema, expectStatus, expectValid, fail } from '
 import { SCHEMA } from '../../lib/schema.js';
 import type { WrittenListCheck } from './list-check.js';
 import { metaInt, pagination, query, readPage, readPagesAtOnce, refusesFeature, type ListPage } from './pages.js';
-import { resolvePath, target } from './target.js';
+import { defaultPageLength, resolvePath, target } from './target.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
 
 export const FAR_FUTURE = '9999-12-31T23:59:59.000Z';
+
+/** 2^64 + 5: past what any integer type of a target holds; a parser that wraps reads it as 5. */
+export const PAST_2_64 = '18446744073709551621';
 
 /** A 200 list page must carry the pagination fields; returns nothing, fails with the path. */
 export function expectListMeta(page: ListPage, what: string): void {
@@ -108,7 +111,7 @@ export const metaChecks: WrittenListCheck[] = [
   {
     id: 'list.params.invalid',
     clause: { at: 'list-endpoints' },
-    title: 'invalid page[limit]/page[offset] (negative, 0 for limit, not a number) never get a 5xx',
+    title: 'invalid page[limit]/page[offset] (negative, 0 for limit, not a number, past 2^64) never get a 5xx, and a page served for one is right for a reading of it',
     async run(ctx, e) {
       const { path } = await target(ctx, e);
       const cases: Array<[string, string]> = [
@@ -117,10 +120,22 @@ export const metaChecks: WrittenListCheck[] = [
         ['page[limit]', 'abc'],
         ['page[offset]', '-1'],
         ['page[offset]', 'abc'],
+        // Past what a 64-bit integer holds: a parser that wraps reads 5.
+        ['page[limit]', PAST_2_64],
+        ['page[offset]', PAST_2_64],
       ];
       const pages = readPagesAtOnce(ctx, e, path, cases.map(([name, value]) => ({ [name]: value })));
       for (const [i, [name, value]] of cases.entries()) {
-        expectInvalidPagingAnswer(await pages[i]!, `GET ${path} with ${name}=${value}`);
+        const page = await pages[i]!;
+        const what = `GET ${path} with ${name}=${value}`;
+        expectInvalidPagingAnswer(page, what);
+        if (page.res.status !== 200 || value !== PAST_2_64) continue;
+        // A page for a number past 2^64: the limit clamped to 100 or ignored (the default), the
+        // offset past the end (no record); never the number read as another (wrapped).
+        if (name === 'page[offset]' && page.records.length) fail(`${what}: records served for an offset past every list's end`, { expected: 'a refusal with a 4xx, or no record (past the end)', actual: `${page.records.length} record(s), meta.page.offset ${String(page.meta?.page?.offset)}`, res: page.res });
+        const { value: length } = await defaultPageLength(ctx);
+        const limit = metaInt(page, 'page.limit');
+        if (name === 'page[limit]' && limit !== 100 && limit !== length) fail(`${what}: the limit read as another number`, { expected: `a refusal with a 4xx, or meta.page.limit 100 (clamped) or ${length} (the default)`, actual: `meta.page.limit ${limit}`, res: page.res });
       }
     },
   },

@@ -1,0 +1,339 @@
+// The illegal side of a list's query space: page[limit], page[offset], sort and filter written in
+// ways the contract does not define (spec/contract/README.md#list-endpoints: a whole number up to
+// 100, a whole number from 0, an attribute, op(attribute,value) terms), drawn by fast-check,
+// seeded and shrunk like the legal requests (explore.ts).
+//
+// What a target makes of such a value is largely its own business, and the oracle says only
+// what the contract rules out (spec/contract/README.md#lists.invalid-params, #errors.no-5xx):
+// - never a 5xx;
+// - a refusal as invalid (400, 422) carries the Error shape;
+// - a list page is right for some reading of the value a target may make: clamped (to 1..100
+//   for page[limit], to 0 for a negative offset), ignored (the default), the number it spells
+//   (a float cut either way, an exponent, a leading plus, a prefix a lenient parser stops at),
+//   or, for a sort or filter it cannot read, any order and any selection with the page's own
+//   numbers right. A value read as another number (2^64 + 5 as 5, a wrapped 32-bit limit) fits
+//   none, and neither does the first page served for an offset past the end.
+import fc from 'fast-check';
+import { CheckFailure } from '../../lib/outcome.js';
+import { expectInvalidPagingAnswer } from './meta.js';
+import { judge, OPAQUE, paramsOf, type Disagreement, type ListModel, type ListQuery, type Prediction } from './model.js';
+import type { ListPage } from './pages.js';
+
+/** A number written in a way the contract does not define, and the numbers it may be read as. */
+export interface NumberText {
+  /** The text the target receives (percent-encoded when sent). */
+  text: string;
+  /** The numbers a parser may read it as (besides ignoring it); NaN for none. */
+  numbers: number[];
+  /** Why it is illegal, for people. */
+  kind: string;
+}
+
+/** How an illegal value is put in the query string. */
+export type Shape = 'plain' | 'array' | 'repeat' | 'page-scalar' | 'page-array';
+
+export type IllegalPlan =
+  | { param: 'page[limit]' | 'page[offset]'; value: NumberText; shape: Shape; other: number }
+  | { param: 'sort'; text: string; kind: string; shape: Exclude<Shape, 'page-scalar' | 'page-array'> }
+  | { param: 'filter'; make: FilterMaker; shape: Exclude<Shape, 'page-scalar' | 'page-array'> };
+
+/**
+ * A malformed filter, made from a legal term `op(attr,value)`: another operator, attribute or
+ * value; text before or after it; its closing parenthesis taken off; the term repeated, joined
+ * by `join`; or a fixed text.
+ */
+export interface FilterMaker {
+  kind: string;
+  op?: string;
+  attr?: string;
+  value?: string;
+  before?: string;
+  after?: string;
+  unclosed?: boolean;
+  repeat?: number;
+  join?: string;
+  raw?: string;
+}
+
+/** A drawn illegal request, made concrete: its query string and what the contract lets a page be. */
+export interface Illegal {
+  /** The parameter made illegal. */
+  param: IllegalPlan['param'];
+  /** The query string, percent-encoded as sent (brackets unencoded, as the suite sends them). */
+  query: string;
+  /** The illegal part, for people: `page[limit]=18446744073709551616 (past 2^64)`. */
+  what: string;
+  readings: Reading[];
+}
+
+/** A reading of an illegal value a target may make, and so a page it may serve. */
+export type Reading =
+  | { label: string; q: ListQuery; opaque?: boolean }
+  /** Past the end (or the hard limit): a page with no record, its numbers well formed. */
+  | { label: string; empty: true };
+
+/** Past 2^64 mostly (a 64-bit parser wraps them to 0, 5), past 2^63, 2^32 and 2^53 (a double's precision). */
+const BIG = ['18446744073709551616', '18446744073709551621', '36893488147419103237', '9223372036854775813', '4294967301', '9007199254740993'];
+
+const num = (text: string, numbers: number[], kind: string): NumberText => ({ text, numbers, kind });
+
+/** Numbers written in every way the contract does not define (a whole number, as digits). */
+const bigNumbers = fc.constantFrom(...BIG).map((t) => num(t, [Number(t)], 'a number past 2^32, 2^53 or 2^64'));
+
+export const numberTexts: fc.Arbitrary<NumberText> = fc.oneof(
+  // Past what a 32- or 64-bit integer holds, where a parser wraps (2^64 + 5 read as 5): the most
+  // drawn, since a wrapped offset serves records a client never asked for.
+  { arbitrary: bigNumbers, weight: 3 },
+  fc.integer({ min: -1000, max: -1 }).map((n) => num(String(n), [n], 'a negative number')),
+  fc.constantFrom('-0', '0').map((t) => num(t, [0], 'zero')),
+  fc.tuple(fc.integer({ min: 0, max: 150 }), fc.constantFrom('.5', '.0', '.999', ',5')).map(([n, f]) => num(`${n}${f}`, [Number(`${n}${f.replace(',', '.')}`), n], 'a fraction')),
+  fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 0, max: 25 }), fc.constantFrom('e', 'E', 'e+')).map(([d, k, e]) => num(`${d}${e}${k}`, [d * 10 ** k, d], 'an exponent')),
+  fc.integer({ min: 0, max: 150 }).map((n) => num(`+${n}`, [n], 'a leading plus')),
+  fc.tuple(fc.integer({ min: 0, max: 150 }), fc.constantFrom(' ', '\t', '\u00a0')).chain(([n, w]) => fc.constantFrom(num(`${w}${n}`, [n], 'whitespace'), num(`${n}${w}`, [n], 'whitespace'))),
+  fc.integer({ min: 0, max: 150 }).map((n) => num(`00${n}`, [n, ...(/^[0-7]+$/.test(String(n)) ? [parseInt(String(n), 8)] : [])], 'leading zeros')),
+  fc.integer({ min: 0, max: 150 }).map((n) => num(`0x${n.toString(16)}`, [n, 0], 'hexadecimal')),
+  fc.constantFrom(
+    num('', [0], 'an empty value'),
+    num('abc', [], 'a word'),
+    num('null', [], 'a word'),
+    num('true', [1], 'a word'),
+    num('NaN', [], 'not a number'),
+    num('Infinity', [Infinity], 'infinity'),
+    num('-Infinity', [-Infinity], 'infinity'),
+    num('\uff15', [5], 'a full-width digit'),
+    num('1,000', [1000, 1], 'a thousands separator'),
+    num('[]', [], 'brackets'),
+    num('{}', [], 'braces'),
+  ),
+);
+
+const SORTS: ReadonlyArray<[string, string]> = [
+  ['name', 'an attribute the contract does not name'],
+  ['price', 'an attribute the contract does not name'],
+  ['meta.timestamps.created_at', 'a path, not an attribute'],
+  ['créé', 'a non-ASCII attribute'],
+  ['--id', 'two minus signs'],
+  ['-', 'a minus sign alone'],
+  ['', 'an empty value'],
+  ['created_at,id', 'two attributes'],
+  ['id,-created_at', 'two attributes'],
+  ['CREATED_AT', 'another letter case'],
+  ['Updated_At', 'another letter case'],
+  ['+created_at', 'a leading plus'],
+  [' id', 'whitespace'],
+  ['created_at;drop', 'a separator'],
+];
+
+const FILTERS: readonly FilterMaker[] = [
+  { kind: 'a term not closed', unclosed: true },
+  { kind: 'an extra parenthesis', after: ')' },
+  { kind: 'an extra opening parenthesis', before: '(' },
+  { kind: 'a trailing separator', after: ':' },
+  { kind: 'a leading separator', before: ':' },
+  { kind: 'an empty term between two', repeat: 2, join: '::' },
+  { kind: 'an unknown operator', op: 'xx' },
+  { kind: 'an operator in capitals', op: 'GE' },
+  { kind: 'an operator the contract does not name', op: 'lt' },
+  { kind: 'an operator the contract does not name', op: 'eq' },
+  { kind: 'an unknown attribute', attr: 'nope' },
+  { kind: 'a non-ASCII attribute', attr: 'créé' },
+  { kind: 'an attribute in capitals', attr: 'CREATED_AT' },
+  { kind: 'a value that is not a timestamp', value: 'not-a-date' },
+  { kind: 'a timestamp out of range', value: '2024-13-45T99:99:99Z' },
+  { kind: 'an empty value', value: '' },
+  { kind: 'a percent sign', value: '100%' },
+  { kind: 'non-ASCII digits', value: '\u0662\u0660\u0662\u0664-01-01T00:00:00Z' },
+  { kind: 'a very long value', value: '9'.repeat(1500) },
+  { kind: 'a very long expression', repeat: 60 },
+  { kind: 'no parentheses', raw: 'ge created_at' },
+  { kind: 'parentheses alone', raw: '()' },
+  { kind: 'a separator alone', raw: ':' },
+  { kind: 'an empty expression', raw: '' },
+  { kind: 'a nested term', raw: 'ge(created_at,gt(id,1))' },
+];
+
+/**
+ * The strata the illegal draws are shared out over, in order: a number past 2^32 for each paging
+ * parameter first (where a parser that wraps serves records nobody asked for), then each
+ * parameter's whole illegal space.
+ */
+export const ILLEGAL_STRATA = ['page[limit] big', 'page[offset] big', 'filter', 'sort', 'page[limit]', 'page[offset]'] as const;
+export type IllegalStratum = (typeof ILLEGAL_STRATA)[number];
+
+/**
+ * The illegal requests of one parameter of a list, as plans fast-check draws and shrinks: each
+ * parameter is drawn apart, so that every run asks of each (explore.ts shares the draws out).
+ */
+export function illegalArbitrary(stratum: IllegalStratum): fc.Arbitrary<IllegalPlan> {
+  if (stratum === 'page[limit] big' || stratum === 'page[offset] big') {
+    return fc.record({ param: fc.constant(stratum === 'page[limit] big' ? ('page[limit]' as const) : ('page[offset]' as const)), value: bigNumbers, shape: fc.constant<Shape>('plain'), other: fc.constant(1) });
+  }
+  const param = stratum;
+  if (param === 'page[limit]' || param === 'page[offset]') {
+    const shapes = fc.oneof(
+      { arbitrary: fc.constant<Shape>('plain'), weight: 6 },
+      { arbitrary: fc.constantFrom<Shape>('array', 'repeat'), weight: 2 },
+      { arbitrary: fc.constantFrom<Shape>('page-scalar', 'page-array'), weight: 1 },
+    );
+    return fc.record({ param: fc.constant(param), value: numberTexts, shape: shapes, other: fc.integer({ min: 1, max: 40 }) });
+  }
+  const narrow = fc.oneof({ arbitrary: fc.constant<'plain'>('plain'), weight: 4 }, fc.constantFrom<'array' | 'repeat'>('array', 'repeat'));
+  if (param === 'sort') return fc.record({ param: fc.constant<'sort'>('sort'), sort: fc.constantFrom(...SORTS), shape: narrow }).map(({ sort: [text, kind], ...p }) => ({ ...p, text, kind }));
+  return fc.record({ param: fc.constant<'filter'>('filter'), make: fc.constantFrom(...FILTERS), shape: narrow });
+}
+
+/** A query string value as the suite sends one (colons and brackets as they are). */
+const enc = (v: string): string => encodeURIComponent(v).replace(/%3A/gi, ':');
+
+/** `name=value` pairs of a legal query, without `drop`. */
+function legalPairs(q: ListQuery, drop: string): string[] {
+  return Object.entries(paramsOf(q))
+    .filter(([k]) => k !== drop)
+    .map(([k, v]) => `${k}=${enc(String(v))}`);
+}
+
+/** The page[limit] a target may apply for a number it read: clamped to 1..100. */
+const clampLimit = (t: number): number => Math.min(100, Math.max(1, t));
+
+/** The whole numbers a parser may make of `x`: cut either way, or rounded. */
+function wholes(x: number): number[] {
+  return [...new Set([Math.floor(x), Math.ceil(x), Math.round(x)])];
+}
+
+/** The legal term an illegal filter is made from: the base's first, or one on created_at. */
+function termText(base: ListQuery, m: ListModel): { op: string; attr: string; value: string } {
+  const t = base.filters[0];
+  if (t) return { op: t.op, attr: t.attr, value: t.value };
+  const any = m.records.values().next().value;
+  return { op: 'ge', attr: 'created_at', value: any?.createdRaw ?? '2020-01-01T00:00:00.000Z' };
+}
+
+function filterText(make: FilterMaker, base: ListQuery, m: ListModel): string {
+  if (make.raw !== undefined) return make.raw;
+  const t = termText(base, m);
+  const term = `${make.op ?? t.op}(${make.attr ?? t.attr},${make.value ?? t.value}${make.unclosed ? '' : ')'}`;
+  const body = Array.from({ length: make.repeat ?? 1 }, () => term).join(make.join ?? ':');
+  return `${make.before ?? ''}${body}${make.after ?? ''}`;
+}
+
+/**
+ * The concrete request of an illegal plan over the legal `base` (its other parameters stay as
+ * they are), and the readings a page may follow.
+ */
+export function resolveIllegal(m: ListModel, plan: IllegalPlan, base: ListQuery, count: (q: ListQuery) => number): Illegal {
+  if (plan.param === 'sort' || plan.param === 'filter') {
+    const text = plan.param === 'sort' ? plan.text : filterText(plan.make, base, m);
+    const kind = plan.param === 'sort' ? plan.kind : plan.make.kind;
+    const pairs = legalPairs(base, plan.param);
+    const name = plan.shape === 'array' ? `${plan.param}[]` : plan.param;
+    pairs.push(`${name}=${enc(text)}`);
+    if (plan.shape === 'repeat') pairs.push(plan.param === 'sort' ? 'sort=created_at' : `filter=${enc(filterText({ kind: '' }, base, m))}`);
+    // A sort it cannot read may be ignored or read its own way: any order. A filter it cannot read
+    // may select anything (an operator or attribute of its own): the page's own numbers are judged.
+    const q: ListQuery = { ...base, ...(plan.param === 'sort' ? { sort: undefined } : { filters: [] }) };
+    if (plan.param === 'sort') delete q.sort;
+    return { param: plan.param, query: pairs.join('&'), what: `${plan.param}=${shorten(text)} (${kind}${plan.shape !== 'plain' ? `, ${plan.shape === 'array' ? 'as an array' : 'repeated'}` : ''})`, readings: [{ label: plan.param === 'sort' ? 'the sort ignored, or read its own way' : 'the filter ignored, or read its own way', q, ...(plan.param === 'filter' ? { opaque: true } : {}) }] };
+  }
+  const { param, value, shape, other } = plan;
+  const pairs = legalPairs(base, param);
+  const limit = param === 'page[limit]';
+  const text = enc(value.text);
+  if (shape === 'plain') pairs.push(`${param}=${text}`);
+  else if (shape === 'array') pairs.push(`${param}[]=${text}`);
+  else if (shape === 'repeat') pairs.push(`${param}=${text}`, `${param}=${other}`);
+  else pairs.push(shape === 'page-scalar' ? `page=${text}` : `page[]=${text}`);
+  const numbers = shape === 'page-scalar' || shape === 'page-array' ? [] : [...value.numbers, ...(shape === 'repeat' ? [other] : [])];
+  // A plain run of digits is a whole number: past what a target holds it may be refused, clamped
+  // or (an offset) served as past the end, but not ignored, which would serve the first page.
+  const ignorable = limit || shape !== 'plain' || !/^\d+$/.test(value.text);
+  const readings: Reading[] = [];
+  const seen = new Set<string>();
+  const add = (v: number | undefined, label: string): void => {
+    const key = String(v);
+    if (seen.has(key)) return;
+    seen.add(key);
+    const q: ListQuery = { ...base };
+    if (limit) {
+      if (v === undefined) delete q.limit;
+      else q.limit = v;
+    } else if (v === undefined) delete q.offset;
+    else q.offset = v;
+    readings.push({ label, q });
+  };
+  let empty = false;
+  if (limit) add(undefined, 'ignored: the default page length');
+  else if (ignorable) add(undefined, 'ignored: offset 0');
+  for (const x of numbers) {
+    if (Number.isNaN(x)) continue;
+    if (limit) {
+      if (x === Infinity) add(100, 'clamped to 100');
+      else if (x === -Infinity) add(1, 'clamped to 1');
+      else for (const t of wholes(x)) add(clampLimit(t), t === clampLimit(t) ? `read as ${t}` : `read as ${t}, clamped to ${clampLimit(t)}`);
+      continue;
+    }
+    if (x === -Infinity) add(0, 'clamped to 0');
+    else if (x === Infinity) empty = true;
+    else {
+      for (const t of wholes(x)) {
+        if (t > Number.MAX_SAFE_INTEGER) empty = true;
+        else add(Math.max(0, t), t < 0 ? 'clamped to 0' : `read as ${t}`);
+      }
+    }
+  }
+  // An offset read past the end (or past the hard limit) may be held at any other such offset:
+  // what the page shows then is no record.
+  if (!limit) {
+    const selected = count({ ...base, offset: 0 });
+    for (const r of readings) if ('q' in r && (r.q.offset ?? 0) >= Math.max(1, selected)) empty = true;
+    if (empty) readings.push({ label: 'past the end: no record', empty: true });
+  }
+  const how = shape === 'plain' ? '' : shape === 'array' ? ', as an array' : shape === 'repeat' ? `, repeated with ${other}` : shape === 'page-scalar' ? ', as page=' : ', as page[]=';
+  const shownParam = shape === 'page-scalar' ? 'page' : shape === 'page-array' ? 'page[]' : shape === 'array' ? `${param}[]` : param;
+  return { param, query: pairs.join('&'), what: `${shownParam}=${shorten(value.text)} (${value.kind}${how})`, readings };
+}
+
+function shorten(s: string): string {
+  return s.length > 60 ? `${s.slice(0, 40)}… (${s.length} characters)` : JSON.stringify(s).slice(1, -1);
+}
+
+/** Answers too large for a front server to take: not a refusal of the value as invalid. */
+const TOO_LARGE = new Set([413, 414, 431]);
+
+/**
+ * Holds the answer to an illegal request to what the contract allows (see the head of this
+ * file). Disagreements are reported under list.params.invalid unless every reading breaks one
+ * and the same rule (more than 100 records: list.limit.max).
+ */
+export function judgeIllegal(m: ListModel, il: Illegal, path: string, page: ListPage, predicted: (q: ListQuery) => Prediction): Disagreement[] {
+  const status = page.res.status;
+  if (status === 429 || TOO_LARGE.has(status)) return [];
+  const asked = `GET ${path}?${il.query}`;
+  if (status !== 200 || !page.ok) {
+    try {
+      // The one predicate of list.params.invalid: never a 5xx, a 4xx with the Error shape.
+      expectInvalidPagingAnswer(page, il.what);
+    } catch (err) {
+      if (!(err instanceof CheckFailure)) throw err;
+      return [{ checkId: 'list.params.invalid', message: `${asked}: ${err.message}`, expected: err.expected, actual: err.actual, byModel: false }];
+    }
+    if (status !== 200) return [];
+  }
+  const broke: Disagreement[][] = [];
+  for (const r of il.readings) {
+    const dis = 'empty' in r
+      ? page.records.length === 0 && !page.violations?.length ? [] : [{ checkId: 'list.params.invalid', message: `${page.records.length} record(s)`, expected: 'no record', actual: `${page.records.length} record(s)`, byModel: false }]
+      : judge(m, r.q, page, r.opaque ? () => OPAQUE : predicted);
+    if (!dis.length) return [];
+    broke.push(dis);
+  }
+  const rules = new Set(broke.map((d) => d[0]!.checkId));
+  return [
+    {
+      checkId: rules.size === 1 ? [...rules][0]! : 'list.params.invalid',
+      message: `${asked}: a page right for no reading of ${il.what}`,
+      expected: `a refusal (4xx with the Error shape), or a page right for one of: ${il.readings.map((r) => r.label).join('; ')}`,
+      actual: il.readings.map((r, i) => `${r.label}: ${broke[i]![0]!.message.replace(/^.*?: /, '')}, ${broke[i]![0]!.actual}`).join('; '),
+      byModel: broke.some((d) => d.some((y) => y.byModel)),
+    },
+  ];
+}

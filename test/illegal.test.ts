@@ -1,0 +1,121 @@
+// The illegal side of a list's parameters (suites/list/illegal.ts): the readings the contract
+// lets a target make of a value it does not define, and the judgement of an answer against
+// them: never a 5xx, a refusal with the Error shape, or a page right for some reading (clamped,
+// ignored, the number it spells), never for a number it was wrapped to.
+import { describe, expect, it } from 'vitest';
+import { HttpResponse } from '../lib/http.js';
+import { judgeIllegal, resolveIllegal, type IllegalPlan, type Illegal } from '../suites/list/illegal.js';
+import { predictor, type ListModel, type ListQuery } from '../suites/list/model.js';
+import { listPageOf, toRec, type ListPage } from '../suites/list/pages.js';
+import { endpoints } from './support.js';
+
+const e = endpoints(['accounts'])[0]!;
+const at = (i: number): string => new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString();
+const RAW = Array.from({ length: 30 }, (_, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, type: 'account', meta: { timestamps: { created_at: at(i), updated_at: at(i) } } }));
+const records = new Map(RAW.map((r) => [r.id, toRec(r, e)]));
+const model: ListModel = {
+  path: '/v2/accounts',
+  records,
+  total: RAW.length,
+  complete: true,
+  known: { id: undefined, created_at: undefined, updated_at: undefined },
+  sortable: { id: true, created_at: true, updated_at: true },
+  idOrder: (a, b) => (a < b ? -1 : a > b ? 1 : 0),
+  defaultLength: 25,
+  hardOffsetLimit: false,
+  fresh: new Set(),
+  digits: 3,
+  notes: [],
+  pages: [],
+};
+const predicted = predictor(model);
+const count = (q: ListQuery): number => predicted(q).selected.length;
+
+function answer(status: number, body: unknown): ListPage {
+  const text = JSON.stringify(body);
+  const exchange = { method: 'GET', url: 'http://target/v2/accounts?x', requestHeaders: {}, status, responseHeaders: { 'content-type': 'application/json' }, bodyExcerpt: text.slice(0, 600), bodyBytes: text.length, durationMs: 1 };
+  return listPageOf(new HttpResponse(status, { 'content-type': 'application/json' }, text, exchange, { ok: true, value: body }), e);
+}
+
+/** A page of the model's list in created order: `offset` and `limit` as served, the numbers right for them. */
+function served(offset: number, limit: number, echo = offset): ListPage {
+  const data = RAW.slice(offset, offset + limit);
+  return answer(200, { data, meta: { page: { limit, offset: echo, current: Math.floor(echo / limit) + 1, total: Math.ceil(RAW.length / limit) }, results: { total: RAW.length } } });
+}
+
+const error = (status: number): ListPage => answer(status, { errors: [{ title: 'Bad Request', status: String(status), detail: 'page[offset] is not a whole number' }] });
+
+function illegal(plan: IllegalPlan, base: ListQuery = { filters: [] }): Illegal {
+  return resolveIllegal(model, plan, base, count);
+}
+
+const number = (param: 'page[limit]' | 'page[offset]', text: string, numbers: number[], shape: 'plain' | 'array' | 'repeat' = 'plain', other = 7): IllegalPlan => ({ param, value: { text, numbers, kind: 'test' }, shape, other });
+
+describe('the readings of an illegal value', () => {
+  it('a number past 2^64 as an offset: refused, or past the end, never ignored (the first page)', () => {
+    const il = illegal(number('page[offset]', '18446744073709551621', [Number('18446744073709551621')]));
+    expect(il.query).toBe('page[offset]=18446744073709551621');
+    expect(il.readings.map((r) => r.label)).toEqual(['past the end: no record']);
+  });
+
+  it('a word as an offset may be ignored; a fraction read either way; a repeat read as either value', () => {
+    expect(illegal(number('page[offset]', 'abc', [])).readings.map((r) => r.label)).toEqual(['ignored: offset 0']);
+    const fraction = illegal(number('page[offset]', '5.5', [5.5, 5])).readings.flatMap((r) => ('q' in r ? [r.q.offset] : []));
+    expect(fraction.sort()).toEqual([undefined, 5, 6].sort());
+    const repeat = illegal(number('page[limit]', '-3', [-3], 'repeat', 7));
+    expect(repeat.query).toBe('page[limit]=-3&page[limit]=7');
+    expect(repeat.readings.flatMap((r) => ('q' in r ? [r.q.limit] : []))).toEqual([undefined, 1, 7]);
+  });
+
+  it('a limit past 2^32 is clamped to 100 or ignored, never read as what it wraps to', () => {
+    const il = illegal(number('page[limit]', '4294967301', [4294967301]));
+    expect(il.readings.flatMap((r) => ('q' in r ? [r.q.limit] : []))).toEqual([undefined, 100]);
+  });
+
+  it('keeps the legal parameters of the request it is drawn over', () => {
+    const il = illegal({ param: 'sort', text: 'name', kind: 'test', shape: 'array' }, { filters: [{ op: 'ge', attr: 'created_at', value: at(3) }], limit: 5, sort: { attr: 'id', descending: false } });
+    expect(il.query).toBe(`filter=ge(created_at%2C${at(3)})&page[limit]=5&sort[]=name`);
+  });
+});
+
+describe('judging the answer to an illegal value', () => {
+  const offset = illegal(number('page[offset]', '18446744073709551621', [Number('18446744073709551621')]));
+  const limit = illegal(number('page[limit]', '4294967301', [4294967301]));
+
+  it('fails a 5xx, and a refusal without the Error shape, under list.params.invalid', () => {
+    expect(judgeIllegal(model, offset, '/v2/accounts', answer(500, { errors: [{ title: 'x', status: '500', detail: 'x' }] }), predicted).map((d) => d.checkId)).toEqual(['list.params.invalid']);
+    expect(judgeIllegal(model, offset, '/v2/accounts', answer(400, { message: 'bad' }), predicted).map((d) => d.checkId)).toEqual(['list.params.invalid']);
+    expect(judgeIllegal(model, offset, '/v2/accounts', error(400), predicted)).toEqual([]);
+    expect(judgeIllegal(model, offset, '/v2/accounts', error(422), predicted)).toEqual([]);
+  });
+
+  it('passes an offset past 2^64 answered as past the end, fails one wrapped to 5', () => {
+    expect(judgeIllegal(model, offset, '/v2/accounts', served(Number('18446744073709551621'), 25), predicted)).toEqual([]);
+    const wrapped = judgeIllegal(model, offset, '/v2/accounts', served(5, 25), predicted);
+    expect(wrapped.map((d) => d.checkId)).toEqual(['list.params.invalid']);
+    expect(wrapped[0]!.message).toMatch(/no reading of page\[offset\]=18446744073709551621/);
+  });
+
+  it('passes a limit past 2^32 clamped to 100 or ignored, fails one read as 5', () => {
+    expect(judgeIllegal(model, limit, '/v2/accounts', served(0, 100), predicted)).toEqual([]);
+    expect(judgeIllegal(model, limit, '/v2/accounts', served(0, 25), predicted)).toEqual([]);
+    expect(judgeIllegal(model, limit, '/v2/accounts', served(0, 5), predicted).map((d) => d.checkId)).toEqual(['list.params.invalid']);
+  });
+
+  it('passes a sort it cannot read served in any order, with the page numbers right', () => {
+    const sort = illegal({ param: 'sort', text: 'name', kind: 'test', shape: 'plain' });
+    const shuffled = answer(200, { data: [...RAW].reverse().slice(0, 25), meta: { page: { limit: 25, offset: 0, current: 1, total: 2 }, results: { total: 30 } } });
+    expect(judgeIllegal(model, sort, '/v2/accounts', shuffled, predicted)).toEqual([]);
+    const wrongTotal = answer(200, { data: RAW.slice(0, 25), meta: { page: { limit: 25, offset: 0, current: 1, total: 2 }, results: { total: 31 } } });
+    expect(judgeIllegal(model, sort, '/v2/accounts', wrongTotal, predicted).length).toBe(1);
+  });
+
+  it('passes a malformed filter answered with any selection whose own numbers are right', () => {
+    const filter = illegal({ param: 'filter', make: { kind: 'test', unclosed: true }, shape: 'plain' });
+    expect(filter.query).toMatch(/^filter=ge\(created_at%2C[^)]*$/);
+    const some = answer(200, { data: RAW.slice(0, 3), meta: { page: { limit: 25, offset: 0, current: 1, total: 1 }, results: { total: 3 } } });
+    expect(judgeIllegal(model, filter, '/v2/accounts', some, predicted)).toEqual([]);
+    const tooMany = answer(200, { data: RAW.slice(0, 10), meta: { page: { limit: 25, offset: 0, current: 1, total: 1 }, results: { total: 3 } } });
+    expect(judgeIllegal(model, filter, '/v2/accounts', tooMany, predicted).length).toBe(1);
+  });
+});
