@@ -23,6 +23,7 @@ import type { RunReport } from '../reporters/model.js';
 import { FAULTS, resolveBehaviour, startReferenceServer, VARIANTS, type Fault, type ReferenceServerOptions, type Variant } from '../server/index.js';
 import { checkDefinitions, listChecks, staticChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/list/list-check.js';
+import { FOUND_BY, type Source } from '../suites/list/explore.js';
 
 /**
  * List operations every run covers: a plain list, the empty one, a nested by-release one.
@@ -315,6 +316,20 @@ export function exploredFigure(rows: readonly MutantRow[]): ExploredFigure[] {
   return [...out.values()].sort((a, b) => a.rule.localeCompare(b.rule));
 }
 
+/**
+ * How many of the mutants caught with the fixed probes off each way of asking caught (a failure
+ * of a check the mutant names, found by it: the reason's `found by …`, FOUND_BY); a mutant
+ * caught several ways counts under each.
+ */
+export function caughtByWay(rows: readonly MutantRow[]): Record<Source, number> {
+  const out = Object.fromEntries(Object.keys(FOUND_BY).map((k) => [k, 0])) as Record<Source, number>;
+  for (const m of rows) {
+    const reasons = m.results.filter((r) => r.outcome === 'fail' && m.fault.caughtBy.includes(r.id)).map((r) => r.reason ?? '');
+    for (const [way, words] of Object.entries(FOUND_BY) as Array<[Source, string]>) if (reasons.some((r) => r.includes(`found by ${words}`))) out[way]++;
+  }
+  return out;
+}
+
 /** The figure `conformance selftest --explore-only` prints. */
 export function renderExploredFigure(rows: readonly MutantRow[]): string {
   const fig = exploredFigure(rows);
@@ -324,6 +339,8 @@ export function renderExploredFigure(rows: readonly MutantRow[]): string {
   const mutants = rows.filter((m) => listRules(m.fault).length);
   const caught = mutants.filter((m) => m.caughtBy.length > 0).length;
   lines.push('', `list mutants caught by the model and the exploration alone: ${caught}/${mutants.length}`);
+  const ways = caughtByWay(mutants);
+  lines.push(`  of them caught by ${(Object.entries(FOUND_BY) as Array<[Source, string]>).map(([way, words]) => `${words} ${ways[way]}`).join(', ')} (a mutant caught several ways counts under each)`);
   return `${lines.join('\n')}\n`;
 }
 

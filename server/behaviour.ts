@@ -244,6 +244,11 @@ export interface Behaviour {
    * it needs no knob of its own.
    */
   readQuery: ((query: URLSearchParams) => URLSearchParams) | null;
+  /**
+   * A fault of the JSON body parser, written as a function of the body's text (null: none): it
+   * is called before the body is parsed, and what it throws is a crash (a 500).
+   */
+  readBody: ((text: string) => void) | null;
 }
 
 /** What a page rewrite (Behaviour.rewritePage) is told of the request, as the server read it. */
@@ -406,4 +411,5 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   filterValuesOwnSpelling: false,
   rewritePage: null,
   readQuery: null,
+  readBody: null,
 });

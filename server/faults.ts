@@ -77,6 +77,9 @@ export const FAULTS: readonly Fault[] = [
   { name: 'rate-limit-int32', breaks: 'a reserved_rate_limit in the answer is the integer sent (kept in 32 bits, 2^31 wraps)', caughtBy: ['create.rate-limit.echo'], behaviour: { rateLimitInt32: true, maxRateLimit: Number.MAX_SAFE_INTEGER }, explored: true },
   { name: 'client-id-from-name', breaks: 'client_id is unique (derived from the name, two keys named alike share it)', caughtBy: ['create.keys.distinct'], behaviour: { clientIdFromName: true }, explored: true },
 
+  { name: 'create-deep-nesting-500', breaks: 'bodies the contract leaves open never get a 5xx (a recursive parser overflows its stack past 1,000 levels of nesting)', caughtBy: ['create.request.open-shapes'], behaviour: { readBody: (text) => { let depth = 0; for (const c of text) if ((depth += c === '[' || c === '{' ? 1 : c === ']' || c === '}' ? -1 : 0) > 1000) throw new RangeError('Maximum call stack size exceeded'); } }, explored: true },
+  { name: 'create-bom-500', breaks: 'bodies the contract leaves open never get a 5xx (a body after a byte order mark crashes the parser)', caughtBy: ['create.request.open-shapes'], behaviour: { readBody: (text) => { if (text.startsWith('\ufeff')) throw new TypeError('Unexpected token \ufeff'); } }, explored: true },
+
   // Create an Application Key: name length
   { name: 'name-min-2', breaks: 'a name of 1 character is valid', caughtBy: ['create.name.1-char'], behaviour: { nameMin: 2 } },
   { name: 'name-max-254', breaks: 'a name of 255 characters is valid', caughtBy: ['create.name.255-chars'], behaviour: { nameMax: 254 } },

@@ -33,9 +33,9 @@ import { VALIDATION } from './rejections.js';
  * one name, 26 creates; at
  * most SHRINK_BUDGET more per check when a value disagrees. Undefined when exploration is off.
  */
-export function explorationShare(explore: number | undefined): { names: number; rateLimits: number; groups: number } | undefined {
+export function explorationShare(explore: number | undefined): { names: number; rateLimits: number; groups: number; bodies: number } | undefined {
   if (!explore || explore <= 0) return undefined;
-  return { names: Math.ceil((explore * 3) / 5), rateLimits: Math.ceil(explore / 8), groups: Math.ceil(explore / 24) };
+  return { names: Math.ceil((explore * 3) / 5), rateLimits: Math.ceil(explore / 8), groups: Math.ceil(explore / 24), bodies: Math.ceil(explore / 4) };
 }
 
 /** Keys created at once with one name and one reserved_rate_limit (create.keys.distinct). */
@@ -167,9 +167,10 @@ export function nameOf(d: NameDraft, tag: string): string {
 
 /**
  * Integers that break narrow storage and careless bounds: 0 and 1, both sides of 2^31 and 2^32,
- * the largest safe integer, and negatives. Sent whenever the check explores, smallest first.
+ * the largest safe integer and past it (2^53 + 2, 2^63, 2^64: a 64-bit store wraps the last two),
+ * and negatives. Sent whenever the check explores, smallest first.
  */
-export const RATE_LIMIT_EDGES: readonly number[] = [0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 2 ** 32, Number.MAX_SAFE_INTEGER];
+export const RATE_LIMIT_EDGES: readonly number[] = [0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 2 ** 32, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2, 2 ** 63, 2 ** 64];
 
 /** Any safe integer (fast-check favours small ones now and then), or one around the 32-bit range. */
 export const rateLimitArb: fc.Arbitrary<number> = fc.oneof(
@@ -187,6 +188,74 @@ export interface Group {
 export const groupArb: fc.Arbitrary<Group> = fc
   .tuple(nameDraftArb, fc.option(fc.nat({ max: 100 }), { nil: undefined }))
   .map(([name, limit]) => (limit === undefined ? { name } : { name, limit }));
+
+/**
+ * Bodies of shapes no fixed probe sends, each valid in its members but extreme in its form: an
+ * extra member nested `n` deep (arrays or objects: a recursive parser runs out of stack), data
+ * thousands of members wide, a long string or a number past every float in an extra member, the
+ * name given twice, data given twice, JSON after a byte order mark, bytes after the JSON, a
+ * `type` written with a \u escape, and whitespace padding. What a target does with each is open
+ * (spec/contract/README.md#create.open-bodies): accepted or refused, never a 5xx.
+ */
+export const BODY_KINDS = ['deep-arrays', 'deep-objects', 'wide', 'long-string', 'huge-number', 'name-twice', 'data-twice', 'bom', 'trailing-bytes', 'escaped-type', 'padding'] as const;
+export interface BodyDraft {
+  kind: (typeof BODY_KINDS)[number];
+  /** How big: nesting depth, members, characters (fast-check shrinks it toward the smallest). */
+  size: number;
+  /** Which trailing bytes (trailing-bytes). */
+  variant: number;
+}
+
+export const bodyDraftArb: fc.Arbitrary<BodyDraft> = fc.record({ kind: fc.constantFrom(...BODY_KINDS), size: fc.integer({ min: 1, max: 100 }), variant: fc.nat({ max: 4 }) });
+
+const TRAILING = [' x', '{}', '\u0000', ' // comment', ','];
+
+/** One body of each kind at its largest (nested 10,000 deep, 3,000 members), sent whenever the check explores. */
+export const BODY_EDGES: readonly BodyDraft[] = BODY_KINDS.map((kind, i) => ({ kind, size: 100, variant: i % TRAILING.length }));
+
+/** The body text of a draft, with `name` (carrying the run's tag) as the key's name; `names`: the names a 2xx may echo. */
+export function bodyOf(d: BodyDraft, name: string): { text: string; what: string; names: string[] } {
+  const head = `"type":"application_key","name":${JSON.stringify(name)}`;
+  const valid = `{"data":{${head}}}`;
+  const n = d.size;
+  switch (d.kind) {
+    case 'deep-arrays':
+      return { text: `{"data":{${head},"extra":${'['.repeat(n * 100)}${']'.repeat(n * 100)}}}`, what: `an extra member of arrays nested ${n * 100} deep`, names: [name] };
+    case 'deep-objects':
+      return { text: `{"data":{${head},"extra":${'{"a":'.repeat(n * 100)}1${'}'.repeat(n * 100)}}}`, what: `an extra member of objects nested ${n * 100} deep`, names: [name] };
+    case 'wide':
+      return { text: `{"data":{${head}${Array.from({ length: n * 30 }, (_, i) => `,"x${i}":${i}`).join('')}}}`, what: `data with ${n * 30} extra members`, names: [name] };
+    case 'long-string':
+      return { text: `{"data":{${head},"extra":"${'x'.repeat(n * 1000)}"}}`, what: `an extra member of ${n * 1000} characters`, names: [name] };
+    case 'huge-number':
+      return { text: `{"data":{${head},"extra":1e${n * 1000}}}`, what: `an extra member 1e${n * 1000} (past every float)`, names: [name] };
+    case 'name-twice':
+      return { text: `{"data":{"type":"application_key","name":${JSON.stringify(`${name}-a`)},"name":${JSON.stringify(`${name}-b`)}}}`, what: 'the name given twice', names: [`${name}-a`, `${name}-b`] };
+    case 'data-twice':
+      return { text: `{"data":{${head}},"data":{"type":"application_key","name":${JSON.stringify(`${name}-b`)}}}`, what: 'data given twice', names: [name, `${name}-b`] };
+    case 'bom':
+      return { text: `\ufeff${valid}`, what: 'JSON after a byte order mark', names: [name] };
+    case 'trailing-bytes':
+      return { text: `${valid}${TRAILING[d.variant % TRAILING.length]}`, what: `bytes after the JSON (${JSON.stringify(TRAILING[d.variant % TRAILING.length])})`, names: [name] };
+    case 'escaped-type':
+      return { text: `{"data":{"type":"application\\u005fkey","name":${JSON.stringify(name)}}}`, what: 'type written with a \\u escape (application\\u005fkey)', names: [name] };
+    case 'padding':
+      return { text: `${' \n\t\r'.repeat(n * 250)}${valid}${' '.repeat(n * 250)}`, what: `JSON padded with ${n * 2000} characters of whitespace`, names: [name] };
+  }
+}
+
+/**
+ * create.request.open-shapes, for a drawn body: never a 5xx; a refusal as invalid (400, 409, 422)
+ * with the Error shape (another 4xx is an undocumented error, held to the shape at SHOULD
+ * elsewhere); a 2xx that echoes a name echoes one of the names sent.
+ */
+export function judgeBody(what: string, names: readonly string[], res: HttpResponse): Verdict {
+  if (res.status >= 400 && res.status < 500 && ![...VALIDATION, 409].includes(res.status)) return agree(`refused (${res.status})`, res);
+  if (!is2xx(res)) return refusal(res, [...VALIDATION, 409], `Create an Application Key (${what})`, 'a 2xx (accepted) or a 4xx with the Error shape (refused), never a 5xx');
+  const echoed = keyData(res)?.name;
+  if (echoed === undefined || names.includes(echoed as string)) return agree('accepted', res, true);
+  return { agrees: false, message: `Create an Application Key (${what}): data.name is none of the names sent`, expected: `data.name ${names.map((x) => escaped(x)).join(' or ')}`, actual: `data.name ${shown(echoed)}`, res };
+}
 
 // --- How a value is shown -----------------------------------------------------------------
 
@@ -507,6 +576,22 @@ export function rateLimitExploration(ctx: CheckContext, runs: number): Explorati
     show: (limit) => `reserved_rate_limit ${describeInt(limit)}`,
     cost: 1,
     probe: async (limit) => judgeRateLimit(limit, await postApplicationKey(ctx, { json: validKeyBody(ctx.name(), { reserved_rate_limit: limit }) })),
+  });
+}
+
+export function bodyExploration(ctx: CheckContext, runs: number): Exploration<BodyDraft> {
+  return new Exploration(ctx, {
+    key: 'create.request.open-shapes',
+    arb: bodyDraftArb,
+    runs,
+    edges: BODY_EDGES,
+    noun: 'bodies of extreme shapes',
+    show: (d) => bodyOf(d, '<name>').what,
+    cost: 1,
+    probe: async (d) => {
+      const { text, what, names } = bodyOf(d, ctx.name());
+      return judgeBody(what, names, await postApplicationKey(ctx, { body: text, contentType: 'application/json' }));
+    },
   });
 }
 

@@ -201,5 +201,12 @@ export const openShapeCheck: WrittenCheck = {
       if ([...VALIDATION, 409].includes(res.status)) expectErrorBody(res, what);
     }
     ctx.note(`open shapes: ${sent.map(({ shape, res }) => `${shape.what} → ${res.status >= 200 && res.status < 300 ? 'accepted' : res.status >= 400 ? 'refused' : 'answered'} (${res.status})`).join('; ')}`);
+    // Exploring: bodies of extreme shapes drawn besides (nested deep, wide, names twice, a BOM, bytes after the JSON).
+    if (ctx.run.settings.explore) {
+      const { bodyExploration, explorationShare } = await import('./explore.js');
+      const x = bodyExploration(ctx, explorationShare(ctx.run.settings.explore)!.bodies);
+      await x.send();
+      await x.judge(ctx);
+    }
   },
 };
