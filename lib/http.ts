@@ -109,6 +109,12 @@ export interface RequestSpec {
   headers?: Record<string, string>;
   /** Default "token": the configured bearer token. */
   auth?: Auth;
+  /**
+   * Nothing waits on this request in sequence (one of a batch drawn at once): it is sent when no
+   * other request waits for a slot, so the round trips a run makes one after another (keyset
+   * walks, traversals) are not queued behind it.
+   */
+  background?: boolean;
 }
 
 export class HttpResponse {
@@ -150,11 +156,16 @@ function loadUndici(): NonNullable<typeof undici> {
   return (undici ??= createRequire(import.meta.url)('undici') as NonNullable<typeof undici>);
 }
 
-/** Bounds requests in flight; the bound can move (429s and slow answers lower it, fast answers raise it back). */
+/**
+ * Bounds requests in flight; the bound can move (429s and slow answers lower it, fast answers
+ * raise it back). Background requests (RequestSpec.background) wait behind every other: a slot
+ * goes to one only when no other request waits.
+ */
 class Semaphore {
   #limit: number;
   #active = 0;
   readonly #waiting: Array<() => void> = [];
+  readonly #background: Array<() => void> = [];
   constructor(n: number) {
     this.#limit = n;
   }
@@ -166,22 +177,25 @@ class Semaphore {
     this.#limit = n;
     this.#wake();
   }
-  /** `first`: ahead of every request waiting (a retry, which has waited its turn already). */
-  async acquire(first = false): Promise<void> {
+  /**
+   * `first`: ahead of every request waiting (a retry, which has waited its turn already);
+   * `background`: behind every request that is not.
+   */
+  async acquire(first = false, background = false): Promise<void> {
     if (this.#active < this.#limit) {
       this.#active++;
       return;
     }
-    await new Promise<void>((resolve) => (first ? this.#waiting.unshift(resolve) : this.#waiting.push(resolve)));
+    await new Promise<void>((resolve) => (first ? this.#waiting.unshift(resolve) : background ? this.#background.push(resolve) : this.#waiting.push(resolve)));
   }
   release(): void {
     this.#active--;
     this.#wake();
   }
   #wake(): void {
-    while (this.#active < this.#limit && this.#waiting.length > 0) {
+    while (this.#active < this.#limit && this.#waiting.length + this.#background.length > 0) {
       this.#active++;
-      this.#waiting.shift()!();
+      (this.#waiting.shift() ?? this.#background.shift())!();
     }
   }
 }
@@ -424,7 +438,7 @@ export class HttpClient {
     if (this.#stopped) throw interrupted();
     if (this.#breaker.down) throw refused();
     while (this.#paused) await this.#paused;
-    await this.#slots.acquire();
+    await this.#slots.acquire(false, spec.background);
     if (this.#breaker.down || this.#stopped) {
       this.#slots.release();
       throw this.#stopped ? interrupted() : refused();

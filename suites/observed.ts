@@ -18,8 +18,7 @@ import { judgesTraffic, listChecks, staticChecks } from './index.js';
 import { numericOrder, orderOf, plainOrder, type Comparator } from './list/collation.js';
 import { expandListChecks } from './list/list-check.js';
 import { judge, observerModel, OPAQUE, queryOfUrl, type ListQuery } from './list/model.js';
-import { expectInvalidPagingAnswer } from './list/meta.js';
-import { instantKey, listPageOf, type ListPage, type Rec } from './list/pages.js';
+import { expectInvalidPagingAnswer, instantKey, listPageOf, type ListPage, type Rec } from './list/pages.js';
 
 /** What the judgement of observed traffic needs to know beyond the traffic. */
 export interface ObservedSettings {

@@ -87,3 +87,10 @@ export function validKey(ctx: CheckContext, slot: 'a' | 'b'): Promise<{ name: st
     return { name, res: await postApplicationKey(s, { json: validKeyBody(name) }) };
   });
 }
+
+/**
+ * A refusal of a body the contract rules out says the body was validated: 400 or 422
+ * (spec/contract/README.md#create.invalid-bodies: both pass). A 401, 403 or 429 says nothing about
+ * the body; a 2xx or 5xx is wrong outright.
+ */
+export const VALIDATION: readonly number[] = [400, 422];

@@ -20,8 +20,7 @@ import { expectErrorBody, fail } from '../../lib/expect.js';
 import type { HttpResponse } from '../../lib/http.js';
 import { CheckFailure, shown } from '../../lib/outcome.js';
 import { hash32 } from '../../lib/random.js';
-import { keyData, NAME_MAX, postApplicationKey, validKeyBody } from './application-key.js';
-import { VALIDATION } from './rejections.js';
+import { keyData, NAME_MAX, postApplicationKey, validKeyBody, VALIDATION } from './application-key.js';
 
 /**
  * The share of --explore that key creation takes. Every drawn value is a create, and most

@@ -12,7 +12,7 @@ import { expectErrorBody, expectRejected, fail, isJsonContentType, type StatusRu
 import type { Seen } from '../../lib/observed.js';
 import { codePoints } from '../../fixtures/names.js';
 import type { HttpResponse } from '../../lib/http.js';
-import { keyBody, NAME_MAX, postApplicationKey, sentCompressed } from './application-key.js';
+import { keyBody, NAME_MAX, postApplicationKey, sentCompressed, VALIDATION } from './application-key.js';
 
 const area = 'create-application-key';
 const CLAUSE: Clause = { at: 'application-key', detail: 'request' };
@@ -25,12 +25,6 @@ export interface Shape {
   what: string;
 }
 
-/**
- * A refusal of a body the contract rules out says the body was validated: 400 or 422
- * (spec/contract/README.md#create.invalid-bodies: both pass). A 401, 403 or 429 says nothing about
- * the body; a 2xx or 5xx is wrong outright.
- */
-export const VALIDATION: readonly number[] = [400, 422];
 
 /**
  * Sends every shape of a family at once; the answers come back in the family's order.

@@ -18,7 +18,7 @@
 // check whose rule it breaks. Everything comes from the run's seed and the model, so a run with
 // the same seed against the same data asks the same questions.
 //
-// Cost: `--explore N` legal and N illegal requests per operation (shared by its paths:
+// Cost: `--explore N` legal and 3N/5 illegal requests per operation (shared by its paths:
 // drawsPerPath), the covering array's rows (about 60 per operation, coveringRows), and the tie
 // walks' pages (TIE_SIZES page sizes × TIE_GROUPS groups × 2 timestamps per path, a few pages
 // each); all sent at once (the HTTP client bounds what is in flight), plus what shrinking sends
@@ -469,9 +469,10 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       return resolvePlan(m, plan, c.ids, c.values, c.predicted);
     };
     const space: fc.Arbitrary<Draw> = fc.oneof(...models.map((m) => planArbitrary(m).map((plan): Draw => ({ path: m.path, q: legal(m, plan) }))));
-    // The illegal side, as many requests as the legal one, each stratum drawn apart (shared out
-    // in ILLEGAL_STRATA's order), over a legal request of the space above.
-    const nIllegal = n;
+    // The illegal side, three fifths as many requests as the legal one (two in each stratum at
+    // the default), each stratum drawn apart (shared out in ILLEGAL_STRATA's order), over a legal
+    // request of the space above.
+    const nIllegal = Math.ceil((n * 3) / 5);
     const illegal = ILLEGAL_STRATA.map((stratum, i) => ({
       stratum,
       seed: hash32(`${seed}:illegal:${stratum}`),

@@ -15,9 +15,8 @@
 //   none, and neither does the first page served for an offset past the end.
 import fc from 'fast-check';
 import { CheckFailure } from '../../lib/outcome.js';
-import { expectInvalidPagingAnswer } from './meta.js';
 import { judge, OPAQUE, paramsOf, type Disagreement, type ListModel, type ListQuery, type Prediction } from './model.js';
-import type { ListPage } from './pages.js';
+import { expectInvalidPagingAnswer, type ListPage } from './pages.js';
 
 /** A number written in a way the contract does not define, and the numbers it may be read as. */
 export interface NumberText {

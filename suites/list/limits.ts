@@ -5,8 +5,7 @@ import type { CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { expectErrorBody, expectStatus, fail } from '../../lib/expect.js';
 import type { WrittenListCheck } from './list-check.js';
-import { expectListMeta } from './meta.js';
-import { metaInt, readPage, readPagesAtOnce, type ListPage } from './pages.js';
+import { expectListMeta, metaInt, readPage, readPagesAtOnce, type ListPage } from './pages.js';
 import { defaultPageLength, target } from './target.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
 

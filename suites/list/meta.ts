@@ -1,10 +1,9 @@
 // The operation is there, and its pagination fields are present and integer on every list
 // response, including ones with zero records (spec/contract/README.md#pagination-information:
 // present even when the result is empty; #lists.meta).
-import { expectErrorBody, expectSchema, expectStatus, expectValid, fail } from '../../lib/expect.js';
-import { SCHEMA } from '../../lib/schema.js';
+import { expectErrorBody, expectStatus, fail } from '../../lib/expect.js';
 import type { WrittenListCheck } from './list-check.js';
-import { metaInt, pagination, query, readPage, readPagesAtOnce, refusesFeature, type ListPage } from './pages.js';
+import { expectInvalidPagingAnswer, expectListMeta, metaInt, pagination, query, readPage, readPagesAtOnce, refusesFeature } from './pages.js';
 import { defaultPageLength, resolvePath, target } from './target.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
 
@@ -12,25 +11,6 @@ export const FAR_FUTURE = '9999-12-31T23:59:59.000Z';
 
 /** 2^64 + 5: past what any integer type of a target holds; a parser that wraps reads it as 5. */
 export const PAST_2_64 = '18446744073709551621';
-
-/** A 200 list page must carry the pagination fields; returns nothing, fails with the path. */
-export function expectListMeta(page: ListPage, what: string): void {
-  expectStatus(page.res, 200, what);
-  // Not a list at all: the body is still there to judge (and to fail as not JSON).
-  if (!page.ok) expectSchema(page.res, SCHEMA.listResponse, what);
-  expectValid(page.violations ?? [], SCHEMA.listResponse, page.res, what);
-}
-
-/**
- * The answer to invalid paging parameters (negative, 0 for page[limit], not a number): a 4xx with
- * the Error shape, or a well-formed page of at most 100 records; never a 5xx.
- */
-export function expectInvalidPagingAnswer(page: ListPage, what: string): void {
-  if (page.res.status >= 500) fail(`${what}: a server error`, { expected: '4xx with the Error shape, or a well-formed page', actual: `status ${page.res.status}`, res: page.res });
-  if (page.res.status >= 400) return expectErrorBody(page.res, what);
-  expectListMeta(page, what);
-  if (page.records.length > 100) fail(`${what}: more than 100 records`, { expected: 'at most 100 records', actual: `${page.records.length}`, res: page.res });
-}
 
 export const metaChecks: WrittenListCheck[] = [
   {

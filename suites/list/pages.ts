@@ -1,9 +1,11 @@
 // Reading list pages. Every page read is memoised per run (the same URL is never asked twice),
 // counted against the operation's request budget, and parsed into records whose id and
-// timestamps are read where the catalog says they live.
+// timestamps are read where the catalog says they live; and the two predicates every answer
+// to a list request is held to, whoever asked it (expectListMeta, expectInvalidPagingAnswer).
 import type { CheckContext } from '../../lib/check.js';
 import type { PaginationSettings } from '../../lib/catalog.js';
 import type { Endpoint } from '../../lib/catalog.js';
+import { expectErrorBody, expectSchema, expectStatus, expectValid, fail } from '../../lib/expect.js';
 import { HttpResponse } from '../../lib/http.js';
 import { SCHEMA, validate, type SchemaViolation } from '../../lib/schema.js';
 import { CheckSkip, SuiteError } from '../../lib/outcome.js';
@@ -196,13 +198,14 @@ export function readParentPage(ctx: CheckContext, e: Endpoint, path: string): Pr
  * result carries the exploration's reads depends on which asked first).
  */
 export function readExploredPage(ctx: CheckContext, e: Endpoint, path: string, params: Params): Promise<ListPage> {
-  return readOnce(ctx, e, path, params);
+  // A batch of drawn requests: sent behind the round trips the run makes in sequence.
+  return readOnce(ctx, e, path, params, true);
 }
 
-function readOnce(ctx: CheckContext, e: Endpoint, path: string, params: Params): Promise<ListPage> {
+function readOnce(ctx: CheckContext, e: Endpoint, path: string, params: Params, background = false): Promise<ListPage> {
   return ctx.shared(`page ${path}?${query(params)}`, async (s) => {
     spend(ctx, e);
-    return listPageOf(await s.request({ method: 'GET', path, query: params }), e);
+    return listPageOf(await s.request({ method: 'GET', path, query: params, ...(background ? { background } : {}) }), e);
   });
 }
 
@@ -246,4 +249,23 @@ export function metaInt(page: ListPage, path: 'page.limit' | 'page.offset' | 'pa
  */
 export function refusesFeature(page: ListPage | undefined): boolean {
   return page !== undefined && (page.res.status === 400 || page.res.status === 422);
+}
+
+/** A 200 list page must carry the pagination fields; returns nothing, fails with the path. */
+export function expectListMeta(page: ListPage, what: string): void {
+  expectStatus(page.res, 200, what);
+  // Not a list at all: the body is still there to judge (and to fail as not JSON).
+  if (!page.ok) expectSchema(page.res, SCHEMA.listResponse, what);
+  expectValid(page.violations ?? [], SCHEMA.listResponse, page.res, what);
+}
+
+/**
+ * The answer to invalid paging parameters (negative, 0 for page[limit], not a number): a 4xx with
+ * the Error shape, or a well-formed page of at most 100 records; never a 5xx.
+ */
+export function expectInvalidPagingAnswer(page: ListPage, what: string): void {
+  if (page.res.status >= 500) fail(`${what}: a server error`, { expected: '4xx with the Error shape, or a well-formed page', actual: `status ${page.res.status}`, res: page.res });
+  if (page.res.status >= 400) return expectErrorBody(page.res, what);
+  expectListMeta(page, what);
+  if (page.records.length > 100) fail(`${what}: more than 100 records`, { expected: 'at most 100 records', actual: `${page.records.length}`, res: page.res });
 }
