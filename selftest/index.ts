@@ -318,14 +318,15 @@ export function exploredFigure(rows: readonly MutantRow[]): ExploredFigure[] {
 
 /**
  * How many of the mutants caught with the fixed probes off each way of asking caught (a failure
- * of a check the mutant names, found by it: the reason's `found by …`, FOUND_BY); a mutant
- * caught several ways counts under each.
+ * of a check the mutant names whose requests it broke: the reason's `found by …` or `also by …`,
+ * FOUND_BY); a mutant caught several ways counts under each.
  */
 export function caughtByWay(rows: readonly MutantRow[]): Record<Source, number> {
   const out = Object.fromEntries(Object.keys(FOUND_BY).map((k) => [k, 0])) as Record<Source, number>;
   for (const m of rows) {
     const reasons = m.results.filter((r) => r.outcome === 'fail' && m.fault.caughtBy.includes(r.id)).map((r) => r.reason ?? '');
-    for (const [way, words] of Object.entries(FOUND_BY) as Array<[Source, string]>) if (reasons.some((r) => r.includes(`found by ${words}`))) out[way]++;
+    // `found by <way>`, or `also by <way>` for the other ways whose requests broke the rule too.
+    for (const [way, words] of Object.entries(FOUND_BY) as Array<[Source, string]>) if (reasons.some((r) => r.includes(`by ${words}`))) out[way]++;
   }
   return out;
 }

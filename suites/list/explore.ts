@@ -394,6 +394,8 @@ export interface Found {
   shrinkRequests: number;
   /** Found on a page that shrinking another rule's disagreement asked for (no request of the source broke this rule). */
   whileShrinking?: boolean;
+  /** The other ways of asking whose requests broke this rule too: how many, of how many. */
+  also: Array<{ source: Source; drawn: number; of: number }>;
 }
 
 export interface Exploration {
@@ -407,7 +409,8 @@ export interface Exploration {
   seed: number;
   /** The covering array: its rows (requests), and the pairs of conditions it covers. */
   covering: { rows: number; pairs: number; covered: number };
-  /** Requests drawn from the illegal side, and tie walks (groups of tied records walked at a page size). */
+  /** Requests drawn from the legal side, from the illegal side, and tie walks (groups of tied records walked at a page size). */
+  legal: number;
   illegal: number;
   ties: number;
   /** By check id: the disagreement found, shrunk. */
@@ -415,7 +418,7 @@ export interface Exploration {
   notes: string[];
 }
 
-const NONE = (notes: string[], seed = 0): Exploration => ({ drawn: 0, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: 0, seed, covering: { rows: 0, pairs: 0, covered: 0 }, illegal: 0, ties: 0, found: new Map(), notes });
+const NONE = (notes: string[], seed = 0): Exploration => ({ drawn: 0, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: 0, seed, covering: { rows: 0, pairs: 0, covered: 0 }, legal: 0, illegal: 0, ties: 0, found: new Map(), notes });
 
 /**
  * `--explore N` draws per list operation: an operation read at several paths (the latest
@@ -538,7 +541,7 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
         if (q) walked.push({ d: { path: m.path, q }, page });
       }
     }
-    const x: Exploration = { drawn: asked.length, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: models.length, seed, covering: { rows: cover.plans.length, pairs: cover.pairs, covered: cover.covered }, illegal: nIllegal, ties: ties.length, found: new Map(), notes };
+    const x: Exploration = { drawn: asked.length, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: models.length, seed, covering: { rows: cover.plans.length, pairs: cover.pairs, covered: cover.covered }, legal: n, illegal: nIllegal, ties: ties.length, found: new Map(), notes };
     const sent = new Map<Source, number>();
     /** By rule, by source: how many requests broke it. */
     const counts = new Map<string, Map<Source, number>>();
@@ -620,12 +623,13 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       const first = ORDER.map((source) => broken.find((b) => b.source === source && b.dis.some((y) => y.checkId === id && holds(b.d, y)))).find((b) => b !== undefined);
       const drawn = first ? (counts.get(id)?.get(first.source) ?? 0) : 0;
       const of = first ? (sent.get(first.source) ?? 0) : 0;
+      const also = [...(counts.get(id) ?? new Map<Source, number>())].filter(([source]) => source !== first?.source).map(([source, k]) => ({ source, drawn: k, of: source === 'ties' ? ties.length : (sent.get(source) ?? 0) }));
       if (first && (first.source === 'legal' || first.source === 'illegal')) {
         const drawnFrom = first.source === 'legal' ? { space, seed, runs: n } : illegal.find((p) => p.stratum === first.d.stratum)!;
         const r = await fc.check(fc.asyncProperty(drawnFrom.space, async (d) => (await breaks(d)) === undefined), { seed: drawnFrom.seed, numRuns: drawnFrom.runs });
         const hit = r.failed && r.counterexample ? await breaks(r.counterexample[0]) : undefined;
         if (hit) {
-          x.found.set(id, { draw: r.counterexample![0], disagreement: hit.y, page: hit.page, source: first.source, drawn, of, shrinkRequests: shrinkSent });
+          x.found.set(id, { draw: r.counterexample![0], disagreement: hit.y, page: hit.page, source: first.source, drawn, of, shrinkRequests: shrinkSent, also });
           continue;
         }
       }
@@ -643,14 +647,14 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
             }
           }
         }
-        x.found.set(id, { draw: best.d, disagreement: best.y, page: best.page, source: 'covering', drawn, of, shrinkRequests: shrinkSent });
+        x.found.set(id, { draw: best.d, disagreement: best.y, page: best.page, source: 'covering', drawn, of, shrinkRequests: shrinkSent, also });
         continue;
       }
       // Broken by a tie walk or a page of the traversals alone, or by one shrinking asked for
       // (or shrinking could not confirm it): as read.
       const shrunk = byShrinking.find((b) => b.dis.some((y) => y.checkId === id));
       const found = first ?? { ...shrunk!, source: 'walks' as const };
-      x.found.set(id, { draw: found.d, disagreement: found.dis.find((y) => y.checkId === id && holds(found.d, y))!, page: found.page, source: found.source, drawn, of, shrinkRequests: shrinkSent, ...(first ? {} : { whileShrinking: true }) });
+      x.found.set(id, { draw: found.d, disagreement: found.dis.find((y) => y.checkId === id && holds(found.d, y))!, page: found.page, source: found.source, drawn, of, shrinkRequests: shrinkSent, also, ...(first ? {} : { whileShrinking: true }) });
     }
     shrinking = false;
     return x;
@@ -697,6 +701,6 @@ async function changedSince(ctx: CheckContext, e: Endpoint, m: ListModel): Promi
 export function explorationNote(x: Exploration): string {
   if (!x.drawn) return x.notes[0] ?? 'not explored';
   const parents = x.paths > 1 ? ` under ${x.paths} parents` : '';
-  const ways = `a covering array of ${x.covering.rows} requests (${x.covering.covered} of ${x.covering.pairs} pairs of conditions covered), ${x.illegal} illegal draw(s), ${x.ties} tie walk(s)`;
+  const ways = `a covering array of ${x.covering.rows} requests (${x.covering.covered} of ${x.covering.pairs} pairs of conditions covered), ${x.legal} legal and ${x.illegal} illegal draw(s), ${x.ties} tie walk(s)`;
   return `explored: ${x.drawn} request(s)${parents} (${ways}): ${x.judged} judged against the model, ${x.refused} refused (not judged)${x.notSent ? `, ${x.notSent} not sent (the request budget spent)` : ''}${x.unanswered ? `, ${x.unanswered} unanswered` : ''}${x.notes.length ? `; ${x.notes.join('; ')}` : ''}`;
 }
