@@ -45,17 +45,31 @@ function matters(row: readonly number[], f: number, requires: readonly Requireme
   return true;
 }
 
-/** Every pair of levels some row can cover, keyed `f,v,g,w` (f < g). */
-function universe(levels: readonly number[], requires: readonly Requirement[]): Set<string> {
-  const out = new Set<string>();
+/** Where each pair of factors (f < g) starts in the flat numbering of pairs of levels: pair (f,v,g,w) is base[f][g] + v·levels[g] + w. */
+function pairIndex(levels: readonly number[]): { base: number[][]; size: number } {
+  const base = levels.map(() => levels.map(() => 0));
+  let size = 0;
+  for (let f = 0; f < levels.length; f++) {
+    for (let g = f + 1; g < levels.length; g++) {
+      base[f]![g] = size;
+      size += levels[f]! * levels[g]!;
+    }
+  }
+  return { base, size };
+}
+
+/** Every pair of levels some row can cover: true at its index. */
+function universe(levels: readonly number[], requires: readonly Requirement[], index = pairIndex(levels)): Uint8Array {
+  const out = new Uint8Array(index.size);
+  const row = levels.map(() => -1);
   for (let f = 0; f < levels.length; f++) {
     for (let g = f + 1; g < levels.length; g++) {
       for (let v = 0; v < levels[f]!; v++) {
         for (let w = 0; w < levels[g]!; w++) {
-          const row = levels.map(() => -1);
+          row.fill(-1);
           row[f] = v;
           row[g] = w;
-          if (matters(row, f, requires) && matters(row, g, requires)) out.add(`${f},${v},${g},${w}`);
+          if (matters(row, f, requires) && matters(row, g, requires)) out[index.base[f]![g]! + v * levels[g]! + w] = 1;
         }
       }
     }
@@ -63,7 +77,7 @@ function universe(levels: readonly number[], requires: readonly Requirement[]): 
   return out;
 }
 
-/** The pairs a complete row covers. */
+/** The pairs a complete row covers, as `f,v,g,w` (f < g). */
 export function pairsOf(row: readonly number[], requires: readonly Requirement[] = []): string[] {
   const out: string[] = [];
   for (let f = 0; f < row.length; f++) {
@@ -73,12 +87,24 @@ export function pairsOf(row: readonly number[], requires: readonly Requirement[]
   return out;
 }
 
+/** The indexes of the pairs a complete row covers. */
+function coveredBy(row: readonly number[], levels: readonly number[], requires: readonly Requirement[], index: { base: number[][] }): number[] {
+  const out: number[] = [];
+  const on = row.map((_, f) => matters(row, f, requires));
+  for (let f = 0; f < row.length; f++) {
+    if (!on[f]) continue;
+    for (let g = f + 1; g < row.length; g++) if (on[g]) out.push(index.base[f]![g]! + row[f]! * levels[g]! + row[g]!);
+  }
+  return out;
+}
+
 /** How many pairs of `universe(levels)` the rows cover. */
 export function coverage(rows: readonly (readonly number[])[], levels: readonly number[], requires: readonly Requirement[] = []): { pairs: number; covered: number } {
-  const all = universe(levels, requires);
-  const got = new Set<string>();
-  for (const row of rows) for (const p of pairsOf(row, requires)) if (all.has(p)) got.add(p);
-  return { pairs: all.size, covered: got.size };
+  const index = pairIndex(levels);
+  const all = universe(levels, requires, index);
+  const got = new Uint8Array(index.size);
+  for (const row of rows) for (const p of coveredBy(row, levels, requires, index)) got[p] = all[p]!;
+  return { pairs: all.reduce((n, x) => n + x, 0), covered: got.reduce((n, x) => n + x, 0) };
 }
 
 /**
@@ -89,14 +115,26 @@ export function coveringArray(levels: readonly number[], options: CoveringOption
   if (levels.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`coveringArray: every factor needs at least one level, got [${levels.join(', ')}]`);
   const requires = options.requires ?? [];
   const random = seededRandom(options.seed);
-  const uncovered = universe(levels, requires);
-  const pairs = uncovered.size;
-  const rows: number[][] = [];
-  const gain = (row: readonly number[]): number => pairsOf(row, requires).filter((p) => uncovered.has(p)).length;
   const k = levels.length;
   if (k === 1) return { rows: Array.from({ length: levels[0]! }, (_, v) => [v]), pairs: 0, covered: 0 };
-  while (uncovered.size) {
-    const [f, v, g, w] = uncovered.values().next().value!.split(',').map(Number) as [number, number, number, number];
+  const index = pairIndex(levels);
+  const uncovered = universe(levels, requires, index);
+  let left = uncovered.reduce((n, x) => n + x, 0);
+  const pairs = left;
+  const rows: number[][] = [];
+  const at = (f: number, v: number, g: number, w: number): number => (f < g ? index.base[f]![g]! + v * levels[g]! + w : index.base[g]![f]! + w * levels[f]! + v);
+  const gain = (row: readonly number[]): number => coveredBy(row, levels, requires, index).reduce((n, p) => n + uncovered[p]!, 0);
+  let next = 0;
+  while (left > 0) {
+    // The first pair not yet covered starts the row.
+    while (!uncovered[next]) next++;
+    let f = 0;
+    let g = 1;
+    while (!(next >= index.base[f]![g]! && next < index.base[f]![g]! + levels[f]! * levels[g]!)) {
+      if (++g === k) g = ++f + 1;
+    }
+    const v = Math.floor((next - index.base[f]![g]!) / levels[g]!);
+    const w = (next - index.base[f]![g]!) % levels[g]!;
     let best: number[] | undefined;
     let bestGain = -1;
     for (let c = 0; c < (options.candidates ?? 12); c++) {
@@ -118,13 +156,8 @@ export function coveringArray(levels: readonly number[], options: CoveringOption
         const start = Math.floor(random() * levels[h]!);
         for (let step = 0; step < levels[h]!; step++) {
           const u = (start + step) % levels[h]!;
-          row[h] = u;
           let n = 0;
-          for (let x = 0; x < k; x++) {
-            if (x === h || row[x]! < 0) continue;
-            const key = x < h ? `${x},${row[x]},${h},${u}` : `${h},${u},${x},${row[x]}`;
-            if (uncovered.has(key)) n++;
-          }
+          for (let x = 0; x < k; x++) if (x !== h && row[x]! >= 0) n += uncovered[at(x, row[x]!, h, u)]!;
           if (n > most) (most = n), (pick = u);
         }
         row[h] = pick;
@@ -135,10 +168,14 @@ export function coveringArray(levels: readonly number[], options: CoveringOption
     // The seed pair is in the universe, so some row covers it; if no candidate did, it is
     // dropped rather than tried forever (it cannot happen with the requirements as checked).
     if (bestGain <= 0) {
-      uncovered.delete(`${f},${v},${g},${w}`);
+      uncovered[next] = 0;
+      left--;
       continue;
     }
-    for (const p of pairsOf(best!, requires)) uncovered.delete(p);
+    for (const p of coveredBy(best!, levels, requires, index)) {
+      left -= uncovered[p]!;
+      uncovered[p] = 0;
+    }
     rows.push(best!);
   }
   return { rows, pairs, covered: coverage(rows, levels, requires).covered };
