@@ -1,7 +1,9 @@
 // Nested lists under more than one parent (suites/list/target.ts): a list whose first
-// parent has no children is searched under others before it is called empty, and a bug that
-// lives only under later parents is seen. The reference server's knobs for it: firstParentEmpty
-// (variant first-parent-empty) and ListFaultScope.parents 'later' (server/lists.ts).
+// parent has no children is searched under others before it is called empty, a list is judged
+// under the parent holding the most records, a 404 under one parent is not the operation's,
+// and a bug that lives only under later parents is seen. The reference server's knobs for it:
+// firstParentEmpty (variant first-parent-empty), storeShape 'realistic' (variant
+// realistic-store) and ListFaultScope.parents 'later' (server/lists.ts).
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
 import { CheckContext, RunContext, type Check, type CheckResult } from '../lib/check.js';
@@ -140,6 +142,60 @@ describe('faults under later parents only (ListFaultScope.parents \'later\')', (
   });
 });
 
+describe('a store shaped as real ones grow (realistic-store)', () => {
+  const get = async (server: RunningServer, path: string) => {
+    const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    return { status: res.status, body: (await res.json()) as { data?: Array<{ id: string }>; meta?: { results: { total: number } }; errors?: unknown[] } };
+  };
+
+  it('the oldest catalog was never published: every by-release path under it answers 404 with the Error shape, under the others it serves', async () => {
+    await withServer({ seed: 3, variants: ['realistic-store'] }, async (server) => {
+      const catalogs = (await get(server, '/pcm/catalogs')).body.data!.map((r) => r.id);
+      const fill = (path: string, catalog: string) => path.replace('{catalog_id}', catalog).replace('{release_id}', 'latestPublished');
+      const byRelease = endpoints().filter((e) => e.variant === 'by-release');
+      expect(byRelease).toHaveLength(9);
+      for (const e of byRelease) {
+        // The other placeholders from a later record of their lists: whether they exist is not the question.
+        let path = fill(e.path, catalogs[0]!);
+        for (const name of e.placeholders.filter((n) => n !== 'catalog_id' && n !== 'release_id')) {
+          const from = (loadCatalogSpec().parents[name] as { from: string }).from;
+          path = path.replace(`{${name}}`, (await get(server, from)).body.data![3]!.id);
+        }
+        const unpublished = await get(server, path);
+        expect(unpublished.status, path).toBe(404);
+        expect(unpublished.body.errors, path).toHaveLength(1);
+        expect((await get(server, path.replace(catalogs[0]!, catalogs[5]!))).status, path).toBe(200);
+      }
+    });
+  });
+
+  it('judges a nested list under the parent holding the most records, not the first holding any', async () => {
+    await withServer({ seed: 3, variants: ['realistic-store'] }, async (server) => {
+      const books = (await get(server, '/pcm/pricebooks')).body.data!.map((r) => r.id);
+      const totals = await Promise.all(books.map(async (b) => (await get(server, `/pcm/pricebooks/${b}/prices`)).body.meta!.results.total));
+      // The first holds nothing, the next ones a single record, the big one comes last.
+      expect(totals.slice(0, 3)).toEqual([0, 1, 1]);
+      expect(totals[3]).toBeGreaterThan(100);
+      const [e] = endpoints(['prices']) as [Endpoint];
+      const { resolved, explored } = await paths(server, e);
+      expect(resolved).toEqual({ ok: true, path: `/pcm/pricebooks/${books[3]}/prices`, tried: 4 });
+      // The exploration reads it under a second, smaller parent too.
+      expect(explored).toEqual([`/pcm/pricebooks/${books[3]}/prices`, `/pcm/pricebooks/${books[1]}/prices`]);
+    });
+  });
+
+  it('through the CLI: no operation absent, and the same MUST checks skipped as with the default data', async () => {
+    const all = endpoints().map((e) => e.key);
+    const [plain, realistic] = await Promise.all([runThroughCli(main, {}, all, 11), runThroughCli(main, { variants: ['realistic-store'] }, all, 11)]);
+    const mustSkips = (results: CheckResult[]) => results.filter((r) => r.level === 'MUST' && r.outcome === 'skip').map((r) => `${r.id} [${r.operation ?? ''}] ${r.reason}`).sort();
+    expect(plain.code, plain.output.join('\n')).toBe(0);
+    expect(realistic.code, realistic.output.join('\n')).toBe(0);
+    expect(realistic.results.filter((r) => r.absent).map((r) => `${r.id} [${r.operation}]: ${r.reason}`)).toEqual([]);
+    expect(mustSkips(realistic.results)).toEqual(mustSkips(plain.results));
+    expect(mustSkips(plain.results).length).toBeGreaterThan(0);
+  }, 120_000);
+});
+
 describe('through the CLI (dist/: npm run build first)', () => {
   const SEED = 11;
   const failing = (results: CheckResult[]) => results.filter((r) => r.outcome === 'fail').map((r) => `${r.id} ${r.operation}`);
@@ -152,6 +208,9 @@ describe('through the CLI (dist/: npm run build first)', () => {
   it.each([
     ['nested-later-parents-total-ignores-filter', ['list.total.filtered']],
     ['nested-later-parents-sort-ignored', ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id']],
+    // realistic-store's shape: the first catalog unpublished, the first parents holding one record or none.
+    ['big-parents-sort-ignored', ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id']],
+    ['published-catalogs-total-ignores-filter', ['list.total.filtered']],
   ])('%s exits 1, caught by its checks on the nested operation', async (fault, checks) => {
     const run = await runThroughCli(main, { faults: [fault] }, SAMPLE, SEED);
     expect(run.code, run.output.join('\n')).toBe(1);
