@@ -21,7 +21,7 @@ export type Resolution =
       ok: true;
       /** The concrete path the checks read: for a nested list, the combination holding the most records. */
       path: string;
-      /** A nested list: how many parent combinations were read. Absent for a list without placeholders. */
+      /** A nested list whose parents were searched: how many combinations were read. Absent for a list without placeholders, or with fixed ones only. */
       tried?: number;
       /**
        * A nested list that held no records under any parent combination tried: how many were
@@ -240,17 +240,21 @@ function most(read: readonly Candidate[]): Candidate | undefined {
 }
 
 export function resolvePath(ctx: CheckContext, e: Endpoint): Promise<Resolution> {
-  return ctx.shared(`resolve ${e.key}`, async () => {
-    if (!e.placeholders.length) return { ok: true, path: e.path } as Resolution;
+  return ctx.shared(`resolve ${e.key}`, async (): Promise<Resolution> => {
+    if (!e.placeholders.length) return { ok: true, path: e.path };
     const read = await searched(ctx, e);
     // No combination could be formed: the first records say why (from pages already read).
     if (!read.length) return firstRecordsPath(ctx, e);
-    const tried = read.length;
     const best = most(read);
-    if (best) return (best.records > 0 ? { ok: true, path: best.path, tried } : { ok: true, path: best.path, tried, emptyUnder: tried }) as Resolution;
+    if (best?.records === 0) return { ok: true, path: best.path, emptyUnder: read.length };
+    // Parents given as fixed values in the configuration were chosen by the user: nothing was
+    // searched, and the skips say nothing of other parents.
+    const tried = listPlaceholders(pagination(ctx).parents, e.placeholders).size ? read.length : undefined;
+    const counted = tried === undefined ? {} : { tried };
+    if (best) return { ok: true, path: best.path, ...counted };
     // No list under any parent: absent when every one answered 404, else the first other answer is the operation's.
     const other = read.find((c) => c.status !== 404);
-    return (other ? { ok: true, path: other.path, tried } : { ok: true, path: read[0]!.path, tried, absentUnder: tried }) as Resolution;
+    return other ? { ok: true, path: other.path, ...counted } : { ok: true, path: read[0]!.path, ...(tried === undefined ? {} : { absentUnder: tried }) };
   });
 }
 
