@@ -38,7 +38,7 @@ export const MAX_PARENTS = 24;
 /** Parent lists read by one search, at most (a parent whose own list of children is empty yields no combination). */
 const MAX_PARENT_LISTS = 12;
 /** Reads of one search in flight at once: each is a round trip to a target that may be far away. */
-const IN_FLIGHT = 4;
+export const IN_FLIGHT = 8;
 /** Concrete paths exploredPaths gives, at most. */
 const EXPLORED = 2;
 /** A parent list is read a full page at a time: its candidates go past a default page. */
