@@ -324,6 +324,12 @@ export class CheckContext extends Session {
    * tried): said after the reason of a skip for want of records when the list showed none.
    */
   emptyWhere?: string;
+  /**
+   * Where the list held the most records of those the suite looked under (a nested list: the
+   * parent combination chosen, and how to choose another): said after the reason of a skip for
+   * want of records when the list showed some, too few.
+   */
+  fewWhere?: string;
   /** The operation's collection answered 404 to this check (CheckResult.absent). */
   absent?: boolean;
 
@@ -365,7 +371,8 @@ export class CheckContext extends Session {
   /** Skips for want of records: the list showed `found` (a declared-empty list excuses this skip). */
   skipForRecords(reason: string, found: number): never {
     this.sawRecords(found);
-    throw new CheckSkip(found === 0 && this.emptyWhere ? `${reason} ${this.emptyWhere}` : reason, { wantsRecords: true });
+    const where = found === 0 ? this.emptyWhere : this.fewWhere;
+    throw new CheckSkip(where ? `${reason} ${where}` : reason, { wantsRecords: true });
   }
 }
 

@@ -126,7 +126,7 @@ function listOperationsTable(catalog: CatalogSpec): string[] {
     '',
     '| placeholder | filled from |',
     '|---|---|',
-    ...Object.entries(catalog.parents).map(([name, p]) => `| \`{${name}}\` | ${'value' in p ? `the value \`${p.value}\`` : `\`${p.field}\` of a record of \`${p.from}\` (the first under which the list holds records)`} |`),
+    ...Object.entries(catalog.parents).map(([name, p]) => `| \`{${name}}\` | ${'value' in p ? `the value \`${p.value}\`` : `\`${p.field}\` of a record of \`${p.from}\` (the one under which the list holds the most records)`} |`),
   ];
 }
 

@@ -40,6 +40,7 @@ export const LEGAL_SPACE: readonly Dimension[] = [
   { name: 'current between multiples', options: [{}, { currentRounding: 'ceil' }] },
   { name: 'filter value spellings', options: [{}, { filterValuesOwnSpelling: true }] },
   { name: 'first parent', options: [{}, { firstParentEmpty: true }] },
+  { name: 'store shape', options: [{}, { storeShape: 'realistic' }] },
 ];
 
 /** Whether an override is one option of the space (a range's make checked at its ends and inside). */

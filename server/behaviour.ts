@@ -212,6 +212,13 @@ export interface Behaviour {
    */
   firstParentEmpty: boolean;
   /**
+   * How a store's records spread over the parents of its nested lists: 'even' (every nested list
+   * holds a full list), or 'realistic', as stores grow: the first parents hold nothing or a single
+   * record and the big ones come later, a parent's own list of children may be empty, and the
+   * oldest catalog was never published (its latestPublished release answers 404). A choice.
+   */
+  storeShape: 'even' | 'realistic';
+  /**
    * meta.page.current for an offset that is not a multiple of the limit: floor(offset/limit) + 1
    * or ceil(offset/limit) + 1 (the contract fixes the formula only for multiples).
    */
@@ -402,6 +409,7 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   absentPaths: [],
   listFaultScope: null,
   firstParentEmpty: false,
+  storeShape: 'even',
   currentRounding: 'floor',
   offsetEchoPageStart: false,
   pageTotalIgnoresFilter: false,
@@ -413,3 +421,30 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   readQuery: null,
   readBody: null,
 });
+
+/**
+ * The behaviour one list request sees: outside the fault's scope (another path, the first
+ * page, no filter, the first parent), the conforming values of the list fault knobs.
+ * `laterParent`: some placeholder of the concrete path takes another value than the first
+ * record of its parent list (PageSource.laterParent in server/lists.ts).
+ */
+export function scopedBehaviour(b: Behaviour, template: string | undefined, query: URLSearchParams, laterParent = false): Behaviour {
+  const scope = b.listFaultScope;
+  if (!scope) return b;
+  const offset = Number(query.get('page[offset]') ?? 0) > 0;
+  const filter = (query.get('filter') ?? '') !== '';
+  const onPath = scope.paths === undefined || (template !== undefined && (scope.paths === 'nested' ? template.includes('{') : scope.paths.includes(template)));
+  const limit = query.get('page[limit]');
+  const now =
+    scope.when === undefined ||
+    (scope.when === 'offset' ? offset
+      : scope.when === 'filter' ? filter
+      : scope.when === 'no-limit' ? limit === null
+      : scope.when === 'short-pages' ? limit !== null && Number(limit) <= 5
+      : filter && offset);
+  const parents = scope.parents === undefined || laterParent;
+  if (onPath && now && parents) return b;
+  const out: Behaviour = { ...b };
+  for (const k of scope.knobs ?? []) (out as unknown as Record<string, unknown>)[k] = CONFORMING[k];
+  return out;
+}

@@ -3,6 +3,7 @@
 // through the CLI and holds the catalogue to that (a fault is a MUST fault when one of the
 // checks it names is a MUST: the run must then exit 1). Switch one on with `serve --fault NAME`.
 import type { Behaviour } from './behaviour.js';
+import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
 
 /** The query with parameter `name` as a faulty parser reads it (readQuery faults). */
 function readAs(query: URLSearchParams, name: string, read: (value: string) => string): URLSearchParams {
@@ -41,6 +42,9 @@ export interface Fault {
    */
   explored?: boolean;
 }
+
+/** The by-release paths of spec/list-operations.yaml: the lists of a given catalog's release. */
+const BY_RELEASE = endpointsOf(loadCatalogSpec()).filter((e) => e.variant === 'by-release').map((e) => e.path);
 
 export const FAULTS: readonly Fault[] = [
   // Delete a Custom API
@@ -147,6 +151,11 @@ export const FAULTS: readonly Fault[] = [
   { name: 'filter-value-offset-ignored', breaks: 'ge and gt compare instants (a value written with a numeric offset is read as UTC)', caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'], behaviour: { filterValueOffsetIgnored: true }, explored: true },
   { name: 'nested-later-parents-total-ignores-filter', breaks: 'results.total counts the records after the filter (wrong on nested lists under every parent but the first, whose lists are empty)', caughtBy: ['list.total.filtered'], behaviour: { firstParentEmpty: true, totalIgnoresFilter: true, listFaultScope: { paths: 'nested', parents: 'later' } }, explored: true },
   { name: 'nested-later-parents-sort-ignored', breaks: 'sort orders the records (ignored on nested lists under every parent but the first, whose lists are empty)', caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'], behaviour: { firstParentEmpty: true, ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { paths: 'nested', parents: 'later' } }, explored: true },
+  // In a store shaped as real ones grow (storeShape 'realistic': the first parents hold one
+  // record or none, the oldest catalog was never published): a suite that judges a nested list
+  // under the first parent holding any record, or calls an operation absent on the first 404, misses them
+  { name: 'big-parents-sort-ignored', breaks: 'sort orders the records (ignored on nested lists under every parent but the first, in a store whose early parents hold one record or none)', caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'], behaviour: { storeShape: 'realistic', ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { paths: 'nested', parents: 'later' } } },
+  { name: 'published-catalogs-total-ignores-filter', breaks: 'results.total counts the records after the filter (wrong on the by-release lists of every catalog but the oldest, which was never published)', caughtBy: ['list.total.filtered'], behaviour: { storeShape: 'realistic', totalIgnoresFilter: true, listFaultScope: { paths: BY_RELEASE, parents: 'later' } } },
 
   // Lists: the illegal side of the parameters (drawn by exploration: numbers past 2^64, arrays,
   // unknown sorts, malformed filters), each a fault of the request's parser (Behaviour.readQuery)

@@ -5,7 +5,7 @@ import type { Faker } from '@faker-js/faker';
 // The English entry loads English alone (the main entry loads about 70 locales at start-up); its
 // class and merged definitions make the same fakers as `new Faker({ locale: [en, base] })`.
 import { faker as english } from '@faker-js/faker/locale/en';
-import type { Behaviour } from './behaviour.js';
+import { scopedBehaviour, type Behaviour } from './behaviour.js';
 import { Collection, slugOf, timeIndex, type ListRecord, type Query } from './collection.js';
 import { HttpError } from './http.js';
 import { endpointsOf, loadCatalogSpec, placeholders, type ParentSource } from '../lib/catalog.js';
@@ -200,37 +200,74 @@ export class ListData {
   /**
    * The collection of a concrete path. `under` (the list route's: the path's placeholder values
    * and the behaviour served) lets firstParentEmpty empty a nested list under the first record
-   * of a parent list; without it, or with the knob off, the data is the same as ever.
+   * of a parent list, and storeShape 'realistic' size it by where its parents stand in their
+   * lists; without it, or with the knobs off, the data is the same as ever.
    */
   collection(t: ListTemplate, concrete: string, under?: ParentValues): Collection {
     const empty = under !== undefined && under.b.firstParentEmpty && this.firstParents(t, under).some((first) => first);
-    const key = empty ? `${concrete}\n(first parent)` : concrete;
+    const realistic = !empty && under !== undefined && under.b.storeShape === 'realistic' && this.listParams(t).length > 0;
+    const key = empty ? `${concrete}\n(first parent)` : realistic ? `${concrete}\n(realistic)` : concrete;
     let c = this.#collections.get(key);
     if (!c) {
       const { seed, now, recent, shape } = this.options;
-      c = new Collection(generateRecords(seed, concrete, empty ? 0 : this.#sizeOf(t, concrete), now, recent, shape), { idOrder: shape.ids === 'numeric' ? 'numeric' : 'string' });
+      const size = empty ? 0 : realistic ? this.#realisticSize(t, concrete, this.parentIndices(t, under!)) : this.#sizeOf(t, concrete);
+      c = new Collection(generateRecords(seed, concrete, size, now, recent, shape), { idOrder: shape.ids === 'numeric' ? 'numeric' : 'string' });
       this.#collections.set(key, c);
     }
     return c;
   }
 
   /**
-   * For each placeholder of `t` filled from a parent list (a fixed `value`, such as release_id,
-   * is no such question), whether `under.values` gives it the first record of that list: the
-   * one a client reading the list without parameters meets first (the behaviour's default order).
+   * The size of a nested list in a store shaped as real ones grow (storeShape 'realistic'), by
+   * how far down their parent lists its parents stand (the sum of their places): under the first
+   * parents nothing, then a single record, the full list only under later ones; a nested parent
+   * list (a hierarchy's nodes) is empty under the first parent and small under the others.
    */
-  firstParents(t: ListTemplate, under: ParentValues): boolean[] {
-    const out: boolean[] = [];
-    for (const name of t.params) {
+  #realisticSize(t: ListTemplate, concrete: string, places: readonly number[]): number {
+    const k = places.reduce((a, b) => a + b, 0);
+    if (k === 0) return 0;
+    if (t.size === 'parent') return this.#sizeOf(t, concrete);
+    return k < FAR ? 1 : this.#sizeOf(t, concrete);
+  }
+
+  /** The placeholders of `t` filled from a parent list (a fixed `value`, such as release_id, is not). */
+  listParams(t: ListTemplate): string[] {
+    return t.params.filter((name) => {
       const source = this.parents[name];
-      if (!source || 'value' in source) continue;
-      const parentTemplate = this.templates.find((x) => x.template === source.from);
-      if (!parentTemplate) continue;
-      const concrete = parentTemplate.params.reduce((p, n) => p.replace(`{${n}}`, under.values[n]!), parentTemplate.template);
-      const first = this.collection(parentTemplate, concrete, under).query({ offset: 0, limit: 1, sort: defaultOrder(under.b), filters: [] }).records[0];
-      out.push(first !== undefined && (source.field === 'slug' ? slugOf(first) : first.id) === under.values[name]);
-    }
-    return out;
+      return source !== undefined && !('value' in source) && this.templates.some((x) => x.template === source.from);
+    });
+  }
+
+  /**
+   * For each placeholder of `t` filled from a parent list (listParams), the place in that list
+   * of the record `under.values` gives it (placeOf).
+   */
+  parentIndices(t: ListTemplate, under: ParentValues): number[] {
+    return this.listParams(t).map((name) => this.placeOf(name, under));
+  }
+
+  /**
+   * The place of the record `under.values` gives placeholder `name` (filled from a parent list)
+   * in that list, in the order a client reading it without parameters meets them: 0 for the
+   * first, and FAR for any past the first FAR (or not there): only the first few are told apart,
+   * so that a request under a parent list of many records does not read them all.
+   */
+  placeOf(name: string, under: ParentValues): number {
+    const source = this.parents[name] as Extract<ParentSource, { from: string }>;
+    const parentTemplate = this.templates.find((x) => x.template === source.from)!;
+    const concrete = parentTemplate.params.reduce((p, n) => p.replace(`{${n}}`, under.values[n]!), parentTemplate.template);
+    const parent = this.collection(parentTemplate, concrete, under);
+    // The order a read of the parent list without parameters is served in: a fault scoped to
+    // other lists or requests (ListFaultScope) leaves it the conforming one.
+    const seen = scopedBehaviour(under.b, parentTemplate.template, new URLSearchParams(), under.b.listFaultScope?.parents === 'later' && this.laterParent(parentTemplate, under));
+    const records = parent.query({ offset: 0, limit: FAR, sort: defaultOrder(seen), filters: [] }).records;
+    const place = records.findIndex((r) => (source.field === 'slug' ? slugOf(r) : r.id) === under.values[name]);
+    return place < 0 ? FAR : place;
+  }
+
+  /** For each placeholder of `t` filled from a parent list, whether `under.values` gives it the first record of that list. */
+  firstParents(t: ListTemplate, under: ParentValues): boolean[] {
+    return this.parentIndices(t, under).map((i) => i === 0);
   }
 
   /**
@@ -243,14 +280,19 @@ export class ListData {
 
   /** The concrete path of a parent list, or a 404 when a parent id does not exist. */
   checkParents(t: ListTemplate, values: Record<string, string>, b?: Behaviour): void {
+    let before: string | undefined;
     for (const name of t.params) {
       const source = this.parents[name];
       const value = values[name]!;
       if (!source) throw new HttpError(404, 'Not found');
       if ('value' in source) {
         if (value !== source.value) throw new HttpError(404, `Release '${value}' not found`);
+        // storeShape 'realistic': the oldest catalog (the first record of the list before the
+        // release in the path) was never published, so its latestPublished release is not there.
+        if (b?.storeShape === 'realistic' && before !== undefined && this.placeOf(before, { values, b }) === 0) throw new HttpError(404, `Catalog '${values[before]}' has no published release '${value}'`);
         continue;
       }
+      before = name;
       const parentTemplate = this.templates.find((x) => x.template === source.from)!;
       this.checkParents(parentTemplate, values, b);
       const concrete = parentTemplate.params.reduce((p, n) => p.replace(`{${n}}`, values[n]!), parentTemplate.template);
@@ -259,6 +301,13 @@ export class ListData {
     }
   }
 }
+
+/**
+ * How far down its parent list a parent must stand for the nested lists under it to hold a full
+ * list in a store shaped as real ones grow (storeShape 'realistic'): the ones before hold one
+ * record, or none under the first. ListData.placeOf tells places apart up to it.
+ */
+const FAR = 3;
 
 /** A concrete list path's placeholder values, and the behaviour that serves it (the list route's). */
 export interface ParentValues {

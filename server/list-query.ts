@@ -1,7 +1,7 @@
 // The query of a list request as the reference server reads it: page[limit], page[offset],
 // sort and filter, with the faults that bend them and the scope a list fault holds to.
 import type { ServerResponse } from 'node:http';
-import { CONFORMING, type Behaviour } from './behaviour.js';
+import type { Behaviour } from './behaviour.js';
 import { parseFilter, SORT_FIELDS, type FilterTerm, type Query, type SortField } from './collection.js';
 import { HttpError, type RequestUrl } from './http.js';
 
@@ -132,31 +132,4 @@ function ownSpellingOnly(raw: string, b: Behaviour): void {
     const v = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.(\d+))?(.*)$/.exec(m[1]!);
     if (!v || (v[1] ?? '').length > digits || !zone.test(v[2]!)) throw new HttpError(400, `Could not parse the supplied filter: '${m[1]}' is not a timestamp as this store writes them.`);
   }
-}
-
-/**
- * The behaviour one list request sees: outside the fault's scope (another path, the first
- * page, no filter, the first parent), the conforming values of the list fault knobs.
- * `laterParent`: some placeholder of the concrete path takes another value than the first
- * record of its parent list (PageSource.laterParent).
- */
-export function scopedBehaviour(b: Behaviour, template: string | undefined, query: URLSearchParams, laterParent = false): Behaviour {
-  const scope = b.listFaultScope;
-  if (!scope) return b;
-  const offset = Number(query.get('page[offset]') ?? 0) > 0;
-  const filter = (query.get('filter') ?? '') !== '';
-  const onPath = scope.paths === undefined || (template !== undefined && (scope.paths === 'nested' ? template.includes('{') : scope.paths.includes(template)));
-  const limit = query.get('page[limit]');
-  const now =
-    scope.when === undefined ||
-    (scope.when === 'offset' ? offset
-      : scope.when === 'filter' ? filter
-      : scope.when === 'no-limit' ? limit === null
-      : scope.when === 'short-pages' ? limit !== null && Number(limit) <= 5
-      : filter && offset);
-  const parents = scope.parents === undefined || laterParent;
-  if (onPath && now && parents) return b;
-  const out: Behaviour = { ...b };
-  for (const k of scope.knobs ?? []) (out as unknown as Record<string, unknown>)[k] = CONFORMING[k];
-  return out;
 }

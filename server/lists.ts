@@ -1,17 +1,18 @@
 // The pages of the reference server's lists: records rendered as the behaviour says, the
 // pagination members and links, sent as one JSON text. The data and the query live in
 // list-data.ts and list-query.ts.
-import type { Behaviour } from './behaviour.js';
+import { scopedBehaviour, type Behaviour } from './behaviour.js';
 import { giveBack } from './bytes.js';
 import { Collection, slugOf, type ListRecord, type OrderField } from './collection.js';
 import { HttpError, sendJsonText } from './http.js';
 
 
 import { MS, S } from './list-data.js';
-import { parseQuery, scopedBehaviour, type PageRequest } from './list-query.js';
+import { parseQuery, type PageRequest } from './list-query.js';
 
 export { dataShapeOf, generateRecords, HARD_OFFSET_LIMIT, ListData, listTemplates, PLAIN_DATA, type DataShape, type ListOptions, type ListTemplate, type ParentValues } from './list-data.js';
-export { parseQuery, scopedBehaviour, type PageRequest } from './list-query.js';
+export { parseQuery, type PageRequest } from './list-query.js';
+export { scopedBehaviour } from './behaviour.js';
 // --- Rendering -------------------------------------------------------------------------
 
 /** Offsets of the mixed-offsets style, in minutes: whole hours, half and quarter hours, both signs. */

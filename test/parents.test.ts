@@ -1,7 +1,9 @@
 // Nested lists under more than one parent (suites/list/target.ts): a list whose first
-// parent has no children is searched under others before it is called empty, and a bug that
-// lives only under later parents is seen. The reference server's knobs for it: firstParentEmpty
-// (variant first-parent-empty) and ListFaultScope.parents 'later' (server/lists.ts).
+// parent has no children is searched under others before it is called empty, a list is judged
+// under the parent holding the most records, a 404 under one parent is not the operation's,
+// and a bug that lives only under later parents is seen. The reference server's knobs for it:
+// firstParentEmpty (variant first-parent-empty), storeShape 'realistic' (variant
+// realistic-store) and ListFaultScope.parents 'later' (server/lists.ts).
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
 import { CheckContext, RunContext, type Check, type CheckResult } from '../lib/check.js';
@@ -9,7 +11,7 @@ import { loadCatalogSpec, type Endpoint } from '../lib/catalog.js';
 import { observeEmpty } from '../reporters/verdict.js';
 import { runThroughCli, SAMPLE } from '../selftest/index.js';
 import type { RunningServer } from '../server/index.js';
-import { exploredPaths, resolvePath } from '../suites/list/target.js';
+import { exploredPaths, MAX_PARENTS, resolvePath } from '../suites/list/target.js';
 import { endpoints, paginationSettings, runListChecks, settingsFor, TOKEN, withServer } from './support.js';
 
 const NESTED = ['hierarchy-nodes@by-release', 'node-products'];
@@ -58,30 +60,32 @@ describe('a nested list whose first parent has no children (first-parent-empty)'
     });
   });
 
-  it('under the conforming server, keeps the first records of the parent lists', async () => {
+  it('under the conforming server, takes a combination of parents that holds records, having read several', async () => {
     await withServer({ seed: 3 }, async (server) => {
       const [e] = endpoints(['hierarchy-nodes@by-release']) as [Endpoint];
-      const catalog = await firstId(server, '/pcm/catalogs');
-      const hierarchy = await firstId(server, '/catalog/hierarchies');
       const { resolved } = await paths(server, e);
-      expect(resolved).toEqual({ ok: true, path: `/pcm/catalogs/${catalog}/releases/latestPublished/hierarchies/${hierarchy}/nodes` });
+      expect(resolved).toMatchObject({ ok: true, path: expect.stringMatching(/^\/pcm\/catalogs\/[^/]+\/releases\/latestPublished\/hierarchies\/[^/]+\/nodes$/) });
+      // Two parent lists of about 130 records, four of each read: 16 combinations.
+      expect(resolved.ok && resolved.tried).toBe(16);
+      expect(resolved.ok && resolved.emptyUnder).toBeUndefined();
     });
   });
 });
 
 describe('a nested list empty under every parent tried', () => {
   it('skips for want of records saying how many parents were tried, and stays seen empty', async () => {
-    // The catalog fixed to the first one (a configured parent): every hierarchy under it is empty, and the search stops at 6 (MAX_PARENTS).
+    // The catalog fixed to the first one (a configured parent): every hierarchy under it is empty, and the search stops at MAX_PARENTS.
     const first = await withServer({ seed: 3, variants: ['first-parent-empty'] }, (server) => firstId(server, '/pcm/catalogs'));
     const parents = { ...loadCatalogSpec().parents, catalog_id: { value: first } };
     const op = 'hierarchy-nodes@by-release';
     const { results } = await runListChecks({ variants: ['first-parent-empty'] }, endpoints([op]), { parents });
     const sort = results.find((r) => r.id === 'list.sort.created-at')!;
-    expect(sort).toMatchObject({ outcome: 'skip', reason: 'needs 2 records, found 0 (under each of the 6 parents tried)', records: 0, wantsRecords: true });
-    expect(results.find((r) => r.id === 'list.offset.records')!.reason).toBe('needs 10 records, found 0 (under each of the 6 parents tried)');
+    const where = `(under each of the ${MAX_PARENTS} parents tried; set parents: in conformance.config.yaml to choose others)`;
+    expect(sort).toMatchObject({ outcome: 'skip', reason: `needs 2 records, found 0 ${where}`, records: 0, wantsRecords: true });
+    expect(results.find((r) => r.id === 'list.offset.records')!.reason).toBe(`needs 10 records, found 0 ${where}`);
     const skips = results.filter((r) => r.wantsRecords);
     expect(skips.length).toBeGreaterThan(5);
-    expect(skips.filter((r) => !(r.records === 0 && r.reason!.endsWith(' (under each of the 6 parents tried)'))).map((r) => `${r.id}: ${r.records} ${r.reason}`)).toEqual([]);
+    expect(skips.filter((r) => !(r.records === 0 && r.reason!.endsWith(` ${where}`))).map((r) => `${r.id}: ${r.records} ${r.reason}`)).toEqual([]);
     expect(results.filter((r) => r.outcome === 'fail' || r.outcome === 'error').map((r) => `${r.id}: ${r.reason}`)).toEqual([]);
     expect(observeEmpty(results, op).observed).toBe('empty');
   });
@@ -138,6 +142,60 @@ describe('faults under later parents only (ListFaultScope.parents \'later\')', (
   });
 });
 
+describe('a store shaped as real ones grow (realistic-store)', () => {
+  const get = async (server: RunningServer, path: string) => {
+    const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    return { status: res.status, body: (await res.json()) as { data?: Array<{ id: string }>; meta?: { results: { total: number } }; errors?: unknown[] } };
+  };
+
+  it('the oldest catalog was never published: every by-release path under it answers 404 with the Error shape, under the others it serves', async () => {
+    await withServer({ seed: 3, variants: ['realistic-store'] }, async (server) => {
+      const catalogs = (await get(server, '/pcm/catalogs')).body.data!.map((r) => r.id);
+      const fill = (path: string, catalog: string) => path.replace('{catalog_id}', catalog).replace('{release_id}', 'latestPublished');
+      const byRelease = endpoints().filter((e) => e.variant === 'by-release');
+      expect(byRelease).toHaveLength(9);
+      for (const e of byRelease) {
+        // The other placeholders from a later record of their lists: whether they exist is not the question.
+        let path = fill(e.path, catalogs[0]!);
+        for (const name of e.placeholders.filter((n) => n !== 'catalog_id' && n !== 'release_id')) {
+          const from = (loadCatalogSpec().parents[name] as { from: string }).from;
+          path = path.replace(`{${name}}`, (await get(server, from)).body.data![3]!.id);
+        }
+        const unpublished = await get(server, path);
+        expect(unpublished.status, path).toBe(404);
+        expect(unpublished.body.errors, path).toHaveLength(1);
+        expect((await get(server, path.replace(catalogs[0]!, catalogs[5]!))).status, path).toBe(200);
+      }
+    });
+  });
+
+  it('judges a nested list under the parent holding the most records, not the first holding any', async () => {
+    await withServer({ seed: 3, variants: ['realistic-store'] }, async (server) => {
+      const books = (await get(server, '/pcm/pricebooks')).body.data!.map((r) => r.id);
+      const totals = await Promise.all(books.map(async (b) => (await get(server, `/pcm/pricebooks/${b}/prices`)).body.meta!.results.total));
+      // The first holds nothing, the next ones a single record, the big one comes last.
+      expect(totals.slice(0, 3)).toEqual([0, 1, 1]);
+      expect(totals[3]).toBeGreaterThan(100);
+      const [e] = endpoints(['prices']) as [Endpoint];
+      const { resolved, explored } = await paths(server, e);
+      expect(resolved).toEqual({ ok: true, path: `/pcm/pricebooks/${books[3]}/prices`, tried: 4 });
+      // The exploration reads it under a second, smaller parent too.
+      expect(explored).toEqual([`/pcm/pricebooks/${books[3]}/prices`, `/pcm/pricebooks/${books[1]}/prices`]);
+    });
+  });
+
+  it('through the CLI: no operation absent, and the same MUST checks skipped as with the default data', async () => {
+    const all = endpoints().map((e) => e.key);
+    const [plain, realistic] = await Promise.all([runThroughCli(main, {}, all, 11), runThroughCli(main, { variants: ['realistic-store'] }, all, 11)]);
+    const mustSkips = (results: CheckResult[]) => results.filter((r) => r.level === 'MUST' && r.outcome === 'skip').map((r) => `${r.id} [${r.operation ?? ''}] ${r.reason}`).sort();
+    expect(plain.code, plain.output.join('\n')).toBe(0);
+    expect(realistic.code, realistic.output.join('\n')).toBe(0);
+    expect(realistic.results.filter((r) => r.absent).map((r) => `${r.id} [${r.operation}]: ${r.reason}`)).toEqual([]);
+    expect(mustSkips(realistic.results)).toEqual(mustSkips(plain.results));
+    expect(mustSkips(plain.results).length).toBeGreaterThan(0);
+  }, 120_000);
+});
+
 describe('through the CLI (dist/: npm run build first)', () => {
   const SEED = 11;
   const failing = (results: CheckResult[]) => results.filter((r) => r.outcome === 'fail').map((r) => `${r.id} ${r.operation}`);
@@ -150,6 +208,9 @@ describe('through the CLI (dist/: npm run build first)', () => {
   it.each([
     ['nested-later-parents-total-ignores-filter', ['list.total.filtered']],
     ['nested-later-parents-sort-ignored', ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id']],
+    // realistic-store's shape: the first catalog unpublished, the first parents holding one record or none.
+    ['big-parents-sort-ignored', ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id']],
+    ['published-catalogs-total-ignores-filter', ['list.total.filtered']],
   ])('%s exits 1, caught by its checks on the nested operation', async (fault, checks) => {
     const run = await runThroughCli(main, { faults: [fault] }, SAMPLE, SEED);
     expect(run.code, run.output.join('\n')).toBe(1);

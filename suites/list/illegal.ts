@@ -295,13 +295,17 @@ function shorten(s: string): string {
   return s.length > 60 ? `${s.slice(0, 40)}… (${s.length} characters)` : JSON.stringify(s).slice(1, -1);
 }
 
+/** The rules of a page's numbers and place, which every reading of a paging value changes: broken under each, they say only that no reading fits. */
+const PAGING_RULES: ReadonlySet<string> = new Set(['list.page.arithmetic', 'list.limit.exact', 'list.limit.default', 'list.offset.records', 'list.meta.past-end']);
+
 /** Answers too large for a front server to take: not a refusal of the value as invalid. */
 const TOO_LARGE = new Set([413, 414, 431]);
 
 /**
  * Holds the answer to an illegal request to what the contract allows (see the head of this
  * file). Disagreements are reported under list.params.invalid unless every reading breaks one
- * and the same rule (more than 100 records: list.limit.max).
+ * and the same rule (more than 100 records: list.limit.max; a legal sort beside the illegal
+ * value not followed: its sort rule).
  */
 export function judgeIllegal(m: ListModel, il: Illegal, path: string, page: ListPage, predicted: (q: ListQuery) => Prediction): Disagreement[] {
   const status = page.res.status;
@@ -325,10 +329,12 @@ export function judgeIllegal(m: ListModel, il: Illegal, path: string, page: List
     if (!dis.length) return [];
     broke.push(dis);
   }
-  const rules = new Set(broke.map((d) => d[0]!.checkId));
+  // A rule every reading breaks is broken whatever the target made of the value (the order
+  // asked for by a legal sort beside it, more than 100 records): reported under that rule.
+  const shared = broke[0]!.map((d) => d.checkId).find((id) => !PAGING_RULES.has(id) && broke.every((d) => d.some((y) => y.checkId === id)));
   return [
     {
-      checkId: rules.size === 1 ? [...rules][0]! : 'list.params.invalid',
+      checkId: shared ?? 'list.params.invalid',
       message: `${asked}: a page right for no reading of ${il.what}`,
       expected: `a refusal (4xx with the Error shape), or a page right for one of: ${il.readings.map((r) => r.label).join('; ')}`,
       actual: il.readings.map((r, i) => `${r.label}: ${broke[i]![0]!.message.replace(/^.*?: /, '')}, ${broke[i]![0]!.actual}`).join('; '),

@@ -4,7 +4,7 @@
 import { expectErrorBody, expectStatus, fail } from '../../lib/expect.js';
 import type { WrittenListCheck } from './list-check.js';
 import { expectInvalidPagingAnswer, expectListMeta, metaInt, pagination, query, readPage, readPagesAtOnce, refusesFeature } from './pages.js';
-import { defaultPageLength, resolvePath, target } from './target.js';
+import { answered404, defaultPageLength, resolvePath, target } from './target.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
 
 export const FAR_FUTURE = '9999-12-31T23:59:59.000Z';
@@ -22,9 +22,9 @@ export const metaChecks: WrittenListCheck[] = [
       if (!r.ok) return ctx.skip(r.reason);
       const probe = await readPage(ctx, e, r.path);
       if (probe.res.status === 404) {
-        if (!pagination(ctx).requireAllEndpoints) ctx.skipAbsent(`absent: GET ${r.path} answered 404`);
+        if (!pagination(ctx).requireAllEndpoints) ctx.skipAbsent(`absent: ${answered404(r)}`);
         ctx.absent = true;
-        fail(`${e.name} is absent`, { expected: 'the operation is served (--require-all-endpoints)', actual: `GET ${r.path} answered 404`, res: probe.res });
+        fail(`${e.name} is absent`, { expected: 'the operation is served (--require-all-endpoints)', actual: answered404(r), res: probe.res });
       }
       expectStatus(probe.res, 200, `GET ${r.path}`);
       if (!probe.ok) fail('the answer is not a list', { expected: 'a JSON object whose data is an array', actual: probe.res.exchange.bodyExcerpt, res: probe.res });

@@ -185,11 +185,13 @@ export async function readPage(ctx: CheckContext, e: Endpoint, path: string, par
 }
 
 /**
- * A page of a parent list, read for the id a placeholder of `e`'s path takes: read once and
- * counted against `e`'s budget like any, but what it holds says nothing of `e`'s own list.
+ * A page read to choose `e`'s parents: of a parent list, for the ids a placeholder of `e`'s path
+ * may take, or of `e`'s list under one parent combination, for how many records it holds. Read
+ * once and counted against `e`'s budget like any, but it tells no check how many records its
+ * list holds: the checks read the combination chosen themselves (suites/list/target.ts).
  */
-export function readParentPage(ctx: CheckContext, e: Endpoint, path: string): Promise<ListPage> {
-  return readOnce(ctx, e, path, {});
+export function readParentPage(ctx: CheckContext, e: Endpoint, path: string, params: Params = {}): Promise<ListPage> {
+  return readOnce(ctx, e, path, params);
 }
 
 /**

@@ -1,33 +1,61 @@
 // Where a list operation lives on the target: its placeholders filled from parent lists (or
 // from configuration), and whether it is there at all (a 404 on the collection: absent).
 //
-// A nested list is not judged under one parent alone: the first record of a parent list may
-// have no children while others do (and a bug may live only there). Its placeholders are
-// searched, depth first, over the records of the first page of each parent list, in order,
-// for a parent combination whose list holds records; at most MAX_PARENTS combinations per
-// operation, every read counted against its request budget and memoised like any.
+// A nested list is not judged under one parent alone, nor under the first that has children:
+// in a real store the first parent often holds nothing or a single record, the big ones come
+// later, and the oldest catalog may never have been published. Its placeholders are searched
+// over the records of a page of PAGE records of each parent list (spread over the page when
+// there are more than the search may read), and each parent combination's list is read with
+// page[limit]=1, whose meta.results.total says how many records it holds. The checks judge the
+// combination that holds the most; a 404 under one parent is that parent's answer, and the
+// operation is absent only when every parent tried answers 404
+// (spec/contract/README.md#list-operations). At most MAX_PARENTS combinations per operation,
+// read a few at a time, every read counted against its request budget and memoised like any.
 import type { CheckContext } from '../../lib/check.js';
 import { placeholders, type Endpoint } from '../../lib/catalog.js';
-import { BudgetSpent, dig, metaInt, pagination, readPage, readParentPage, type ListPage } from './pages.js';
+import { BudgetSpent, dig, metaInt, pagination, readPage, readParentPage, refusesFeature, type ListPage, type Params } from './pages.js';
+import { cap, PAGE } from './walks.js';
 
 export type Resolution =
   | {
       ok: true;
+      /** The concrete path the checks read: for a nested list, the combination holding the most records. */
       path: string;
+      /** A nested list whose parents were searched: how many combinations were read. Absent for a list without placeholders, or with fixed ones only. */
+      tried?: number;
       /**
        * A nested list that held no records under any parent combination tried: how many were
-       * (the path is the first of them). Absent for a list with records, or not nested.
+       * (the path is the first that answered with a list).
        */
       emptyUnder?: number;
+      /** A nested list that answered 404 under every parent combination tried: how many were. */
+      absentUnder?: number;
     }
   | { ok: false; reason: string };
 
-/** Parent combinations tried per operation, at most, before a nested list is called empty. */
-export const MAX_PARENTS = 6;
+/** Parent combinations whose list is read per operation, at most (within an eighth of its budget, as a traversal). */
+export const MAX_PARENTS = 24;
 /** Parent lists read by one search, at most (a parent whose own list of children is empty yields no combination). */
 const MAX_PARENT_LISTS = 12;
+/** Reads of one search in flight at once: each is a round trip to a target that may be far away. */
+export const IN_FLIGHT = 8;
 /** Concrete paths exploredPaths gives, at most. */
 const EXPLORED = 2;
+/** A parent list is read a full page at a time: its candidates go past a default page. */
+const PARENT_PAGE: Params = { 'page[limit]': PAGE };
+/** A combination's list read for its meta.results.total alone. */
+const COUNT_PAGE: Params = { 'page[limit]': 1 };
+/** How to point the suite at other parents, said where the ones it found fall short. */
+const ELSEWHERE = 'set parents: in conformance.config.yaml to choose others';
+
+/**
+ * A page of PARENT_PAGE records of a parent list, read for `e` (once per run, whoever asks
+ * first); the list as it comes, without page[limit], where a target refuses that.
+ */
+async function parentPage(ctx: CheckContext, e: Endpoint, from: string): Promise<ListPage> {
+  const page = await readParentPage(ctx, e, from, PARENT_PAGE);
+  return refusesFeature(page) ? readParentPage(ctx, e, from) : page;
+}
 
 /** The first record of a parent list: the original resolution, and its reasons when it fails. */
 async function resolveParam(ctx: CheckContext, e: Endpoint, name: string, depth = 0): Promise<{ ok: true; value: string } | { ok: false; reason: string }> {
@@ -41,7 +69,7 @@ async function resolveParam(ctx: CheckContext, e: Endpoint, name: string, depth 
     if (!r.ok) return r;
     from = from.replace(`{${inner}}`, encodeURIComponent(r.value));
   }
-  const page = await readParentPage(ctx, e, from);
+  const page = await parentPage(ctx, e, from);
   if (page.res.status === 404) return { ok: false, reason: `no parent id for {${name}}: GET ${from} answered 404; set parents.${name} in conformance.config.yaml` };
   const first = page.ok ? page.first : undefined;
   const value = dig(first, source.field);
@@ -72,45 +100,78 @@ function parentReader(e: Endpoint, field: string): Endpoint {
   return out;
 }
 
-/** Whether a read of a list shows it holding records (results.total > 0, or records on the page). */
-function holdsRecords(page: ListPage): boolean {
-  return page.ok && ((metaInt(page, 'results.total') ?? 0) > 0 || page.records.length > 0);
+/** One parent combination, as its list answered. */
+interface Candidate {
+  path: string;
+  status: number;
+  /** It answered with a list. */
+  list: boolean;
+  /** The records it holds: meta.results.total, else those a page of PAGE served. */
+  records: number;
 }
 
-interface Search {
-  /** Concrete paths whose list holds records, in the order found. */
-  found: string[];
-  /** The first combination tried, if any could be formed. */
-  first?: string;
-  /** How many combinations were tried (their lists read). */
-  tried: number;
-  /** The first combination's answer was no list (absent, broken): the search stopped there. */
-  noList?: boolean;
+/** Runs the work it is handed at most `n` at a time: a freed slot goes to the next in line. */
+function limiter(n: number): <T>(work: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  return async (work) => {
+    if (active < n) active++;
+    else await new Promise<void>((r) => waiting.push(r));
+    try {
+      return await work();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
 }
 
-class Halt extends Error {}
+/** At most `k` of `values`, spread evenly from the first to the last: the big parents may come late. */
+function spread<T>(values: readonly T[], k: number): T[] {
+  if (values.length <= k) return [...values];
+  if (k <= 1) return values.slice(0, 1);
+  return Array.from({ length: k }, (_, i) => values[Math.round((i * (values.length - 1)) / (k - 1))]!);
+}
+
+/** The placeholders of `names` whose values come from a parent list, theirs included. */
+function listPlaceholders(parents: ReturnType<typeof pagination>['parents'], names: readonly string[], seen = new Set<string>(), depth = 0): Set<string> {
+  for (const name of names) {
+    const source = parents[name];
+    if (seen.has(name) || !source || 'value' in source || depth > 5) continue;
+    seen.add(name);
+    listPlaceholders(parents, placeholders(source.from), seen, depth + 1);
+  }
+  return seen;
+}
 
 /**
- * Parent combinations for `e`'s placeholders, depth first over the records of each parent
- * list's first page in order, until `want` of them hold records or MAX_PARENTS were tried.
- * Iterative broadening keeps the search from spending itself under the first parent: pass k
- * takes the first k records of each parent list (pass 1 is the first records alone, the
- * original resolution), so a combination of a second catalog and a second hierarchy comes
- * before the sixth hierarchy of the first catalog.
+ * Every parent combination of `e` the search reads, with what its list answered: the
+ * combinations of the candidates of each parent list, as many of each as keep their product
+ * within MAX_PARENTS (and an eighth of the budget), in the order the parent lists give them.
+ * Empty when no combination could be formed (a parent list empty, absent, or not configured).
  */
-async function searchParents(ctx: CheckContext, e: Endpoint, want: number): Promise<Search> {
+async function searchParents(ctx: CheckContext, e: Endpoint): Promise<Candidate[]> {
   const parents = pagination(ctx).parents;
-  const out: Search = { found: [], tried: 0 };
-  const tried = new Set<string>();
+  const bound = Math.min(MAX_PARENTS, cap(ctx));
+  const breadth = Math.max(1, Math.floor(bound ** (1 / Math.max(1, listPlaceholders(parents, e.placeholders).size)) + 1e-9));
+  const gate = limiter(IN_FLIGHT);
   const lists = new Set<string>();
-  let truncated = false;
+  let spent: BudgetSpent | undefined;
   const fill = (path: string, env: Map<string, string>): string => placeholders(path).reduce((p, n) => p.replace(`{${n}}`, encodeURIComponent(env.get(n)!)), path);
 
-  /** The values a parent list offers for its field: its first page's records, in order. */
-  async function candidates(from: string, field: string, breadth: number): Promise<string[]> {
-    if (!lists.has(from) && lists.size >= MAX_PARENT_LISTS) throw new Halt();
+  /** The values a parent list offers for its field: its page's records, spread to `breadth`. */
+  async function candidates(from: string, field: string): Promise<string[]> {
+    if (!lists.has(from) && lists.size >= MAX_PARENT_LISTS) return [];
     lists.add(from);
-    const page = await readParentPage(ctx, parentReader(e, field), from);
+    let page: ListPage;
+    try {
+      page = await gate(() => parentPage(ctx, parentReader(e, field), from));
+    } catch (err) {
+      if (!(err instanceof BudgetSpent)) throw err;
+      spent = err;
+      return [];
+    }
     if (!page.ok) return [];
     const first = dig(page.first, field);
     if (typeof first !== 'string' && typeof first !== 'number') return [];
@@ -120,80 +181,108 @@ async function searchParents(ctx: CheckContext, e: Endpoint, want: number): Prom
     if (page.records[0]?.id === values[0]) {
       for (const r of page.records.slice(1)) if (typeof r.id === 'string' && !values.includes(r.id)) values.push(r.id);
     }
-    if (values.length > breadth) truncated = true;
-    return values.slice(0, breadth);
+    return spread(values, breadth);
   }
 
-  /** Calls visit on each assignment of `names` extending env; true: stop. */
-  async function each(names: readonly string[], env: Map<string, string>, breadth: number, depth: number, visit: (env: Map<string, string>) => Promise<boolean>): Promise<boolean> {
-    if (!names.length) return visit(env);
+  /** Every assignment of `names` extending env, the parent lists of one level read at once. */
+  async function combinations(names: readonly string[], env: Map<string, string>, depth: number): Promise<Array<Map<string, string>>> {
+    if (!names.length) return [env];
     const [name, ...rest] = names as [string, ...string[]];
-    if (env.has(name)) return each(rest, env, breadth, depth, visit);
+    if (env.has(name)) return combinations(rest, env, depth);
     const source = parents[name];
-    if (!source) return false;
-    if ('value' in source) return each(rest, new Map(env).set(name, source.value), breadth, depth, visit);
-    if (depth > 5) return false;
-    return each(placeholders(source.from), env, breadth, depth + 1, async (inner) => {
-      for (const v of await candidates(fill(source.from, inner), source.field, breadth)) {
-        if (await each(rest, new Map(inner).set(name, v), breadth, depth, visit)) return true;
-      }
-      return false;
-    });
+    if (!source) return [];
+    if ('value' in source) return combinations(rest, new Map(env).set(name, source.value), depth);
+    if (depth > 5) return [];
+    const inners = await combinations(placeholders(source.from), env, depth + 1);
+    const each = await Promise.all(
+      inners.map(async (inner) => {
+        const values = await candidates(fill(source.from, inner), source.field);
+        return (await Promise.all(values.map((v) => combinations(rest, new Map(inner).set(name, v), depth)))).flat();
+      }),
+    );
+    return each.flat();
   }
 
-  const visit = async (env: Map<string, string>): Promise<boolean> => {
-    const path = fill(e.path, env);
-    if (tried.has(path)) return false;
-    if (out.tried >= MAX_PARENTS) return true;
-    tried.add(path);
-    const page = await readParentPage(ctx, e, path);
-    out.tried++;
-    if (out.first === undefined) {
-      out.first = path;
-      // Not a list at all under the first parent (absent, broken): the operation's answer,
-      // which target() reports; no other parent changes it.
-      if (!page.ok) return (out.noList = true);
+  /** What the list under one combination holds: meta.results.total of a page of one record. */
+  async function count(path: string): Promise<Candidate | undefined> {
+    try {
+      return await gate(async () => {
+        const page = await readParentPage(ctx, e, path, COUNT_PAGE);
+        if (!page.ok) return { path, status: page.res.status, list: false, records: 0 };
+        const total = metaInt(page, 'results.total');
+        if (total !== undefined && total >= 0) return { path, status: page.res.status, list: true, records: Math.max(total, page.records.length) };
+        // No total to read: the records a full page serves stand for it.
+        const full = await readParentPage(ctx, e, path, PARENT_PAGE);
+        return { path, status: page.res.status, list: true, records: Math.max(page.records.length, full.ok ? full.records.length : 0) };
+      });
+    } catch (err) {
+      if (!(err instanceof BudgetSpent)) throw err;
+      spent = err;
+      return undefined;
     }
-    if (holdsRecords(page)) out.found.push(path);
-    return out.found.length >= want || out.tried >= MAX_PARENTS;
-  };
-
-  try {
-    for (let breadth = 1; ; breadth++) {
-      truncated = false;
-      if ((await each(e.placeholders, new Map(), breadth, 0, visit)) || !truncated) break;
-    }
-  } catch (err) {
-    // Out of lists to read, or of budget once something was tried: what was found stands.
-    if (!(err instanceof Halt) && !(err instanceof BudgetSpent && out.first !== undefined)) throw err;
   }
-  return out;
+
+  const paths = [...new Set((await combinations(e.placeholders, new Map(), 0)).map((env) => fill(e.path, env)))].slice(0, bound);
+  const read = (await Promise.all(paths.map(count))).filter((c): c is Candidate => c !== undefined);
+  // Out of budget before anything was read: nothing to judge under, as for any check.
+  if (!read.length && spent) throw spent;
+  return read;
+}
+
+/** The search of `e`'s parents, once per run. */
+function searched(ctx: CheckContext, e: Endpoint): Promise<Candidate[]> {
+  return ctx.shared(`parents ${e.key}`, () => searchParents(ctx, e));
+}
+
+/** The combination holding the most records (the first of those that hold as many). */
+function most(read: readonly Candidate[]): Candidate | undefined {
+  return read.filter((c) => c.list).reduce<Candidate | undefined>((best, c) => (best === undefined || c.records > best.records ? c : best), undefined);
 }
 
 export function resolvePath(ctx: CheckContext, e: Endpoint): Promise<Resolution> {
-  return ctx.shared(`resolve ${e.key}`, async () => {
-    if (!e.placeholders.length) return { ok: true, path: e.path } as Resolution;
-    const s = await searchParents(ctx, e, 1);
-    if (s.found.length) return { ok: true, path: s.found[0]! } as Resolution;
+  return ctx.shared(`resolve ${e.key}`, async (): Promise<Resolution> => {
+    if (!e.placeholders.length) return { ok: true, path: e.path };
+    const read = await searched(ctx, e);
     // No combination could be formed: the first records say why (from pages already read).
-    if (s.first === undefined) return firstRecordsPath(ctx, e);
-    return (s.noList ? { ok: true, path: s.first } : { ok: true, path: s.first, emptyUnder: s.tried }) as Resolution;
+    if (!read.length) return firstRecordsPath(ctx, e);
+    const best = most(read);
+    if (best?.records === 0) return { ok: true, path: best.path, emptyUnder: read.length };
+    // Parents given as fixed values in the configuration were chosen by the user: nothing was
+    // searched, and the skips say nothing of other parents.
+    const tried = listPlaceholders(pagination(ctx).parents, e.placeholders).size ? read.length : undefined;
+    const counted = tried === undefined ? {} : { tried };
+    if (best) return { ok: true, path: best.path, ...counted };
+    // No list under any parent: absent when every one answered 404, else the first other answer is the operation's.
+    const other = read.find((c) => c.status !== 404);
+    return other ? { ok: true, path: other.path, ...counted } : { ok: true, path: read[0]!.path, ...(tried === undefined ? {} : { absentUnder: tried }) };
   });
 }
 
+/** `(under each of the N parents tried)`, or the one. */
+function under(n: number): string {
+  return n === 1 ? 'under the one parent tried' : `under each of the ${n} parents tried`;
+}
+
+/** The 404 on the resolved path: for a nested list, under how many parents it was seen. */
+export function answered404(r: Extract<Resolution, { ok: true }>): string {
+  return `GET ${r.path} answered 404${r.absentUnder !== undefined ? ` (${under(r.absentUnder)})` : ''}`;
+}
+
 /**
- * Up to EXPLORED (2) concrete paths of `e` (parent combinations) whose list holds records, the target's
- * own path first: for exploration under more than one parent. A list without placeholders has
- * its one path; a list empty under every parent tried, the one resolvePath gives; none when
- * the operation cannot be resolved.
+ * Up to EXPLORED (2) concrete paths of `e` (parent combinations) whose list holds records: the
+ * target's own path (the most records) first, then the next largest, for exploration under
+ * more than one parent. A list without placeholders has its one path; a list empty under every
+ * parent tried, the one resolvePath gives; none when the operation cannot be resolved.
  */
 export function exploredPaths(ctx: CheckContext, e: Endpoint): Promise<string[]> {
   return ctx.shared(`explored ${e.key}`, async () => {
     const r = await resolvePath(ctx, e);
     if (!r.ok) return [];
     if (!e.placeholders.length || r.emptyUnder !== undefined) return [r.path];
-    const s = await searchParents(ctx, e, EXPLORED);
-    return [r.path, ...s.found.filter((p) => p !== r.path)].slice(0, EXPLORED);
+    const others = (await searched(ctx, e)).filter((c) => c.list && c.records > 0 && c.path !== r.path);
+    // A stable sort: of two as large, the one the parent lists give first.
+    others.sort((a, b) => b.records - a.records);
+    return [r.path, ...others.map((c) => c.path)].slice(0, EXPLORED);
   });
 }
 
@@ -208,9 +297,10 @@ export async function target(ctx: CheckContext, e: Endpoint): Promise<Target> {
   const r = await resolvePath(ctx, e);
   if (!r.ok) ctx.skip(r.reason);
   const probe = await readPage(ctx, e, r.path);
-  if (probe.res.status === 404) ctx.skipAbsent(`absent: GET ${r.path} answered 404`);
+  if (probe.res.status === 404) ctx.skipAbsent(`absent: ${answered404(r)}`);
   if (!probe.ok) ctx.skip(`not testable: GET ${r.path} answered ${probe.res.status} without a list (see list.endpoint.present)`);
-  if (r.emptyUnder !== undefined) ctx.emptyWhere = r.emptyUnder === 1 ? '(under the one parent tried)' : `(under each of the ${r.emptyUnder} parents tried)`;
+  if (r.emptyUnder !== undefined) ctx.emptyWhere = `(${under(r.emptyUnder)}; ${ELSEWHERE})`;
+  else if (r.tried !== undefined) ctx.fewWhere = `(${r.tried === 1 ? 'under the one parent tried' : `the most of the ${r.tried} parents tried`}, GET ${r.path}; ${ELSEWHERE})`;
   return { path: r.path, probe };
 }
 
