@@ -1,6 +1,7 @@
 // A check is data: a stable id, the contract clause it enforces, its level, a title, and the
 // code that runs it against a CheckContext. runCheck turns whatever the code does into one
 // of the four outcomes, with evidence; it never lets a bug of ours read as the target's fault.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Faker } from '@faker-js/faker';
 import { exchangeLine, toCurl, type Exchange } from './exchange.js';
 import { HttpClient, noTransport, type HttpClientOptions, type HttpResponse, type RequestSpec, type TransportStats } from './http.js';
@@ -152,6 +153,20 @@ export function gateChannel(runId: string): string {
 
 export const GATE = { ask: 'ask', go: 'go', stop: 'stop' } as const;
 
+/**
+ * The exchanges of the shared work under way where code runs, outermost first. Shared work
+ * often reads through the context of the check that started it (a walk reads its pages with
+ * that check's ctx), so what it sends, and the shared work it uses, is recorded with the work
+ * too: every check that uses the work later has those exchanges as its own (a 5xx among them
+ * fails it as it fails the first: runCheck).
+ */
+const within = new AsyncLocalStorage<ReadonlyArray<Exchange[]>>();
+
+/** Records `xs` with every piece of shared work under way here (see within). */
+function recordWithin(xs: readonly Exchange[]): void {
+  for (const into of within.getStore() ?? []) for (const x of xs) if (!into.includes(x)) into.push(x);
+}
+
 /** What one run shares between its checks: one HTTP client, one ledger, one set of secrets. */
 export class RunContext {
   readonly settings: RunSettings;
@@ -199,7 +214,7 @@ export class RunContext {
     let w = this.#shared.get(key);
     if (!w) {
       const session = new Session(this, key, transport);
-      w = { value: work(session), exchanges: session.exchanges };
+      w = { value: within.run([...(within.getStore() ?? []), session.exchanges], () => work(session)), exchanges: session.exchanges };
       this.#shared.set(key, w);
     }
     return w as { value: Promise<T>; exchanges: readonly Exchange[] };
@@ -245,6 +260,7 @@ export class Session {
   async request(spec: RequestSpec): Promise<HttpResponse> {
     const res = await this.run.http.request(spec, this.transport);
     this.exchanges.push(res.exchange);
+    recordWithin([res.exchange]);
     return res;
   }
 
@@ -345,6 +361,7 @@ export class CheckContext extends Session {
     } finally {
       // Also when the work ends in a skip or a failure: a 5xx it was answered is this check's too.
       for (const x of exchanges) if (!this.exchanges.includes(x)) this.exchanges.push(x);
+      recordWithin(exchanges);
     }
   }
 

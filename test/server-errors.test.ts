@@ -114,6 +114,22 @@ describe('runCheck holds every check to errors.no-5xx', () => {
     }
   });
 
+  it('work shared through the context of the check that started it (a walk reading its pages) carries its 5xx to every check that uses it later', async () => {
+    // The walk reads its pages through the first check's ctx, as suites/list/walks.ts does.
+    const walk = (ctx: CheckContext) => ctx.shared('walk', async () => [await ctx.shared('page 1', (s) => s.request({ method: 'GET', path: '/status/200' })), await ctx.shared('page 2', (s) => s.request({ method: 'GET', path: '/status/500' }))]);
+    const run = context();
+    try {
+      const first = await runCheck(check('t.first', 'MUST', async (ctx) => void (await walk(ctx))), run, NO_5XX);
+      const later = await runCheck(check('t.later', 'SHOULD', async (ctx) => void (await walk(ctx))), run, NO_5XX);
+      for (const r of [first, later]) {
+        expect(r).toMatchObject({ outcome: 'fail', level: 'MUST', evidence: { status: 500 } });
+        expect(r.evidence!.exchanges).toHaveLength(2);
+      }
+    } finally {
+      await run.close();
+    }
+  });
+
   it('leaves an error of the suite, a 4xx and a run without the rule as they are', async () => {
     const [error, refused] = await results([
       check('t.error', 'MUST', async (ctx) => {
