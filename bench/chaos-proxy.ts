@@ -1,6 +1,7 @@
 // A proxy that puts the troubles of a real network and of real servers between the suite and a
-// target (bench/real-world.ts): rate limits, reset connections, latency spikes, a target that
-// stops answering, a login page in place of the API, and servers that spell their JSON the way
+// target (bench/real-world.ts): rate limits, reset connections, latency spikes, a gateway that
+// loses some of its service's answers, a target that stops answering, a login page in place of
+// the API, and servers that spell their JSON the way
 // PHP or .NET do and echo the caller's token back. Every decision comes from a seeded generator,
 // drawn once per request in the order requests arrive: the same seed gives the same sequence of
 // decisions (which request gets which depends on the arrival order, as with any real network).
@@ -10,7 +11,7 @@ import { Agent, createServer, request as httpRequest, type IncomingMessage, type
 import type { AddressInfo, Socket } from 'node:net';
 import { seededRandom } from '../lib/random.js';
 
-export const CHAOS_MODES = ['429', 'resets', 'latency', 'hang', 'html', 'echo-php', 'echo-dotnet'] as const;
+export const CHAOS_MODES = ['429', 'resets', 'latency', 'gateway', 'hang', 'html', 'echo-php', 'echo-dotnet'] as const;
 export type ChaosMode = (typeof CHAOS_MODES)[number] | 'calm';
 
 export interface ChaosOptions {
@@ -30,6 +31,11 @@ export interface ChaosOptions {
   midBodyShare?: number;
   /** latency: the share of requests delayed by 1 to 5 s (default 0.05); the others get 0-20 ms. */
   spikeShare?: number;
+  /**
+   * gateway: the share of GETs whose answer the gateway loses after the target has served them,
+   * answering 502 of its own (default 1/15); as many others are answered 300 ms late.
+   */
+  gatewayShare?: number;
   /** hang: requests answered before the target stops answering (default 40). */
   hangAfter?: number;
   /**
@@ -51,6 +57,9 @@ export interface ChaosCounts {
   resetBefore: Record<string, number>;
   resetMidBody: Record<string, number>;
   spikes: number;
+  /** GETs the gateway answered 502 after the target served them, and answers it gave 300 ms late. */
+  badGateway: number;
+  late: number;
   /** Requests left unanswered by `hang`. */
   hung: number;
   html: number;
@@ -172,10 +181,11 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
   const resetShare = options.resetShare ?? 0.03;
   const midBodyShare = options.midBodyShare ?? 0.015;
   const spikeShare = options.spikeShare ?? 0.05;
+  const gatewayShare = options.gatewayShare ?? 1 / 15;
   const hangAfter = options.hangAfter ?? 40;
   const createdAs200 = options.createdAs200 ?? true;
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const counts: ChaosCounts = { requests: 0, forwarded: 0, limited: 0, limitedNoRetryAfter: 0, resetBefore: {}, resetMidBody: {}, spikes: 0, hung: 0, html: 0, echoed: 0, createdAs200: 0, secretsSeen: new Set() };
+  const counts: ChaosCounts = { requests: 0, forwarded: 0, limited: 0, limitedNoRetryAfter: 0, resetBefore: {}, resetMidBody: {}, spikes: 0, badGateway: 0, late: 0, hung: 0, html: 0, echoed: 0, createdAs200: 0, secretsSeen: new Set() };
   const bump = (m: Record<string, number>, k: string): void => void (m[k] = (m[k] ?? 0) + 1);
   let burstLeft = 0;
   const timers = new Set<NodeJS.Timeout>();
@@ -289,6 +299,28 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
       const ms = spike ? 1000 + Math.floor(random() * 4000) : Math.floor(random() * 20);
       if (spike) counts.spikes++;
       later(ms, () => forward(req, res, pipeAnswer(res))); // the body waits in the request meanwhile
+    },
+
+    // A load balancer whose connection to the service drops now and then: the service served the
+    // request, the gateway answers 502 of its own. Only GETs: a POST or DELETE so answered may
+    // have been applied, and its 502 stands as its answer (lib/http.ts), a failure of a correct
+    // target that no client can tell from a real one.
+    gateway: (req, res) => {
+      const r = random();
+      if (req.method === 'GET' && r < gatewayShare) {
+        return forward(req, res, (up) => {
+          up.resume();
+          counts.badGateway++;
+          const body = '<html><head><title>502 Bad Gateway</title></head><body>502 Bad Gateway</body></html>';
+          res.writeHead(502, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(body) });
+          res.end(body);
+        });
+      }
+      if (r < 2 * gatewayShare) {
+        counts.late++;
+        return later(300, () => forward(req, res, pipeAnswer(res)));
+      }
+      forward(req, res, pipeAnswer(res));
     },
 
     hang: (req, res) => {

@@ -483,6 +483,7 @@ function countsText(c: RealWorldRow['counts']): string {
   const byMethod = (m: Record<string, number>): string => Object.entries(m).map(([k, v]) => `${v} ${k}`).join(', ') || 'none';
   if (Object.keys(c.resetBefore).length || Object.keys(c.resetMidBody).length) parts.push(`reset before the answer: ${byMethod(c.resetBefore)}; mid-body: ${byMethod(c.resetMidBody)}`);
   if (c.spikes) parts.push(`${c.spikes} delayed 1-5 s`);
+  if (c.badGateway || c.late) parts.push(`${c.badGateway} GET(s) answered 502 by the gateway after the target served them, ${c.late} answered 300 ms late`);
   if (c.hung) parts.push(`${c.hung} never answered`);
   if (c.html) parts.push(`${c.html} answered with a login page`);
   if (c.echoed) parts.push(`${c.echoed} answer(s) re-spelled with the token echoed (${c.createdAs200} 201 answered as 200)`);
@@ -550,7 +551,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       try {
         row = await realWorldRun(mode, hog, root, Math.min(timeoutMs, Math.max(60_000, left)));
       } catch (err) {
-        const none = { requests: 0, forwarded: 0, limited: 0, limitedNoRetryAfter: 0, resetBefore: {}, resetMidBody: {}, spikes: 0, hung: 0, html: 0, echoed: 0, createdAs200: 0 };
+        const none = { requests: 0, forwarded: 0, limited: 0, limitedNoRetryAfter: 0, resetBefore: {}, resetMidBody: {}, spikes: 0, badGateway: 0, late: 0, hung: 0, html: 0, echoed: 0, createdAs200: 0 };
         row = { mode, hog, code: null, timedOut: false, seconds: 0, lines: 0, left: { customApis: 0, applicationKeys: 0, tagged: 0, names: [], inLedger: 0 }, resultsJson: false, junitXml: false, secretsIssued: 0, searched: [], leaks: [], counts: none, tail: [], benchError: err instanceof Error ? err.stack ?? err.message : String(err) };
       }
       if (mode === 'calm' && !hog) calmCode = row.code;

@@ -1,6 +1,7 @@
 // A check is data: a stable id, the contract clause it enforces, its level, a title, and the
 // code that runs it against a CheckContext. runCheck turns whatever the code does into one
 // of the four outcomes, with evidence; it never lets a bug of ours read as the target's fault.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Faker } from '@faker-js/faker';
 import { exchangeLine, toCurl, type Exchange } from './exchange.js';
 import { HttpClient, noTransport, type HttpClientOptions, type HttpResponse, type RequestSpec, type TransportStats } from './http.js';
@@ -152,13 +153,27 @@ export function gateChannel(runId: string): string {
 
 export const GATE = { ask: 'ask', go: 'go', stop: 'stop' } as const;
 
+/**
+ * The exchanges of the shared work under way where code runs, outermost first. Shared work
+ * often reads through the context of the check that started it (a walk reads its pages with
+ * that check's ctx), so what it sends, and the shared work it uses, is recorded with the work
+ * too: every check that uses the work later has those exchanges as its own (a 5xx among them
+ * fails it as it fails the first: runCheck).
+ */
+const within = new AsyncLocalStorage<ReadonlyArray<Exchange[]>>();
+
+/** Records `xs` with every piece of shared work under way here (see within). */
+function recordWithin(xs: readonly Exchange[]): void {
+  for (const into of within.getStore() ?? []) for (const x of xs) if (!into.includes(x)) into.push(x);
+}
+
 /** What one run shares between its checks: one HTTP client, one ledger, one set of secrets. */
 export class RunContext {
   readonly settings: RunSettings;
   readonly secrets = new Secrets();
   readonly http: HttpClient;
   readonly ledger: Ledger;
-  readonly #shared = new Map<string, Promise<{ value: unknown; exchanges: Exchange[] }>>();
+  readonly #shared = new Map<string, { value: Promise<unknown>; exchanges: Exchange[] }>();
 
   /** `transport`: the HTTP client's retry policy and breaker, where the defaults do not serve (tests). */
   constructor(settings: RunSettings, transport: Pick<HttpClientOptions, 'retry' | 'breakerAfter' | 'breaker'> = {}) {
@@ -192,16 +207,17 @@ export class RunContext {
    * Work that several checks inspect (one creation, one delete) is done once per run, by
    * whichever check asks first: the suite never sends a request whose answer it already
    * has, and each check can still run alone. Its requests count in `transport`: the stats
-   * of the check that started it.
+   * of the check that started it. `exchanges` are the work's requests so far, whether the work
+   * ends well or not (what it was answered is evidence either way).
    */
-  shared<T>(key: string, work: (s: Session) => Promise<T>, transport?: TransportStats): Promise<{ value: T; exchanges: Exchange[] }> {
-    let p = this.#shared.get(key);
-    if (!p) {
+  shared<T>(key: string, work: (s: Session) => Promise<T>, transport?: TransportStats): { value: Promise<T>; exchanges: readonly Exchange[] } {
+    let w = this.#shared.get(key);
+    if (!w) {
       const session = new Session(this, key, transport);
-      p = work(session).then((value) => ({ value, exchanges: session.exchanges }));
-      this.#shared.set(key, p);
+      w = { value: within.run([...(within.getStore() ?? []), session.exchanges], () => work(session)), exchanges: session.exchanges };
+      this.#shared.set(key, w);
     }
-    return p as Promise<{ value: T; exchanges: Exchange[] }>;
+    return w as { value: Promise<T>; exchanges: readonly Exchange[] };
   }
 
   async close(): Promise<void> {
@@ -244,6 +260,7 @@ export class Session {
   async request(spec: RequestSpec): Promise<HttpResponse> {
     const res = await this.run.http.request(spec, this.transport);
     this.exchanges.push(res.exchange);
+    recordWithin([res.exchange]);
     return res;
   }
 
@@ -344,9 +361,14 @@ export class CheckContext extends Session {
    * checks at the same try: what the earlier work made may be what the lost request changed.
    */
   async shared<T>(key: string, work: (s: Session) => Promise<T>): Promise<T> {
-    const { value, exchanges } = await this.run.shared(this.attempt === 1 ? key : `${key} try ${this.attempt}`, work, this.transport);
-    for (const x of exchanges) if (!this.exchanges.includes(x)) this.exchanges.push(x);
-    return value;
+    const { value, exchanges } = this.run.shared(this.attempt === 1 ? key : `${key} try ${this.attempt}`, work, this.transport);
+    try {
+      return await value;
+    } finally {
+      // Also when the work ends in a skip or a failure: a 5xx it was answered is this check's too.
+      for (const x of exchanges) if (!this.exchanges.includes(x)) this.exchanges.push(x);
+      recordWithin(exchanges);
+    }
   }
 
   note(text: string): void {
@@ -401,7 +423,73 @@ export function resultKey(c: { id: string; operation?: string }): string {
   return c.operation ? `${c.id} ${c.operation}` : c.id;
 }
 
-export async function runCheck(check: Check, run: RunContext): Promise<CheckResult> {
+/**
+ * The rule that no request the suite sends is answered with a 5xx
+ * (spec/contract/README.md#errors.no-5xx: any 5xx seen fails the check that provoked it), as
+ * the catalogue knows it: its id and its level, stated in spec/contract/statements.yaml.
+ */
+export interface ServerErrorRule {
+  id: string;
+  level: Level;
+}
+
+const RANK: Record<Level, number> = { INFO: 0, SHOULD: 1, MUST: 2 };
+
+/**
+ * Exchanges whose answer is judged by a rule of its own, a 5xx included: the requests the list
+ * exploration draws (suites/list/explore.ts), each held to the model and, when it breaks a rule,
+ * reported by the check of that rule. The rule of no 5xx leaves them to it, so that one 500 to
+ * an unknown sort fails list.params.invalid, not every check that shares the exploration.
+ */
+const judgedAlone = new WeakSet<Exchange>();
+
+/** Marks `x` as judged by the rule of the check it is reported under (see judgedAlone). */
+export function judgedByItsRule(x: Exchange): void {
+  judgedAlone.add(x);
+}
+
+/**
+ * A result held to `rule`: a 5xx among the check's exchanges (its own requests and the shared
+ * work it used) fails it, at the rule's level, whatever the check itself concluded. An answer
+ * in them is the last of its request: one the transport waited out and that then came right
+ * is not there (lib/http.ts). A check that passed or skipped fails, with that request as
+ * evidence; one that failed keeps its own failure and evidence, at the rule's level when its
+ * own is lower, the 5xx named in its reason. An error stays an error: the suite could not do
+ * its work (a 429, an outage), and no verdict rests on it.
+ */
+function heldToNo5xx(result: CheckResult, exchanges: readonly Exchange[], rule: ServerErrorRule, mask: (s: string) => string): CheckResult {
+  const x = result.outcome === 'error' ? undefined : exchanges.find((e) => e.status >= 500 && !judgedAlone.has(e));
+  if (!x) return result;
+  const seen = `${x.method} ${x.url} answered ${x.status}${x.attempts && x.attempts > 1 ? ` (still, after ${x.attempts} attempts)` : ''}`;
+  const level = RANK[rule.level] > RANK[result.level] ? rule.level : result.level;
+  if (result.outcome === 'fail') {
+    if (level === result.level) return result;
+    return { ...result, level, reason: `${result.reason ?? ''}; and ${seen}: a server error, which fails the check that provoked it at ${rule.level} (spec/contract/README.md#${rule.id})` };
+  }
+  const before = result.outcome === 'skip' ? `; the check was otherwise skipped: ${result.reason ?? ''}` : '';
+  const { wantsRecords: _, ...rest } = result;
+  return {
+    ...rest,
+    level,
+    outcome: 'fail',
+    reason: mask(`${seen}: a server error fails the check that provoked it (spec/contract/README.md#${rule.id}, ${rule.level})${before}`),
+    evidence: {
+      expected: 'an answer that is not a 5xx: a success, or a refusal with a 4xx',
+      actual: `status ${x.status}`,
+      request: toCurl(x),
+      status: x.status,
+      bodyExcerpt: x.bodyExcerpt,
+      exchanges: exchangeLines(exchanges),
+    },
+  };
+}
+
+/**
+ * Runs one check to its result. `no5xx`: the rule that holds every request it sends to no
+ * 5xx (heldToNo5xx), passed in by whoever knows the catalogue (suites/register.ts); without
+ * it, a check's answers are judged only by the check.
+ */
+export async function runCheck(check: Check, run: RunContext, no5xx?: ServerErrorRule): Promise<CheckResult> {
   await loadFaker();
   const started = performance.now();
   const transport = noTransport();
@@ -424,23 +512,27 @@ export async function runCheck(check: Check, run: RunContext): Promise<CheckResu
       };
     };
     const error = (code: SuiteErrorCode, message: string): CheckResult => ({ ...finish('error', `${code}: ${message}`), errorCode: code });
+    // Every verdict on the target (pass, fail, skip) is held to the rule of no 5xx.
+    const judged = (result: CheckResult): CheckResult => (no5xx ? heldToNo5xx(result, ctx.exchanges, no5xx, mask) : result);
     try {
       await check.run(ctx);
-      return finish('pass');
+      return judged(finish('pass'));
     } catch (err) {
       if (err instanceof CheckFailure) {
         // A 429 is not an answer to the question a check asked, only "ask later": a verdict
         // resting on one would blame the target for the suite's pace.
         if (err.exchange?.status === 429) return error('RATE_LIMITED', `${err.exchange.method} ${err.exchange.url} answered 429; no verdict rests on a rate-limited answer`);
         const x = err.exchange ?? ctx.exchanges.at(-1);
-        return finish('fail', err.message, {
-          expected: mask(err.expected),
-          actual: mask(err.actual),
-          ...(x ? { request: toCurl(x), status: x.status, bodyExcerpt: x.bodyExcerpt } : {}),
-          exchanges: exchangeLines(ctx.exchanges),
-        });
+        return judged(
+          finish('fail', err.message, {
+            expected: mask(err.expected),
+            actual: mask(err.actual),
+            ...(x ? { request: toCurl(x), status: x.status, bodyExcerpt: x.bodyExcerpt } : {}),
+            exchanges: exchangeLines(ctx.exchanges),
+          }),
+        );
       }
-      if (err instanceof CheckSkip) return err.wantsRecords ? { ...finish('skip', err.message), wantsRecords: true } : finish('skip', err.message);
+      if (err instanceof CheckSkip) return judged(err.wantsRecords ? { ...finish('skip', err.message), wantsRecords: true } : finish('skip', err.message));
       if (err instanceof SuiteError) {
         if (err.mayHaveApplied && attempt < TRIES_WHEN_LOST) {
           transport.lostRedone = (transport.lostRedone ?? 0) + 1;

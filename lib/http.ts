@@ -8,7 +8,9 @@
 // - A 429 or 503 answer means "not processed": any request is sent again after the Retry-After
 //   the target names (seconds or an HTTP date), else after an exponential backoff with jitter,
 //   for as long as the request's time budget lasts (RetryPolicy.maxWaitMs), not a small count.
-//   Such an answer is never the answer a check judges.
+//   A 429 is never the answer a check judges. A GET answered 502 or 504 (a gateway whose service
+//   dropped the connection) is sent again the same way. A 5xx still there when the budget is
+//   spent is the answer: the check that sent it fails (spec/contract/README.md#errors.no-5xx).
 // - A GET is sent again, within the same budget, after a reset connection (before or during its
 //   answer) and after a timeout (once the target has answered anything); a POST or DELETE
 //   never is, as it may have been applied.
@@ -50,7 +52,7 @@ export interface HttpClientOptions {
   maxBodyBytes: number;
   concurrency: number;
   secrets: Secrets;
-  /** How 429s, 503s, resets and timed-out GETs are retried: DEFAULT_RETRY, any part overridden. */
+  /** How 429s, transient 5xx answers, resets and timed-out GETs are retried: DEFAULT_RETRY, any part overridden. */
   retry?: Partial<RetryPolicy>;
   /** Failures at moments apart in time, with no answer between, that open the breaker. */
   breakerAfter?: number;
@@ -60,8 +62,22 @@ export interface HttpClientOptions {
   bodyBudget?: BodyBudget;
 }
 
-/** Answers that say the request was not processed: any method is sent again. */
-const NOT_PROCESSED = [429, 503];
+/** "Ask later": any method is sent again (undici's RetryAgent, #policy), and it is never an answer. */
+const RATE_LIMITED = 429;
+/**
+ * Whether a `method` answered `status` is sent again before the answer counts (#waitOut),
+ * within the request's time budget (spec/contract/README.md#errors: what is waited out).
+ * A 503 says the service did not take the request up (RFC 9110 section 15.6.4), so any method
+ * is sent again, a POST too, as before; a gateway that did forward the request and lost its
+ * service's answer says 502 or 504. Those may follow a request that was applied, so only a GET
+ * (it changes nothing) is sent again after one; a POST's or a DELETE's 502 or 504 is its
+ * answer. A 500 is never sent again: the service answered, and failed.
+ */
+export function transient(method: string, status: number): boolean {
+  return status === 503 || (method === 'GET' && (status === 502 || status === 504));
+}
+/** A gateway's or an unavailable service's answer: it says nothing of the target's latency. */
+const GATEWAY_STATUSES = [502, 503, 504];
 /** A connection closed before the answer: only a GET is sent again, a POST or DELETE may have been applied. */
 const RESET = ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'];
 /** Fast answers without a 429 after which a lowered in-flight bound climbs back by one. */
@@ -503,8 +519,8 @@ export class HttpClient {
     let responseHeaders: Record<string, string> = {};
     let text = '';
     let bytes = 0;
-    // One go at the exchange: the request (undici's RetryAgent sends it again after a 429, a 503
-    // or, for a GET, a reset before the answer: see #policy), then the answer's body.
+    // One go at the exchange: the request (undici's RetryAgent sends it again after a 429 or,
+    // for a GET, a reset before the answer: see #policy), then the answer's body.
     const attempt = async (): Promise<string> => {
       abort = new AbortController();
       const res = await loadUndici().request(url, {
@@ -515,7 +531,7 @@ export class HttpClient {
         // HTTP/1.1 client cannot see as one) must not poison the next request on the socket.
         reset: spec.method === 'DELETE',
         // A RetryAgent per request: its retry callback is this request's policy (and state).
-        dispatcher: new (loadUndici().RetryAgent)(this.#agent, { statusCodes: NOT_PROCESSED, retry: this.#policy(a) }),
+        dispatcher: new (loadUndici().RetryAgent)(this.#agent, { statusCodes: [RATE_LIMITED], retry: this.#policy(a) }),
         signal: abort.signal,
         // Our own timer (above) times each attempt out; undici's stand behind it, later, so
         // that neither its defaults (300 s) nor its own timers decide first.
@@ -536,14 +552,17 @@ export class HttpClient {
     try {
       // A GET whose answer is cut off once it began (the connection dropped mid-body), or that
       // timed out, is sent again whole (#again): undici would ask for the rest of a cut answer
-      // with a Range request, which an API need not honour, and does not retry a timeout.
+      // with a Range request, which an API need not honour, and does not retry a timeout. An
+      // answer to be waited out (#waitOut) is read whole first, so the last one can stand.
       for (;;) {
         try {
           text = await attempt();
-          break;
         } catch (err) {
           if (!(await this.#again(a, err))) throw err;
+          continue;
         }
+        if (!(await this.#waitOut(a, status, responseHeaders))) break;
+        if (this.#stopped) throw interrupted();
       }
     } catch (err) {
       if (err instanceof SuiteError) throw err;
@@ -640,7 +659,7 @@ export class HttpClient {
    * The decision undici's RetryAgent asks for after each failed attempt; re-sending (the string
    * body replayed) and discarding the 429's body stay undici's. Its default decision cannot
    * serve here: its `methods` hold for answers and resets alike, where here any method is
-   * sent again after a 429 or 503 (the request was not processed) but only a GET after a reset
+   * sent again after a 429 (the request was not processed) but only a GET after a reset
    * (a POST or DELETE may have been applied); it caps a Retry-After at maxTimeout and retries
    * before the time asked; it has no jitter, no time budget per request, and counts nothing.
    * While it waits, the request gives its slot back, so a lowered bound holds for retries too.
@@ -649,7 +668,7 @@ export class HttpClient {
     return (err, _context, done) => {
       a.disarm();
       const e = err as { code?: string; statusCode?: number; headers?: Record<string, string | string[] | undefined> };
-      const status = e.code === 'UND_ERR_REQ_RETRY' && NOT_PROCESSED.includes(e.statusCode ?? 0) ? e.statusCode! : undefined;
+      const status = e.code === 'UND_ERR_REQ_RETRY' && e.statusCode === RATE_LIMITED ? RATE_LIMITED : undefined;
       // A reset once the answer has begun is not retried here: undici would resume the body
       // with a Range request, which an API need not honour (#again sends it again whole).
       const reset = status === undefined && a.method === 'GET' && !a.answered && RESET.includes(e.code ?? '');
@@ -660,18 +679,35 @@ export class HttpClient {
       const wait = (status !== undefined ? retryAfterMs(Array.isArray(header) ? header[0] : header) : undefined) ?? this.#backoff(a.sent);
       if (status !== undefined) {
         this.#heard(status);
-        if (status === 429) this.#lower(a, 429);
+        this.#lower(a, 429);
       }
       if (a.sent > maxRetries || a.waitedMs + wait > maxWaitMs) {
         if (status === undefined) return done(err);
         const why = a.sent > maxRetries ? `its ${maxRetries} retries are spent` : `${wait} ms more (${header === undefined ? 'backoff' : `Retry-After: ${header}`}) would pass its ${maxWaitMs} ms of waiting`;
-        const verdict = status === 429 ? 'no verdict rests on a rate-limited answer' : 'the target could not serve it';
-        return done(new SuiteError(status === 429 ? 'RATE_LIMITED' : 'SERVICE_UNAVAILABLE', `${a.what}: still ${status} after ${a.sent} attempt${a.sent === 1 ? '' : 's'} and ${Math.round(a.waitedMs)} ms of waiting: ${why}; ${verdict}`));
+        return done(new SuiteError('RATE_LIMITED', `${a.what}: still ${status} after ${a.sent} attempt${a.sent === 1 ? '' : 's'} and ${Math.round(a.waitedMs)} ms of waiting: ${why}; no verdict rests on a rate-limited answer`));
       }
       if (reset && performance.now() - this.#answeredAt > ALIVE_WITHIN_MS) this.#failed(transportError(err, a.what, this.options.timeoutMs), a);
       if (this.#breaker.down) return done(new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`));
       void this.#nextAttempt(a, wait, reset ? 'reset' : 'answer', status !== undefined).then((go) => done(go ? null : new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`)));
     };
+  }
+
+  /**
+   * An answer of `status` to `a`'s attempt, read whole: whether the request is sent again
+   * (after its wait, true) or the answer stands (false). A transient one (see transient) is
+   * waited out after the Retry-After it names, else the backoff, while the request's time budget
+   * lasts; a 503 holds every request not yet sent meanwhile, as a 429 does. Past the budget
+   * the answer stands, and is judged (a 5xx fails the check that sent it, under
+   * spec/contract/README.md#errors.no-5xx).
+   */
+  async #waitOut(a: Attempts, status: number, headers: Record<string, string>): Promise<boolean> {
+    if (!transient(a.method, status) || this.#stopped) return false;
+    const { maxRetries, maxWaitMs } = this.#retry;
+    const wait = retryAfterMs(headers['retry-after']) ?? this.#backoff(a.sent);
+    if (a.sent > maxRetries || a.waitedMs + wait > maxWaitMs) return false;
+    a.disarm();
+    if (!(await this.#nextAttempt(a, wait, 'answer', status === 503))) throw new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`);
+    return true;
   }
 
   /**
@@ -789,14 +825,15 @@ export class HttpClient {
   }
 
   /**
-   * An attempt was answered (`ms` after it was sent, for an answer that is not a 429 or 503):
+   * An attempt was answered (`ms` after it was sent, for an answer that is not a 429 nor a
+   * gateway's 502, 503 or 504):
    * the failures in a row end; a slow answer lowers the bound, a fast one lets a lowered bound
    * climb back (doubling while the run starts, then one step every CLIMB_AFTER).
    */
   #heard(status: number, a?: Attempts, ms?: number): void {
     this.#breaker.failures = 0;
     this.#answeredAt = performance.now();
-    if (NOT_PROCESSED.includes(status)) return;
+    if (status === RATE_LIMITED || GATEWAY_STATUSES.includes(status)) return;
     this.#breaker.answered++;
     if (a !== undefined && ms !== undefined && this.#slow(ms)) return this.#lower(a, 'latency');
     if (this.#slots.limit >= this.options.concurrency) return;

@@ -65,7 +65,11 @@ export const SUITE_ERROR_CODES = [
   'RESPONSE_TOO_LARGE',
   /** Still 429 when the request's retry budget ran out: no verdict rests on "ask later". */
   'RATE_LIMITED',
-  /** Still 503 when the request's retry budget ran out: the target said it could not answer. */
+  /**
+   * No longer given: a 503 still there when the retry budget runs out is the answer, and fails
+   * the check that sent it (spec/contract/README.md#errors.no-5xx). Kept so that results written
+   * by earlier versions still read (merge).
+   */
   'SERVICE_UNAVAILABLE',
   /** The circuit breaker is open: the target stopped answering mid-run, later requests are not sent. */
   'TARGET_DOWN',

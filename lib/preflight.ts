@@ -3,7 +3,7 @@
 // would otherwise end in hundreds of failures that blame the target, or of errors that say
 // nothing: here it ends in one line that says what to do (exit 2).
 import { isJsonContentType } from './expect.js';
-import { HttpClient, type HttpResponse } from './http.js';
+import { HttpClient, transient, type HttpResponse } from './http.js';
 import { sameTarget } from './ledger.js';
 import type { Secrets } from './secrets.js';
 import { SuiteError } from './outcome.js';
@@ -24,15 +24,17 @@ function describe(res: HttpResponse): string {
  */
 export async function preflight(http: Pick<HttpClient, 'request'>, base: string, api?: ApiProbe): Promise<PreflightResult> {
   let last: HttpResponse | undefined;
+  /** The first read answered with a 5xx. */
+  let failed: HttpResponse | undefined;
   for (const path of READS) {
     let res: HttpResponse;
     try {
       res = await http.request({ method: 'GET', path });
     } catch (err) {
       if (err instanceof SuiteError) {
-        const why = { TIMEOUT: 'did not answer in time', TARGET_UNREACHABLE: 'cannot be reached', TARGET_DOWN: 'stopped answering', RATE_LIMITED: 'kept answering 429 (rate limited) beyond the retry budget', SERVICE_UNAVAILABLE: 'kept answering 503 beyond the retry budget', RESPONSE_TOO_LARGE: 'answered a body over the --max-body-bytes cap', CONNECTION_CLOSED: 'closed the connection' }[err.code as string] ?? 'failed';
+        const why = { TIMEOUT: 'did not answer in time', TARGET_UNREACHABLE: 'cannot be reached', TARGET_DOWN: 'stopped answering', RATE_LIMITED: 'kept answering 429 (rate limited) beyond the retry budget', RESPONSE_TOO_LARGE: 'answered a body over the --max-body-bytes cap', CONNECTION_CLOSED: 'closed the connection' }[err.code as string] ?? 'failed';
         const advice =
-          err.code === 'RATE_LIMITED' || err.code === 'SERVICE_UNAVAILABLE' ? 'Try again later, or with a lower --concurrency.'
+          err.code === 'RATE_LIMITED' ? 'Try again later, or with a lower --concurrency.'
           : err.code === 'RESPONSE_TOO_LARGE' ? 'Is --base-url the API? If its answers are that large, raise --max-body-bytes.'
           : 'Check --base-url and that the server is up (and --timeout for a slow one).';
         return { ok: false, line: `the target ${why}: ${err.message}. ${advice}` };
@@ -57,6 +59,14 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
     if (res.status === 401 || res.status === 403) {
       return { ok: false, line: `the target refused the token: ${describe(res)}. Check --token or CONFORMANCE_TOKEN (its value is never shown).` };
     }
+    if (res.status >= 500) {
+      // A 502, 503 or 504 here outlasted the read's whole time budget (lib/http.ts waits them
+      // out): the service is not there, as when its host cannot be reached. Any other 5xx may
+      // be one route's failure, which the checks judge: the other reads are tried first.
+      if (transient('GET', res.status)) return outage(res);
+      failed ??= res;
+      continue;
+    }
     const type = res.headers['content-type'];
     if (res.text.length > 0 && (!res.isJson || (type !== undefined && /html/i.test(type)))) {
       return { ok: false, line: `the target does not answer JSON: ${describe(res)} with ${type ?? 'no Content-Type'}: ${gist(res.text)}. Is --base-url the API (not a web page or a login page)?` };
@@ -65,17 +75,28 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
   }
   // Nothing the preflight reads is served. A server of this API serves some of what the
   // contract names: every other read of it is tried (at once) before the run goes on.
-  if (!api) return { ok: true, note: `${describe(last!)} (none of ${READS.join(', ')} is served)` };
+  // A read answered with a 5xx and none served: a target that fails every read is down (an
+  // outage stops the run, exit 2); where some read is served, each 5xx fails the check that
+  // provokes it (spec/contract/README.md#errors.no-5xx).
+  if (!api) return failed ? outage(failed) : { ok: true, note: `${describe(last!)} (none of ${READS.join(', ')} is served)` };
   const others = api.paths.filter((p) => !READS.includes(p));
   const answers = await Promise.all(others.map((path) => http.request({ method: 'GET', path }).then((res) => res, () => undefined)));
-  const served = answers.find((res) => res !== undefined && res.status !== 404);
+  const served = answers.find((res) => res !== undefined && res.status !== 404 && res.status < 500);
   if (served) return { ok: true, note: `${describe(served)} (none of ${READS.join(', ')} is served)` };
+  failed ??= answers.find((res) => res !== undefined && res.status >= 500);
+  if (failed) return outage(failed);
   const tried = READS.length + others.length;
   if (api.allowAll404) return { ok: true, note: `every one of the ${tried} reads the contract names answered 404 (such as ${describe(last!)}); the checks run all the same (--allow-all-404)` };
   return {
     ok: false,
     line: `the target answers 404 to every one of the ${tried} reads the contract names (such as ${describe(last!)}): this does not look like the API. Check --base-url (${base}): it may lack the API's path prefix. If the server really serves none of them, --allow-all-404 runs the checks anyway.`,
   };
+}
+
+/** A target that answers its reads with a 5xx, to the end of their waits: down, not judged. */
+function outage(res: HttpResponse): PreflightResult {
+  const attempts = res.exchange.attempts !== undefined && res.exchange.attempts > 1 ? ` (still, after ${res.exchange.attempts} attempts)` : '';
+  return { ok: false, line: `the target answers its reads with a server error: ${describe(res)}${attempts}: ${gist(res.text)}. It is not serving the API now (an outage), so nothing is judged: try again when it is up.` };
 }
 
 /** What else to read before a run gives up on a target that serves none of READS. */

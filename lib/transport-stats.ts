@@ -13,7 +13,7 @@ export interface TransportStats {
   resetRetries: number;
   /** Of those: GETs sent again after an attempt timed out. */
   timeoutRetries: number;
-  /** 429 and 503 answers waited out (each one followed by a retry). */
+  /** 429 answers, and 5xx answers to be waited out (a 503, a GET's 502 or 504), waited out (each one followed by a retry). */
   waitedOut: number;
   /** Time spent waiting between attempts. */
   waitedMs: number;

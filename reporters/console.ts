@@ -155,7 +155,7 @@ export function transportLine(results: readonly CheckResult[]): string | undefin
   const t = sumTransport(results.map((r) => r.transport));
   const parts = [
     t.retries ? `${t.retries} request(s) sent again${t.resetRetries || t.timeoutRetries ? ` (${[t.resetRetries ? `${t.resetRetries} after a connection reset` : '', t.timeoutRetries ? `${t.timeoutRetries} after a timeout` : ''].filter(Boolean).join(', ')})` : ''}` : '',
-    t.waitedOut ? `${t.waitedOut} 429/503 answer(s) waited out (${(t.waitedMs / 1000).toFixed(1)} s of waiting, added up over the requests in flight)` : '',
+    t.waitedOut ? `${t.waitedOut} 429/5xx answer(s) waited out (${(t.waitedMs / 1000).toFixed(1)} s of waiting, added up over the requests in flight)` : '',
     t.lostRedone ? `work done again ${t.lostRedone} time(s), after a POST or DELETE lost before its answer` : '',
     t.concurrencyLoweredTo !== undefined ? `requests in flight lowered to ${t.concurrencyLoweredTo} by 429s` : '',
     t.latencyLoweredTo !== undefined ? `requests in flight lowered to ${t.latencyLoweredTo} by slow answers or timeouts` : '',

@@ -24,6 +24,7 @@ import { FAULTS, resolveBehaviour, startReferenceServer, VARIANTS, type Fault, t
 import { checkDefinitions, listChecks, staticChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/list/list-check.js';
 import { FOUND_BY, type Source } from '../suites/list/explore.js';
+import { NO_5XX } from '../suites/levels.js';
 
 /**
  * List operations every run covers: a plain list, the empty one, a nested by-release one.
@@ -117,7 +118,7 @@ export function runChecksDirectly(options: Partial<ReferenceServerOptions>, oper
     const run = new RunContext(settings);
     try {
       const checks: Check[] = [...staticChecks, ...expandListChecks(listChecks, endpoints)];
-      const results = await Promise.all(checks.map((c) => runCheck(c, run)));
+      const results = await Promise.all(checks.map((c) => runCheck(c, run, NO_5XX)));
       await cleanUp(settings);
       return { code: exitFor(results, [], false).code, results, suiteErrors: [], output: [] };
     } finally {

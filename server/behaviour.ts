@@ -21,6 +21,8 @@ export interface Behaviour {
   acceptAnyToken: boolean;
   /** DELETE of a Custom API needs no token. */
   deleteWithoutAuth: boolean;
+  /** A DELETE of a Custom API without a valid token (none, or a wrong one) crashes (a 500) instead of being refused. */
+  crashUnauthenticatedDelete: boolean;
   /** Create an Application Key needs no token (the contract leaves it open). */
   createWithoutAuth: boolean;
 
@@ -41,6 +43,8 @@ export interface Behaviour {
   deleteUnknownStatus: number;
   /** Status for an id that is not UUID-shaped. */
   malformedIdStatus: number;
+  /** Creating a Custom API (the delete checks' setup) crashes (a 500). */
+  crashCustomApiCreate: boolean;
 
   // Create an Application Key
   createStatus: number;
@@ -329,6 +333,7 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   wrongTokenStatus: 401,
   acceptAnyToken: false,
   deleteWithoutAuth: false,
+  crashUnauthenticatedDelete: false,
   createWithoutAuth: false,
   deleteStatus: 204,
   deleteBody: false,
@@ -337,6 +342,7 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   deleteHidesOnly: false,
   deleteUnknownStatus: 404,
   malformedIdStatus: 400,
+  crashCustomApiCreate: false,
   createStatus: 201,
   validationStatus: 400,
   malformedJsonStatus: 400,

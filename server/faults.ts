@@ -59,6 +59,11 @@ export const FAULTS: readonly Fault[] = [
   { name: 'delete-without-auth', breaks: 'Delete requires the bearer token', caughtBy: ['delete.unauthenticated.refused', 'delete.unauthenticated.401'], behaviour: { deleteWithoutAuth: true } },
   { name: 'auth-missing-403', breaks: 'a missing token answers 401 (SHOULD)', caughtBy: ['delete.unauthenticated.401'], behaviour: { missingTokenStatus: 403 } },
   { name: 'auth-any-token', breaks: 'a wrong bearer token is refused', caughtBy: ['delete.bad-token.refused'], behaviour: { acceptAnyToken: true } },
+  // A 5xx fails the check that provoked it, wherever it comes (errors.no-5xx): in a check's
+  // setup, to a request without a token or with a wrong one, to an id that fails validation.
+  { name: 'custom-api-create-500', breaks: 'no request gets a 5xx: the Custom API a delete check creates first answers 500', caughtBy: ['delete.existing.204', 'delete.repeat.404', 'delete.unauthenticated.refused'], behaviour: { crashCustomApiCreate: true } },
+  { name: 'delete-unauthenticated-500', breaks: 'no request gets a 5xx: a DELETE without a token, or with a wrong one, answers 500 (it is not applied)', caughtBy: ['delete.unauthenticated.refused', 'delete.bad-token.refused'], behaviour: { crashUnauthenticatedDelete: true } },
+  { name: 'delete-malformed-500', breaks: 'no request gets a 5xx: a DELETE with an id that is not UUID-shaped answers 500', caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'], behaviour: { malformedIdStatus: 500 } },
 
   // Errors
   { name: 'error-status-number', breaks: 'errors[].status is the status code as a string', caughtBy: ['delete.unknown-id.404', 'delete.repeat.404', 'delete.malformed-id.rejected', 'create.reject.missing-name'], behaviour: { errorStatusAsNumber: true } },

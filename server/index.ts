@@ -120,6 +120,7 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
     const open = route ? route.open?.(b) === true : candidates.length > 0 && candidates.every((r) => r.open?.(b));
     if (!authenticated && !open) {
       req.resume();
+      if (route?.crashesUnauthenticated?.(b)) throw new HttpError(500, 'The server failed to read the credentials.');
       throw new HttpError(access === 'missing' ? b.missingTokenStatus : b.wrongTokenStatus, access === 'missing' ? 'An Authorization header with a bearer token is required.' : 'The bearer token is not valid.', { 'www-authenticate': 'Bearer' });
     }
     if (!route) {

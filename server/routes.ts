@@ -27,6 +27,8 @@ export interface Route {
   pattern: RegExp;
   /** Routes that may be reached without a token under the current behaviour. */
   open?: (b: Behaviour) => boolean;
+  /** Where a request without a valid token is not refused but crashes the handler (a fault): a 500. */
+  crashesUnauthenticated?: (b: Behaviour) => boolean;
   handle(ctx: RouteContext): Promise<void> | void;
 }
 
@@ -279,7 +281,9 @@ export const ROUTES: Route[] = [
     method: 'POST',
     pattern: /^\/v2\/settings\/extensions\/custom-apis$/,
     async handle(ctx) {
-      const c = createCustomApi(ctx, await readJson(ctx.req, ctx.b));
+      const body = await readJson(ctx.req, ctx.b);
+      if (ctx.b.crashCustomApiCreate) throw new HttpError(500, 'The Custom API could not be stored.');
+      const c = createCustomApi(ctx, body);
       sendJson(ctx.res, 201, { data: customApiJson(c, ctx) });
     },
   },
@@ -296,6 +300,7 @@ export const ROUTES: Route[] = [
     method: 'DELETE',
     pattern: /^\/v2\/settings\/extensions\/custom-apis\/([^/]+)$/,
     open: (b) => b.deleteWithoutAuth,
+    crashesUnauthenticated: (b) => b.crashUnauthenticatedDelete,
     handle(ctx) {
       const { b, store } = ctx;
       const id = checkId(ctx.params[0]!, b);

@@ -5,7 +5,8 @@
 import { clauseLink, clauseText, type Clause } from '../lib/clauses.js';
 import type { Level } from '../lib/outcome.js';
 import type { Statement } from '../lib/traceability.js';
-import { RULE_LEVELS } from './rule-levels.js';
+import type { ServerErrorRule } from '../lib/check.js';
+import { RULE_LEVELS, RUN_RULE_LEVELS } from './rule-levels.js';
 
 /**
  * Each check's level, from the statements that name it: what suites/rule-levels.ts holds. A check
@@ -29,6 +30,11 @@ export function renderRuleLevels(statements: readonly Statement[]): string {
   const rows = Object.keys(levels)
     .sort()
     .map((id) => `  '${id}': '${levels[id]}',`);
+  const judged = RUN_RULES.map((id) => {
+    const s = statements.find((r) => r.id === id);
+    if (!s || s.level === '-') throw new Error(`rule ${id}: the run holds every check to it, so spec/contract/statements.yaml must state it with a level`);
+    return `  '${id}': '${s.level}',`;
+  });
   return [
     '// Generated from spec/contract/statements.yaml: each check with the level of the rules that name',
     '// it (suites/levels.ts). Do not edit: change the statement, then run `npm run generate`.',
@@ -38,8 +44,23 @@ export function renderRuleLevels(statements: readonly Statement[]): string {
     ...rows,
     '};',
     '',
+    '/** The levels of the rules every check of a run is held to, besides its own (suites/levels.ts, RUN_RULES). */',
+    'export const RUN_RULE_LEVELS: Readonly<Record<string, Level>> = {',
+    ...judged,
+    '};',
+    '',
   ].join('\n');
 }
+
+/**
+ * Rules a run holds every check to, besides the rule it enforces: errors.no-5xx, as any 5xx
+ * seen fails the check that provoked it (spec/contract/README.md#errors.no-5xx; lib/check.ts,
+ * runCheck). Their levels are generated into suites/rule-levels.ts with the checks'.
+ */
+const RUN_RULES = ['errors.no-5xx'] as const;
+
+/** errors.no-5xx as runCheck takes it: its id, and its level as the statements give it. */
+export const NO_5XX: ServerErrorRule = { id: RUN_RULES[0], level: RUN_RULE_LEVELS[RUN_RULES[0]]! };
 
 /**
  * `checks` as the catalogue holds them: each with its rule's level (a check no rule names is

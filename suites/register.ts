@@ -7,6 +7,7 @@ import { Breaker } from '../lib/http.js';
 import { useSchemaDocuments } from '../lib/schema.js';
 import type { ProvidedRun } from '../lib/vitest-run.js';
 import { WRITTEN_LISTS } from './index.js';
+import { NO_5XX } from './levels.js';
 
 
 declare module 'vitest' {
@@ -74,7 +75,7 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
       if (go && waits) await written;
       let result: CheckResult;
       try {
-        result = go ? await runCheck(check, run) : notStarted(check);
+        result = go ? await runCheck(check, run, NO_5XX) : notStarted(check);
       } finally {
         if (check.operation === undefined && --writing === 0) writersDone();
       }

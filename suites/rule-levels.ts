@@ -64,3 +64,8 @@ export const RULE_LEVELS: Readonly<Record<string, Level>> = {
   'list.total.filtered': 'MUST',
   'list.total.unfiltered': 'MUST',
 };
+
+/** The levels of the rules every check of a run is held to, besides its own (suites/levels.ts, RUN_RULES). */
+export const RUN_RULE_LEVELS: Readonly<Record<string, Level>> = {
+  'errors.no-5xx': 'MUST',
+};

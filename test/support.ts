@@ -13,6 +13,7 @@ import { cleanUp, type CleanupReport } from '../lib/cleanup.js';
 import { startReferenceServer, type ReferenceServerOptions, type RunningServer } from '../server/index.js';
 import { listChecks, staticChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/list/list-check.js';
+import { NO_5XX } from '../suites/levels.js';
 
 export const TOKEN = 'test-token-5f2c9a7e1b';
 export const SEED = 20261121;
@@ -49,7 +50,7 @@ export async function runChecks(baseUrl: string, checks: readonly Check[] = stat
   const { settings, dispose } = settingsFor(baseUrl, overrides);
   const run = new RunContext(settings);
   try {
-    const results = await Promise.all(checks.map((c) => runCheck(c, run)));
+    const results = await Promise.all(checks.map((c) => runCheck(c, run, NO_5XX)));
     const cleanup = await cleanUp(settings);
     return { results, cleanup };
   } finally {

@@ -117,13 +117,63 @@ describe('429 and 503: retried by a time budget, not a count', () => {
     expect(s.arrivals).toHaveLength(13);
   });
 
-  it('keeps a safety cap on the count', async () => {
+  it('keeps a safety cap on the count: the last 503 is then the answer', async () => {
     const s = await serve((_req, res) => json(res, 503, {}, { 'retry-after': '1' }));
     const clock = quickSleep();
     const http = client(s.url, { retry: { sleep: clock.sleep, maxRetries: 3 } });
-    const err = await failure(http.request({ method: 'DELETE', path: '/v2/x/1' }));
-    expect(err.code).toBe('SERVICE_UNAVAILABLE');
-    expect(err.message).toMatch(/still 503 after 4 attempts and 3000 ms of waiting: its 3 retries are spent/);
+    const res = await http.request({ method: 'DELETE', path: '/v2/x/1' });
+    expect(res.status).toBe(503);
+    expect(res.exchange.attempts).toBe(4);
+    expect(clock.asked).toEqual([1_000, 1_000, 1_000]);
+  });
+});
+
+describe('a gateway\'s 502, 503 or 504: waited out for a GET; a 500 never sent again', () => {
+  it('a GET answered 502, then 504, then 503 is sent again after the backoff and served', async () => {
+    const nth = repeats();
+    const s = await serve((req, res) => {
+      const n = nth(req);
+      if (n <= 3) return json(res, [502, 504, 503][n - 1]!, { errors: [] });
+      json(res, 200, { data: [] });
+    });
+    const clock = quickSleep();
+    const http = client(s.url, { retry: { sleep: clock.sleep } });
+    const res = await http.request({ method: 'GET', path: '/v2/accounts' });
+    expect(res.status).toBe(200);
+    expect(res.exchange.attempts).toBe(4);
+    expect(clock.asked).toHaveLength(3);
+    expect(http.stats).toMatchObject({ requests: 1, retries: 3, waitedOut: 3 });
+  });
+
+  it('a GET answered 502 to the end of its time budget gets that 502 as its answer (no error of the suite)', async () => {
+    const s = await serve((_req, res) => json(res, 502, { errors: [{ status: '502', title: 'Bad Gateway' }] }));
+    const clock = quickSleep();
+    const http = client(s.url, { retry: { sleep: clock.sleep, maxWaitMs: 5_000 } });
+    const res = await http.request({ method: 'GET', path: '/v2/accounts' });
+    expect(res.status).toBe(502);
+    expect(res.exchange.attempts).toBe(s.arrivals.length);
+    expect(clock.asked.reduce((x, y) => x + y, 0)).toBeLessThanOrEqual(5_000);
+  });
+
+  it('a 500 is never sent again, whatever the method; a POST or DELETE answered 502 or 504 is not either (it may have been applied)', async () => {
+    const s = await serve((req, res) => json(res, req.method === 'GET' ? 500 : req.method === 'POST' ? 502 : 504, {}));
+    const clock = quickSleep();
+    const http = client(s.url, { retry: { sleep: clock.sleep } });
+    expect((await http.request({ method: 'GET', path: '/v2/accounts' })).status).toBe(500);
+    expect((await http.request({ method: 'POST', path: '/v2/application-keys', json: {} })).status).toBe(502);
+    expect((await http.request({ method: 'DELETE', path: '/v2/x/1' })).status).toBe(504);
+    expect(s.arrivals).toEqual(['GET /v2/accounts', 'POST /v2/application-keys', 'DELETE /v2/x/1']);
+    expect(clock.asked).toEqual([]);
+  });
+
+  it('a POST answered 503 is sent again (the service did not take it up), and reaches the service once', async () => {
+    const nth = repeats();
+    const s = await serve((req, res) => (nth(req) === 1 ? json(res, 503, {}) : json(res, 201, { data: { id: 'k1' } })));
+    const clock = quickSleep();
+    const http = client(s.url, { retry: { sleep: clock.sleep } });
+    const res = await http.request({ method: 'POST', path: '/v2/application-keys', json: { data: { name: 'k' } } });
+    expect(res.status).toBe(201);
+    expect(s.arrivals).toHaveLength(2);
   });
 });
 

@@ -24,7 +24,7 @@
 // each); all sent at once (the HTTP client bounds what is in flight), plus what shrinking sends
 // (at most SHRINK_REQUESTS per rule broken); all count against the operation's request budget.
 import fc from 'fast-check';
-import type { CheckContext } from '../../lib/check.js';
+import { judgedByItsRule, type CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { CheckSkip, SuiteError } from '../../lib/outcome.js';
 import { hash32, seededRandom } from '../../lib/random.js';
@@ -504,7 +504,11 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
         if (shrinking && shrinkSent >= SHRINK_REQUESTS) return Promise.resolve(undefined);
         if (shrinking) shrinkSent++;
         a = readExploredPage(ctx, e, d.illegal ? `${d.path}?${d.illegal.query}` : d.path, d.illegal ? {} : paramsOf(d.q)).then(
-          (page) => (page.res.status === 429 ? undefined : page),
+          (page) => {
+            // Its answer, a 5xx too, is judged by the rule it breaks (judged below), not by every check sharing the exploration.
+            judgedByItsRule(page.res.exchange);
+            return page.res.status === 429 ? undefined : page;
+          },
           (err: unknown) => {
             // The budget spent, or a transport fault the client could not absorb: no answer, no verdict.
             if (err instanceof CheckSkip) unsent.add(key);
