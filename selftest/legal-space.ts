@@ -3,6 +3,7 @@
 // variant's choice lies in it; test/legal-space.test.ts draws combinations and holds the suite,
 // run through the CLI, to exit 0 on each. Plain data, so the shipped code needs no fast-check.
 import type { Behaviour } from '../server/behaviour.js';
+import { lenientQuery } from '../server/list-query.js';
 
 export type Dimension =
   | { name: string; options: ReadonlyArray<Partial<Behaviour>> }
@@ -41,6 +42,7 @@ export const LEGAL_SPACE: readonly Dimension[] = [
   { name: 'filter value spellings', options: [{}, { filterValuesOwnSpelling: true }] },
   { name: 'first parent', options: [{}, { firstParentEmpty: true }] },
   { name: 'store shape', options: [{}, { storeShape: 'realistic' }] },
+  { name: 'values the contract does not define', options: [{}, { readQuery: lenientQuery }] },
 ];
 
 /** Whether an override is one option of the space (a range's make checked at its ends and inside). */

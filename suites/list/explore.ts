@@ -19,7 +19,7 @@
 // the same seed against the same data asks the same questions.
 //
 // Cost: `--explore N` legal and 3N/5 illegal requests per operation (shared by its paths:
-// drawsPerPath), the covering array's rows (about 60 per operation, coveringRows), and the tie
+// drawsPerPath), the covering array's rows (about 60 per operation, coveringPlans), and the tie
 // walks' pages (TIE_SIZES page sizes × TIE_GROUPS groups × 2 timestamps per path, a few pages
 // each); all sent at once (the HTTP client bounds what is in flight), plus what shrinking sends
 // (at most SHRINK_REQUESTS per rule broken); all count against the operation's request budget.
