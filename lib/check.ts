@@ -460,6 +460,8 @@ export function judgedByItsRule(x: Exchange): void {
 function heldToNo5xx(result: CheckResult, exchanges: readonly Exchange[], rule: ServerErrorRule, mask: (s: string) => string): CheckResult {
   const x = result.outcome === 'error' ? undefined : exchanges.find((e) => e.status >= 500 && !judgedAlone.has(e));
   if (!x) return result;
+  // The service answered nothing while this request's gateway answers were waited out: an outage.
+  if (x.outage) return outageResult(result, x);
   const seen = `${x.method} ${x.url} answered ${x.status}${x.attempts && x.attempts > 1 ? ` (still, after ${x.attempts} attempts)` : ''}`;
   const level = RANK[rule.level] > RANK[result.level] ? rule.level : result.level;
   if (result.outcome === 'fail') {
@@ -482,6 +484,12 @@ function heldToNo5xx(result: CheckResult, exchanges: readonly Exchange[], rule: 
       exchanges: exchangeLines(exchanges),
     },
   };
+}
+
+/** A result that rests on an answer given during an outage (Exchange.outage): an error of the run, no verdict. */
+function outageResult(result: CheckResult, x: Exchange): CheckResult {
+  const { evidence: _e, wantsRecords: _w, ...rest } = result;
+  return { ...rest, outcome: 'error', errorCode: 'TARGET_DOWN', reason: `TARGET_DOWN: ${x.method} ${x.url} answered ${x.status} for ${x.attempts ?? 1} attempts, and no request reached the service meanwhile: an outage, not a verdict` };
 }
 
 /**
@@ -522,6 +530,8 @@ export async function runCheck(check: Check, run: RunContext, no5xx?: ServerErro
         // A 429 is not an answer to the question a check asked, only "ask later": a verdict
         // resting on one would blame the target for the suite's pace.
         if (err.exchange?.status === 429) return error('RATE_LIMITED', `${err.exchange.method} ${err.exchange.url} answered 429; no verdict rests on a rate-limited answer`);
+        // Nor one given during an outage (a gateway's 502, 503 or 504 while the service answered nothing).
+        if (err.exchange?.outage) return outageResult(finish('fail', err.message), err.exchange);
         const x = err.exchange ?? ctx.exchanges.at(-1);
         return judged(
           finish('fail', err.message, {

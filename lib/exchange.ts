@@ -16,6 +16,11 @@ export interface Exchange {
   durationMs: number;
   /** Attempts the answer took (a 429, a 503 or a reset GET is sent again). */
   attempts?: number;
+  /**
+   * A 502, 503 or 504 that outlasted its waits while the service answered no request at all:
+   * an outage (the suite could not work), not a verdict on the request (lib/check.ts).
+   */
+  outage?: boolean;
 }
 
 export const REQUEST_BODY_MAX = 1200;

@@ -314,6 +314,7 @@ export interface RawExchange {
   bodyBytes: number;
   durationMs: number;
   attempts?: number;
+  outage?: boolean;
 }
 
 /**
@@ -349,6 +350,7 @@ export function responseOf(x: RawExchange, secrets: Secrets, mask = true): HttpR
     bodyBytes: x.bodyBytes,
     durationMs: x.durationMs,
     ...(x.attempts !== undefined ? { attempts: x.attempts } : {}),
+    ...(x.outage ? { outage: true } : {}),
   };
   return new HttpResponse(x.status, x.responseHeaders, text, exchange, parsed);
 }
@@ -377,6 +379,8 @@ export class HttpClient {
   #slowStart = true;
   /** When the target last answered (performance.now()). */
   #answeredAt = -Infinity;
+  /** When the service itself last answered an attempt (not a 429, not a gateway's 502, 503 or 504). */
+  #upAt = -Infinity;
   /** The mean latency (ms to the answer's head) of the run's first EARLY_ANSWERS answers, and how many it holds. */
   #early = 0;
   #earlyCount = 0;
@@ -548,6 +552,8 @@ export class HttpClient {
       bytes = 0;
       return this.#read(res.body, Number(res.headers['content-length'] ?? 0), a, (n) => (bytes = n));
     };
+    /** When this request was first answered by a gateway (502, 503, 504). */
+    let gatewaySince: number | undefined;
     a.arm();
     try {
       // A GET whose answer is cut off once it began (the connection dropped mid-body), or that
@@ -561,6 +567,7 @@ export class HttpClient {
           if (!(await this.#again(a, err))) throw err;
           continue;
         }
+        if (GATEWAY_STATUSES.includes(status)) gatewaySince ??= performance.now();
         if (!(await this.#waitOut(a, status, responseHeaders))) break;
         if (this.#stopped) throw interrupted();
       }
@@ -595,7 +602,11 @@ export class HttpClient {
       if (a.holding) this.#slots.release();
     }
     const durationMs = performance.now() - started;
-    return responseOf({ method: spec.method, maskedUrl: what.slice(spec.method.length + 1), requestHeaders: headers, requestBody: body, status, responseHeaders, text, bodyBytes: bytes, durationMs, attempts: a.sent }, secrets);
+    // A gateway's answer that outlasted its waits (it was sent again at least once) while no
+    // request at all reached the service since the first of them: the service is down, and the
+    // answer is no verdict on this request. One answered once has no such time to tell by.
+    const outage = GATEWAY_STATUSES.includes(status) && a.sent > 1 && gatewaySince !== undefined && this.#upAt < gatewaySince;
+    return responseOf({ method: spec.method, maskedUrl: what.slice(spec.method.length + 1), requestHeaders: headers, requestBody: body, status, responseHeaders, text, bodyBytes: bytes, durationMs, attempts: a.sent, ...(outage ? { outage } : {}) }, secrets);
   }
 
   /**
@@ -834,6 +845,7 @@ export class HttpClient {
     this.#breaker.failures = 0;
     this.#answeredAt = performance.now();
     if (status === RATE_LIMITED || GATEWAY_STATUSES.includes(status)) return;
+    this.#upAt = performance.now();
     this.#breaker.answered++;
     if (a !== undefined && ms !== undefined && this.#slow(ms)) return this.#lower(a, 'latency');
     if (this.#slots.limit >= this.options.concurrency) return;

@@ -187,8 +187,12 @@ export interface Behaviour {
   unstableTies: boolean | 'odd-pages';
   /** The hard offset limit on /v2/orders and /v2/files. */
   hardOffsetLimit: boolean;
-  /** What the hard offset limit counts: records (the contract), or pages (floor(offset / limit): a fault). */
-  hardOffsetIn: 'records' | 'pages';
+  /**
+   * What the hard offset limit counts: records (the contract); pages (floor(offset / limit): a
+   * fault); or records, but only of a page[offset] sent as plain digits (a fault: a guard that
+   * checks the text sent, before a lenient parser reads `+10040` or ` 10040` as 10040).
+   */
+  hardOffsetIn: 'records' | 'pages' | 'plain-digits';
   hardOffsetStatus: number;
   /** Offsets over 10,000 refused on every list (the contract leaves the soft limit open). */
   softOffsetLimit: boolean;
@@ -290,8 +294,8 @@ export interface ListFaultScope {
    * parent list ('later'): a bug a test under the first parent alone misses.
    */
   parents?: 'later';
-  /** Only requests with page[offset] > 0, with a filter, with both, without page[limit], or with a page[limit] of 5 or less. */
-  when?: 'offset' | 'filter' | 'filter-and-offset' | 'no-limit' | 'short-pages';
+  /** Only requests with page[offset] > 0, with a filter, with both, without page[limit], with a page[limit] of 5 or less, or with both a filter and such a limit. */
+  when?: 'offset' | 'filter' | 'filter-and-offset' | 'no-limit' | 'short-pages' | 'filter-and-short-pages';
   /** The knobs held to the scope: set by combineBehaviours (every knob of the scoped piece), never by hand. */
   knobs?: ReadonlyArray<keyof Behaviour>;
 }
@@ -441,12 +445,14 @@ export function scopedBehaviour(b: Behaviour, template: string | undefined, quer
   const filter = (query.get('filter') ?? '') !== '';
   const onPath = scope.paths === undefined || (template !== undefined && (scope.paths === 'nested' ? template.includes('{') : scope.paths.includes(template)));
   const limit = query.get('page[limit]');
+  const short = limit !== null && Number(limit) <= 5;
   const now =
     scope.when === undefined ||
     (scope.when === 'offset' ? offset
       : scope.when === 'filter' ? filter
       : scope.when === 'no-limit' ? limit === null
-      : scope.when === 'short-pages' ? limit !== null && Number(limit) <= 5
+      : scope.when === 'short-pages' ? short
+      : scope.when === 'filter-and-short-pages' ? filter && short
       : filter && offset);
   const parents = scope.parents === undefined || laterParent;
   if (onPath && now && parents) return b;

@@ -74,7 +74,8 @@ export function parseQuery(ctx: PageRequest, hardOffsetLimit: boolean): Query {
     limit = b.maxLimit;
   }
   const rawOffset = intParam(ctx, 'page[offset]') ?? 0;
-  const counted = b.hardOffsetIn === 'pages' ? Math.floor(rawOffset / limit) : rawOffset;
+  const sent = new URLSearchParams(ctx.url.search).get('page[offset]') ?? '';
+  const counted = b.hardOffsetIn === 'pages' ? Math.floor(rawOffset / limit) : b.hardOffsetIn === 'plain-digits' && !/^\d+$/.test(sent) ? 0 : rawOffset;
   if (((hardOffsetLimit && b.hardOffsetLimit) || b.softOffsetLimit) && counted > HARD_OFFSET_LIMIT) {
     throw new HttpError(b.hardOffsetStatus, `page[offset] must not exceed ${HARD_OFFSET_LIMIT} on this endpoint; use keyset-style traversal.`);
   }

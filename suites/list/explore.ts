@@ -30,7 +30,7 @@ import { CheckSkip, SuiteError } from '../../lib/outcome.js';
 import { hash32, seededRandom } from '../../lib/random.js';
 import { ATTRS, buildModel, describeQuery, inOrder, judge, NoModel, paramsOf, predictor, queryOfUrl, type Disagreement, type ListModel, type ListQuery, type Prediction, type Term } from './model.js';
 import { dig, readExploredPage, spend, toRec, type ListPage } from './pages.js';
-import { ILLEGAL_STRATA, illegalArbitrary, judgeIllegal, resolveIllegal, type Illegal, type IllegalStratum } from './illegal.js';
+import { illegalArbitrary, illegalStrata, judgeIllegal, resolveIllegal, type Illegal, type IllegalStratum } from './illegal.js';
 import { coveringArray } from './pairwise.js';
 import { value, type Attr } from './collation.js';
 import { exploredPaths } from './target.js';
@@ -292,14 +292,18 @@ export function coveringPlans(m: ListModel, seed: number): CoveringPlans {
 
 // --- Offset walks that cut ties --------------------------------------------------------
 
-/** Page sizes drawn per timestamp and path (the first from 2 to 5), and tie groups walked per size. */
+/** Page sizes drawn per timestamp and path without a filter (the first from 2 to 5; under a filter, that one alone), and tie groups walked per size. */
 export const TIE_SIZES = 2;
 export const TIE_GROUPS = 1;
 
-/** A group of records tied on a timestamp, at positions [start, end) of the list sorted by it, and the pages that hold it at one page size. */
+/**
+ * A group of records tied on a timestamp, at positions [start, end) of the list sorted by it (and
+ * filtered, for a walk under a filter), and the pages that hold it at one page size.
+ */
 interface TieWalk {
   path: string;
   attr: 'created_at' | 'updated_at';
+  filters: Term[];
   limit: number;
   start: number;
   end: number;
@@ -309,36 +313,45 @@ interface TieWalk {
 }
 
 /**
- * Offset walks, sorted by each timestamp at drawn page sizes, over the pages that hold a group
- * of tied records a page boundary cuts: only those pages, since elsewhere the model's judgement
- * of each page already sees any record out of place. Only where the model knows the list's
- * records in that order to past the group, and none of the group is newer than the horizon.
+ * Offset walks, sorted by each timestamp at drawn page sizes, without a filter and under a `ge`
+ * filter on that timestamp (a value drawn from the first half of the list, as the target wrote
+ * it), over the pages that hold a group of tied records a page boundary cuts: only those pages,
+ * since elsewhere the model's judgement of each page already sees any record out of place. Only
+ * where the model knows the list's records in that order to past the group, and none of the
+ * group is newer than the horizon.
  */
 function tieWalks(m: ListModel, seed: number, predicted: (q: ListQuery) => Prediction): TieWalk[] {
   const random = seededRandom(hash32(`${seed}:ties:${m.path}`));
   const out: TieWalk[] = [];
   for (const attr of ['created_at', 'updated_at'] as const) {
     if (!m.sortable[attr]) continue;
-    const p = predicted({ sort: { attr, descending: false }, filters: [] });
-    if (p.opaque) continue;
-    const groups: Array<{ start: number; end: number }> = [];
-    const sorted = p.selected;
-    for (let i = 0; i < Math.min(sorted.length, p.exact); ) {
-      let j = i + 1;
-      while (j < sorted.length && value(sorted[j]!, attr) === value(sorted[i]!, attr)) j++;
-      if (j - i > 1 && j <= p.exact && sorted.slice(i, j).every((r) => !m.fresh.has(r.id))) groups.push({ start: i, end: j });
-      i = j;
-    }
-    if (!groups.length) continue;
-    const sizes = [2 + Math.floor(random() * 4), ...Array.from({ length: TIE_SIZES - 1 }, () => 6 + Math.floor(random() * 25))];
-    for (const limit of sizes) {
-      const cut = groups.filter((g) => Math.floor(g.start / limit) !== Math.floor((g.end - 1) / limit));
-      for (let k = 0; k < TIE_GROUPS && cut.length; k++) {
-        const g = cut.splice(Math.floor(random() * cut.length), 1)[0]!;
-        const draws: Draw[] = [];
-        for (let offset = Math.floor(g.start / limit) * limit; offset < g.end; offset += limit) draws.push({ path: m.path, q: { sort: { attr, descending: false }, filters: [], limit, offset } });
-        const first = sorted[g.start]!;
-        out.push({ path: m.path, attr, limit, start: g.start, end: g.end, ids: sorted.slice(g.start, g.end).map((r) => r.id), shown: (attr === 'created_at' ? first.createdRaw : first.updatedRaw) ?? '?', draws });
+    const all = predicted({ sort: { attr, descending: false }, filters: [] });
+    const from = all.selected[Math.floor(random() * Math.ceil(all.selected.length / 2))];
+    const raw = from && (attr === 'created_at' ? from.createdRaw : from.updatedRaw);
+    const bases: Term[][] = [[], ...(raw ? [[{ op: 'ge' as const, attr, value: raw }]] : [])];
+    for (const filters of bases) {
+      const p = filters.length ? predicted({ sort: { attr, descending: false }, filters }) : all;
+      if (p.opaque) continue;
+      const groups: Array<{ start: number; end: number }> = [];
+      const sorted = p.selected;
+      for (let i = 0; i < Math.min(sorted.length, p.exact); ) {
+        let j = i + 1;
+        while (j < sorted.length && value(sorted[j]!, attr) === value(sorted[i]!, attr)) j++;
+        if (j - i > 1 && j <= p.exact && sorted.slice(i, j).every((r) => !m.fresh.has(r.id))) groups.push({ start: i, end: j });
+        i = j;
+      }
+      if (!groups.length) continue;
+      // A small page size always (2 to 5); unfiltered, one from 6 to 30 besides.
+      const sizes = [2 + Math.floor(random() * 4), ...(filters.length ? [] : Array.from({ length: TIE_SIZES - 1 }, () => 6 + Math.floor(random() * 25)))];
+      for (const limit of sizes) {
+        const cut = groups.filter((g) => Math.floor(g.start / limit) !== Math.floor((g.end - 1) / limit));
+        for (let k = 0; k < TIE_GROUPS && cut.length; k++) {
+          const g = cut.splice(Math.floor(random() * cut.length), 1)[0]!;
+          const draws: Draw[] = [];
+          for (let offset = Math.floor(g.start / limit) * limit; offset < g.end; offset += limit) draws.push({ path: m.path, q: { sort: { attr, descending: false }, filters, limit, offset } });
+          const first = sorted[g.start]!;
+          out.push({ path: m.path, attr, filters, limit, start: g.start, end: g.end, ids: sorted.slice(g.start, g.end).map((r) => r.id), shown: (attr === 'created_at' ? first.createdRaw : first.updatedRaw) ?? '?', draws });
+        }
       }
     }
   }
@@ -357,9 +370,10 @@ function judgeTies(w: TieWalk, pages: ReadonlyArray<ListPage | undefined>): Disa
   const twice = met.filter((id, i) => met.indexOf(id) !== i);
   const missed = w.ids.filter((id) => !met.includes(id));
   if (!twice.length && !missed.length && met.every((id) => group.has(id))) return undefined;
-  const q = `sort=${w.attr}&page[limit]=${w.limit}`;
+  const q = describeQuery({ sort: { attr: w.attr, descending: false }, filters: w.filters, limit: w.limit });
   return {
-    checkId: 'list.offset.traversal',
+    // Under a filter, each record once when paged by offset is the filter's rule (lists.filter).
+    checkId: w.filters.length ? 'list.filter.ge' : 'list.offset.traversal',
     message: `${q}, page[offset] ${w.draws.map((d) => d.q.offset).join(', ')}: paging by offset across the ${w.ids.length} records tied at ${w.attr} ${w.shown} (positions ${w.start} to ${w.end - 1}) does not meet each of them once`,
     expected: `each of ${w.ids.join(', ')} once at positions ${w.start} to ${w.end - 1}`,
     actual: `${met.join(', ') || 'none of them'}${twice.length ? `; twice: ${[...new Set(twice)].join(', ')}` : ''}${missed.length ? `; never: ${missed.join(', ')}` : ''}`,
@@ -473,13 +487,14 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     };
     const space: fc.Arbitrary<Draw> = fc.oneof(...models.map((m) => planArbitrary(m).map((plan): Draw => ({ path: m.path, q: legal(m, plan) }))));
     // The illegal side, three fifths as many requests as the legal one (two in each stratum at
-    // the default), each stratum drawn apart (shared out in ILLEGAL_STRATA's order), over a legal
+    // the default), each stratum drawn apart (shared out in illegalStrata's order), over a legal
     // request of the space above.
     const nIllegal = Math.ceil((n * 3) / 5);
-    const illegal = ILLEGAL_STRATA.map((stratum, i) => ({
+    const strata = illegalStrata(e.hardOffsetLimit);
+    const illegal = strata.map((stratum, i) => ({
       stratum,
       seed: hash32(`${seed}:illegal:${stratum}`),
-      runs: Math.floor(nIllegal / ILLEGAL_STRATA.length) + (i < nIllegal % ILLEGAL_STRATA.length ? 1 : 0),
+      runs: Math.floor(nIllegal / strata.length) + (i < nIllegal % strata.length ? 1 : 0),
       space: fc.oneof(
         ...models.map((m) =>
           fc.tuple(planArbitrary(m), illegalArbitrary(stratum)).map(([plan, twist]): Draw => {

@@ -79,18 +79,29 @@ const num = (text: string, numbers: number[], kind: string): NumberText => ({ te
 /** Numbers written in every way the contract does not define (a whole number, as digits). */
 const bigNumbers = fc.constantFrom(...BIG).map((t) => num(t, [Number(t)], 'a number past 2^32, 2^53 or 2^64'));
 
+/**
+ * The whole numbers the other spellings are made from: small ones (a page size, an offset into a
+ * short list), and ones just past the hard offset limit (10,000), where a guard that reads only
+ * plain digits lets a leading plus, a space or leading zeros through.
+ */
+const pastHard = fc.integer({ min: 10_001, max: 10_100 });
+const whole: fc.Arbitrary<number> = fc.oneof({ arbitrary: fc.integer({ min: 0, max: 150 }), weight: 3 }, { arbitrary: pastHard, weight: 1 });
+
+/** An offset just past the hard limit, spelled otherwise than in plain digits. */
+const pastHardLimit: fc.Arbitrary<NumberText> = fc.tuple(pastHard, fc.constantFrom('+', ' ', '00', '\t')).map(([n, lead]) => num(`${lead}${n}`, [n], lead === '+' ? 'a leading plus, past the hard offset limit' : lead === '00' ? 'leading zeros, past the hard offset limit' : 'whitespace, past the hard offset limit'));
+
 export const numberTexts: fc.Arbitrary<NumberText> = fc.oneof(
   // Past what a 32- or 64-bit integer holds, where a parser wraps (2^64 + 5 read as 5): the most
   // drawn, since a wrapped offset serves records a client never asked for.
   { arbitrary: bigNumbers, weight: 3 },
   fc.integer({ min: -1000, max: -1 }).map((n) => num(String(n), [n], 'a negative number')),
   fc.constantFrom('-0', '0').map((t) => num(t, [0], 'zero')),
-  fc.tuple(fc.integer({ min: 0, max: 150 }), fc.constantFrom('.5', '.0', '.999', ',5')).map(([n, f]) => num(`${n}${f}`, [Number(`${n}${f.replace(',', '.')}`), n], 'a fraction')),
+  fc.tuple(whole, fc.constantFrom('.5', '.0', '.999', ',5')).map(([n, f]) => num(`${n}${f}`, [Number(`${n}${f.replace(',', '.')}`), n], 'a fraction')),
   fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 0, max: 25 }), fc.constantFrom('e', 'E', 'e+')).map(([d, k, e]) => num(`${d}${e}${k}`, [d * 10 ** k, d], 'an exponent')),
-  fc.integer({ min: 0, max: 150 }).map((n) => num(`+${n}`, [n], 'a leading plus')),
-  fc.tuple(fc.integer({ min: 0, max: 150 }), fc.constantFrom(' ', '\t', '\u00a0')).chain(([n, w]) => fc.constantFrom(num(`${w}${n}`, [n], 'whitespace'), num(`${n}${w}`, [n], 'whitespace'))),
-  fc.integer({ min: 0, max: 150 }).map((n) => num(`00${n}`, [n, ...(/^[0-7]+$/.test(String(n)) ? [parseInt(String(n), 8)] : [])], 'leading zeros')),
-  fc.integer({ min: 0, max: 150 }).map((n) => num(`0x${n.toString(16)}`, [n, 0], 'hexadecimal')),
+  whole.map((n) => num(`+${n}`, [n], 'a leading plus')),
+  fc.tuple(whole, fc.constantFrom(' ', '\t', '\u00a0')).chain(([n, w]) => fc.constantFrom(num(`${w}${n}`, [n], 'whitespace'), num(`${n}${w}`, [n], 'whitespace'))),
+  whole.map((n) => num(`00${n}`, [n, ...(/^[0-7]+$/.test(String(n)) ? [parseInt(String(n), 8)] : [])], 'leading zeros')),
+  whole.map((n) => num(`0x${n.toString(16)}`, [n, 0], 'hexadecimal')),
   fc.constantFrom(
     num('', [0], 'an empty value'),
     num('abc', [], 'a word'),
@@ -151,13 +162,18 @@ const FILTERS: readonly FilterMaker[] = [
   { kind: 'a nested term', raw: 'ge(created_at,gt(id,1))' },
 ];
 
+const STRATA = ['page[limit] big', 'page[offset] big', 'page[offset] past the hard limit', 'filter', 'sort', 'page[limit]', 'page[offset]'] as const;
+export type IllegalStratum = (typeof STRATA)[number];
+
 /**
- * The strata the illegal draws are shared out over, in order: a number past 2^32 for each paging
- * parameter first (where a parser that wraps serves records nobody asked for), then each
- * parameter's whole illegal space.
+ * The strata the illegal draws of a list are shared out over, in order: a number past 2^32 for
+ * each paging parameter first (where a parser that wraps serves records nobody asked for); on a
+ * list with the hard offset limit, an offset past it in a spelling other than plain digits (a
+ * guard that reads only digits lets it through); then each parameter's whole illegal space.
  */
-export const ILLEGAL_STRATA = ['page[limit] big', 'page[offset] big', 'filter', 'sort', 'page[limit]', 'page[offset]'] as const;
-export type IllegalStratum = (typeof ILLEGAL_STRATA)[number];
+export function illegalStrata(hardOffsetLimit: boolean): IllegalStratum[] {
+  return STRATA.filter((s) => hardOffsetLimit || s !== 'page[offset] past the hard limit');
+}
 
 /**
  * The illegal requests of one parameter of a list, as plans fast-check draws and shrinks: each
@@ -166,6 +182,9 @@ export type IllegalStratum = (typeof ILLEGAL_STRATA)[number];
 export function illegalArbitrary(stratum: IllegalStratum): fc.Arbitrary<IllegalPlan> {
   if (stratum === 'page[limit] big' || stratum === 'page[offset] big') {
     return fc.record({ param: fc.constant(stratum === 'page[limit] big' ? ('page[limit]' as const) : ('page[offset]' as const)), value: bigNumbers, shape: fc.constant<Shape>('plain'), other: fc.constant(1) });
+  }
+  if (stratum === 'page[offset] past the hard limit') {
+    return fc.record({ param: fc.constant('page[offset]' as const), value: pastHardLimit, shape: fc.constant<Shape>('plain'), other: fc.constant(1) });
   }
   const param = stratum;
   if (param === 'page[limit]' || param === 'page[offset]') {
@@ -261,6 +280,8 @@ export function resolveIllegal(m: ListModel, plan: IllegalPlan, base: ListQuery,
   };
   let empty = false;
   if (limit) add(undefined, 'ignored: the default page length');
+  // page[limit]=0 read as zero records (what some APIs answer: the counts alone, no record).
+  if (limit && numbers.some((x) => Number.isFinite(x) && wholes(x).includes(0))) empty = true;
   else if (ignorable) add(undefined, 'ignored: offset 0');
   for (const x of numbers) {
     if (Number.isNaN(x)) continue;
@@ -284,8 +305,8 @@ export function resolveIllegal(m: ListModel, plan: IllegalPlan, base: ListQuery,
   if (!limit) {
     const selected = count({ ...base, offset: 0 });
     for (const r of readings) if ('q' in r && (r.q.offset ?? 0) >= Math.max(1, selected)) empty = true;
-    if (empty) readings.push({ label: 'past the end: no record', empty: true });
   }
+  if (empty) readings.push({ label: limit ? 'read as 0: no record' : 'past the end: no record', empty: true });
   const how = shape === 'plain' ? '' : shape === 'array' ? ', as an array' : shape === 'repeat' ? `, repeated with ${other}` : shape === 'page-scalar' ? ', as page=' : ', as page[]=';
   const shownParam = shape === 'page-scalar' ? 'page' : shape === 'page-array' ? 'page[]' : shape === 'array' ? `${param}[]` : param;
   return { param, query: pairs.join('&'), what: `${shownParam}=${shorten(value.text)} (${value.kind}${how})`, readings };
@@ -332,9 +353,14 @@ export function judgeIllegal(m: ListModel, il: Illegal, path: string, page: List
   // A rule every reading breaks is broken whatever the target made of the value (the order
   // asked for by a legal sort beside it, more than 100 records): reported under that rule.
   const shared = broke[0]!.map((d) => d.checkId).find((id) => !PAGING_RULES.has(id) && broke.every((d) => d.some((y) => y.checkId === id)));
+  // The reading the page itself says it applied (its meta.page.offset and limit), when one does:
+  // the rule that reading breaks is the one the page breaks (+10040 read as 10040, records served
+  // past the hard offset limit: list.offset.hard-limit).
+  const applied = il.readings.findIndex((r) => 'q' in r && !r.opaque && r.q.offset !== undefined && r.q.offset === page.meta?.page?.offset && (r.q.limit === undefined || Math.min(100, r.q.limit) === page.meta?.page?.limit));
+  const own = applied >= 0 ? broke[applied]!.find((y) => !PAGING_RULES.has(y.checkId))?.checkId : undefined;
   return [
     {
-      checkId: shared ?? 'list.params.invalid',
+      checkId: shared ?? own ?? 'list.params.invalid',
       message: `${asked}: a page right for no reading of ${il.what}`,
       expected: `a refusal (4xx with the Error shape), or a page right for one of: ${il.readings.map((r) => r.label).join('; ')}`,
       actual: il.readings.map((r, i) => `${r.label}: ${broke[i]![0]!.message.replace(/^.*?: /, '')}, ${broke[i]![0]!.actual}`).join('; '),
