@@ -459,6 +459,11 @@ export function judgedByItsRule(x: Exchange): void {
  */
 function heldToNo5xx(result: CheckResult, exchanges: readonly Exchange[], rule: ServerErrorRule, mask: (s: string) => string): CheckResult {
   const x = result.outcome === 'error' ? undefined : exchanges.find((e) => e.status >= 500 && !judgedAlone.has(e));
+  // A check that failed on a 5xx of its own evidence (one judged by its rule: a drawn request the
+  // exploration reports under this check) fails at the rule's level too.
+  if (!x && result.outcome === 'fail' && (result.evidence?.status ?? 0) >= 500 && RANK[rule.level] > RANK[result.level]) {
+    return { ...result, level: rule.level, reason: `${result.reason ?? ''}; a server error, which fails the check that provoked it at ${rule.level} (spec/contract/README.md#${rule.id})` };
+  }
   if (!x) return result;
   // The service answered nothing while this request's gateway answers were waited out: an outage.
   if (x.outage) return outageResult(result, x);

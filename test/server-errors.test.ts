@@ -3,6 +3,7 @@
 // evidence and at the rule's level; and a target that answers every read of the preflight with
 // a 5xx is down (exit 2), not judged. On a small server of the test's own (port 0, closed after).
 import { createServer } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,8 +38,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Waits shrunk to nothing, within a budget of 2 s: a 502 or 503 is asked again a few times, then stands. */
-const QUICK = { retry: { sleep: async () => {}, maxWaitMs: 2_000 } };
+/**
+ * Waits shrunk to 15 ms, within a budget of 2 s: a 502 or 503 is asked again a few times, then
+ * stands; meanwhile the service answers the other requests in flight, if there are any (no
+ * outage: lib/http.ts), and it has time to.
+ */
+const QUICK = { retry: { sleep: () => delay(15), maxWaitMs: 2_000 } };
 
 function context(): RunContext {
   return new RunContext({ baseUrl: url, token: TOKEN, seed: 1, runId: 'fivexx01', timeoutMs: 5_000, maxBodyBytes: 1 << 20, concurrency: 4, ledgerPath: join(dir, 'ledger.jsonl') }, QUICK);
@@ -88,17 +93,35 @@ describe('runCheck holds every check to errors.no-5xx', () => {
   it('a check that fails keeps its own failure: raised to the rule\'s level when its own is lower, the 5xx named', async () => {
     const [should, must] = await results([
       check('t.should', 'SHOULD', async (ctx) => {
-        const res = await get(ctx, 503);
-        if (res.status !== 401) fail('not a 401', { expected: 'status 401', actual: `status ${res.status}`, res });
+        // The service answers other requests meanwhile: the lasting 503 is this request's, no outage.
+        const [res] = await Promise.all([get(ctx, 503), ...Array.from({ length: 20 }, () => get(ctx, 200))]);
+        if (res!.status !== 401) fail('not a 401', { expected: 'status 401', actual: `status ${res!.status}`, res: res! });
       }),
       check('t.must', 'MUST', async (ctx) => {
-        await get(ctx, 502);
+        await Promise.all([get(ctx, 502), ...Array.from({ length: 20 }, () => get(ctx, 200))]);
         fail('wrong', { expected: 'a', actual: 'b', res: await get(ctx, 200) });
       }),
     ]);
     expect(should).toMatchObject({ outcome: 'fail', level: 'MUST', evidence: { status: 503 } });
     expect(should!.reason).toMatch(/^not a 401; and GET \S+\/status\/503 answered 503 \(still, after \d+ attempts\): a server error, which fails the check that provoked it at MUST/);
     expect(must).toMatchObject({ outcome: 'fail', level: 'MUST', reason: 'wrong', evidence: { status: 200 } });
+  });
+
+  it('a gateway answer that outlasts its waits while the service answers nothing is an outage: an error, no verdict', async () => {
+    const [passed, failed] = await results([
+      check('t.pass', 'MUST', async (ctx) => {
+        await get(ctx, 503);
+      }),
+      check('t.fail', 'MUST', async (ctx) => {
+        const res = await get(ctx, 502);
+        if (res.status !== 200) fail('not a 200', { expected: 'status 200', actual: `status ${res.status}`, res });
+      }),
+    ]);
+    for (const r of [passed!, failed!]) {
+      expect(r.outcome, r.id).toBe('error');
+      expect(r.errorCode, r.id).toBe('TARGET_DOWN');
+      expect(r.reason).toMatch(/^TARGET_DOWN: GET \S+\/status\/50[23] answered 50[23] for \d+ attempts, and no request reached the service meanwhile: an outage, not a verdict$/);
+    }
   });
 
   it('shared work that skips on a 5xx fails every check that used it, each citing the request', async () => {

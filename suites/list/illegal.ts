@@ -345,7 +345,7 @@ export function judgeIllegal(m: ListModel, il: Illegal, path: string, page: List
   const broke: Disagreement[][] = [];
   for (const r of il.readings) {
     const dis = 'empty' in r
-      ? page.records.length === 0 && !page.violations?.length ? [] : [{ checkId: 'list.params.invalid', message: `${page.records.length} record(s)`, expected: 'no record', actual: `${page.records.length} record(s)`, byModel: false }]
+      ? page.records.length === 0 && !page.violations?.length ? [] : [{ checkId: 'list.params.invalid', message: '', expected: 'no record', actual: page.records.length ? `${page.records.length} record(s)` : 'pagination fields missing or not integers', byModel: false }]
       : judge(m, r.q, page, r.opaque ? () => OPAQUE : predicted);
     if (!dis.length) return [];
     broke.push(dis);
@@ -363,7 +363,13 @@ export function judgeIllegal(m: ListModel, il: Illegal, path: string, page: List
       checkId: shared ?? own ?? 'list.params.invalid',
       message: `${asked}: a page right for no reading of ${il.what}`,
       expected: `a refusal (4xx with the Error shape), or a page right for one of: ${il.readings.map((r) => r.label).join('; ')}`,
-      actual: il.readings.map((r, i) => `${r.label}: ${broke[i]![0]!.message.replace(/^.*?: /, '')}, ${broke[i]![0]!.actual}`).join('; '),
+      actual: il.readings
+        .map((r, i) => {
+          const d = broke[i]![0]!;
+          const why = d.message.replace(/^.*?: /, '');
+          return `as ${r.label}: ${why ? `${why} (${d.actual})` : d.actual}`;
+        })
+        .join('; '),
       byModel: broke.some((d) => d.some((y) => y.byModel)),
     },
   ];

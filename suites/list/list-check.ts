@@ -5,7 +5,7 @@
 import type { Check, CheckContext, CheckHeader, Written } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { fail } from '../../lib/expect.js';
-import { CheckSkip } from '../../lib/outcome.js';
+import { CheckFailure, CheckSkip } from '../../lib/outcome.js';
 import { pagination } from './pages.js';
 
 /** A check of the pagination area: its area is AREA, so the header names it no more. */
@@ -32,7 +32,15 @@ async function runListCheck(c: ListCheck, ctx: CheckContext, e: Endpoint): Promi
     try {
       await c.run(ctx, e);
     } catch (err) {
-      if (!(err instanceof CheckSkip)) throw err;
+      if (!(err instanceof CheckSkip)) {
+        // The probes' failure stands; the note still says what the exploration asked (shared: nothing more is sent).
+        if (err instanceof CheckFailure && ctx.run.settings.explore) {
+          const { explore, explorationNote } = await import('./explore.js');
+          const x = await explore(ctx, e).catch(() => undefined);
+          if (x?.drawn) ctx.note(explorationNote(x));
+        }
+        throw err;
+      }
       skipped = err;
     }
   }

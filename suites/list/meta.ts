@@ -91,7 +91,7 @@ export const metaChecks: WrittenListCheck[] = [
   {
     id: 'list.params.invalid',
     clause: { at: 'list-endpoints' },
-    title: 'invalid page[limit]/page[offset] (negative, 0 for limit, not a number, past 2^64) never get a 5xx, and a page served for one is right for a reading of it',
+    title: 'parameters the contract does not define (page[limit]/page[offset] negative, 0 for limit, not a number, past 2^64; a sort on an unknown attribute; a filter not closed) never get a 5xx, a refusal carries the Error shape, and a page served for one is right for a reading of it',
     async run(ctx, e) {
       const { path } = await target(ctx, e);
       const cases: Array<[string, string]> = [
@@ -103,6 +103,9 @@ export const metaChecks: WrittenListCheck[] = [
         // Past what a 64-bit integer holds: a parser that wraps reads 5.
         ['page[limit]', PAST_2_64],
         ['page[offset]', PAST_2_64],
+        // A sort and a filter no target can read (the drawn illegal requests ask many more).
+        ['sort', 'conformance_no_such_attribute'],
+        ['filter', 'ge(created_at,'],
       ];
       const pages = readPagesAtOnce(ctx, e, path, cases.map(([name, value]) => ({ [name]: value })));
       for (const [i, [name, value]] of cases.entries()) {

@@ -156,13 +156,29 @@ export function toRec(raw: unknown, e: Endpoint): Rec {
 
 const spent = new WeakMap<object, Map<string, number>>();
 
-/** Counts one request against the operation's budget; skips the check when it is used up. */
-export function spend(ctx: CheckContext, e: Endpoint): void {
+/**
+ * The share of an operation's request budget its exploration's own requests may take (its drawn
+ * requests, the covering array's, the tie walks'): the rest is kept for the fixed probes, which
+ * a larger --explore must not starve (raise request-budget with it).
+ */
+export const EXPLORATION_SHARE = 1 / 4;
+
+/**
+ * Counts one request against the operation's budget; skips the check when it is used up.
+ * `explored`: a request of the exploration, held to its share as well.
+ */
+export function spend(ctx: CheckContext, e: Endpoint, explored = false): void {
   let m = spent.get(ctx.run);
   if (!m) spent.set(ctx.run, (m = new Map()));
   const n = (m.get(e.key) ?? 0) + 1;
   const { budget } = pagination(ctx);
   if (n > budget) throw new BudgetSpent(`not testable within the request budget: ${budget} requests to ${e.key} already sent (raise request-budget)`);
+  if (explored) {
+    const x = (m.get(`explore ${e.key}`) ?? 0) + 1;
+    const share = Math.floor(budget * EXPLORATION_SHARE);
+    if (x > share) throw new BudgetSpent(`not sent: the exploration of ${e.key} took its share of the request budget (${share} of ${budget}; raise request-budget)`);
+    m.set(`explore ${e.key}`, x);
+  }
   m.set(e.key, n);
 }
 
@@ -206,7 +222,7 @@ export function readExploredPage(ctx: CheckContext, e: Endpoint, path: string, p
 
 function readOnce(ctx: CheckContext, e: Endpoint, path: string, params: Params, background = false): Promise<ListPage> {
   return ctx.shared(`page ${path}?${query(params)}`, async (s) => {
-    spend(ctx, e);
+    spend(ctx, e, background);
     return listPageOf(await s.request({ method: 'GET', path, query: params, ...(background ? { background } : {}) }), e);
   });
 }
