@@ -379,7 +379,7 @@ export class HttpClient {
   #slowStart = true;
   /** When the target last answered (performance.now()). */
   #answeredAt = -Infinity;
-  /** When the service itself last answered an attempt (not a 429, not a gateway's 502, 503 or 504). */
+  /** When the latest attempt the service itself answered (not a 429, not a gateway's 502, 503 or 504) was sent. */
   #upAt = -Infinity;
   /** The mean latency (ms to the answer's head) of the run's first EARLY_ANSWERS answers, and how many it holds. */
   #early = 0;
@@ -603,7 +603,7 @@ export class HttpClient {
     }
     const durationMs = performance.now() - started;
     // A gateway's answer that outlasted its waits (it was sent again at least once) while no
-    // request at all reached the service since the first of them: the service is down, and the
+    // request sent since the first of them reached the service: the service is down, and the
     // answer is no verdict on this request. One answered once has no such time to tell by.
     const outage = GATEWAY_STATUSES.includes(status) && a.sent > 1 && gatewaySince !== undefined && this.#upAt < gatewaySince;
     return responseOf({ method: spec.method, maskedUrl: what.slice(spec.method.length + 1), requestHeaders: headers, requestBody: body, status, responseHeaders, text, bodyBytes: bytes, durationMs, attempts: a.sent, ...(outage ? { outage } : {}) }, secrets);
@@ -845,7 +845,9 @@ export class HttpClient {
     this.#breaker.failures = 0;
     this.#answeredAt = performance.now();
     if (status === RATE_LIMITED || GATEWAY_STATUSES.includes(status)) return;
-    this.#upAt = performance.now();
+    // When the request so answered was sent: an answer to one sent before a gateway answer
+    // elsewhere (the service went down while it was in flight) says nothing of the time after.
+    if (a) this.#upAt = Math.max(this.#upAt, a.sentAt);
     this.#breaker.answered++;
     if (a !== undefined && ms !== undefined && this.#slow(ms)) return this.#lower(a, 'latency');
     if (this.#slots.limit >= this.options.concurrency) return;

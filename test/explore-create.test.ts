@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { CheckResult } from '../lib/check.js';
 import { staticChecks } from '../suites/index.js';
 import { tracesTo } from '../lib/run-names.js';
-import { drawSeed, drawValues, explorationShare, groupArb, nameDraftArb, nameOf, RATE_LIMIT_EDGES, rateLimitArb, runTag, SHRINK_BUDGET } from '../suites/create/explore.js';
+import { HttpResponse } from '../lib/http.js';
+import { drawSeed, drawValues, explorationShare, groupArb, judgeRateLimit, nameDraftArb, nameOf, RATE_LIMIT_EDGES, rateLimitArb, rateLimitBody, runTag, SHRINK_BUDGET } from '../suites/create/explore.js';
 import { byId, runAgainst, SEED } from './support.js';
 
 const IDS = ['create.name.verbatim', 'create.rate-limit.echo', 'create.keys.distinct'] as const;
@@ -58,6 +59,28 @@ describe('the share of --explore', () => {
     expect(limits).toEqual(expect.arrayContaining([0, 1, 2 ** 31 - 1, 2 ** 31, 2 ** 32, Number.MAX_SAFE_INTEGER, -1, -(2 ** 31)]));
     for (const n of limits) expect(Number.isInteger(n)).toBe(true);
     expect(limits.some((n) => Math.abs(n) > 2 ** 40)).toBe(true);
+  });
+});
+
+describe('rate limits past 2^53, written and compared digit for digit', () => {
+  const answer = (digits: string): HttpResponse => {
+    const text = `{"data":{"type":"application_key","id":"0b8f4d2e-6f7a-4c1b-9a3e-2d5c7e9f1a0b","name":"k","client_id":"c","client_secret":"s","reserved_rate_limit":${digits}}}`;
+    const exchange = { method: 'POST', url: 'http://target/v2/application-keys', requestHeaders: {}, status: 201, responseHeaders: {}, bodyExcerpt: '', bodyBytes: text.length, durationMs: 1 };
+    return new HttpResponse(201, { 'content-type': 'application/json' }, text, exchange, { ok: true, value: JSON.parse(text) });
+  };
+
+  it('sends 2^63 as its own digits, not as JSON.stringify writes it', () => {
+    const sent = rateLimitBody('k', 2 ** 63);
+    expect('body' in sent && sent.body).toContain('"reserved_rate_limit":9223372036854775808}');
+    expect(rateLimitBody('k', 7)).toEqual({ json: { data: { type: 'application_key', name: 'k', reserved_rate_limit: 7 } } });
+  });
+
+  it('agrees with the digits sent, and not with 2^63 - 1 (a store that saturates), which a double cannot tell apart', () => {
+    expect(judgeRateLimit(2 ** 63, answer('9223372036854775808')).agrees).toBe(true);
+    const saturated = judgeRateLimit(2 ** 63, answer('9223372036854775807'));
+    expect(saturated.agrees).toBe(false);
+    expect(!saturated.agrees && saturated.actual).toBe('data.reserved_rate_limit 9223372036854775807');
+    expect(judgeRateLimit(2 ** 64, answer('0')).agrees).toBe(false);
   });
 });
 

@@ -341,13 +341,16 @@ export function judgeRateLimit(limit: number, res: HttpResponse): Verdict {
   const data = keyData(res);
   if (!data) return agree('accepted, no data object (see create.response.schema)', res);
   if (!('reserved_rate_limit' in data)) return agree('accepted, reserved_rate_limit not in the answer', res);
-  if (data.reserved_rate_limit === limit) return agree('accepted and echoed', res, true);
-  const got = data.reserved_rate_limit;
+  // Past 2^53 a double cannot tell 2^63 from 2^63 - 1 (a store that saturates): the integer the
+  // answer wrote is compared digit for digit with the one sent (rateLimitBody writes it exactly).
+  const digits = Number.isSafeInteger(limit) ? undefined : /"reserved_rate_limit"\s*:\s*(-?\d+)\s*[,}]/.exec(res.text)?.[1];
+  if (data.reserved_rate_limit === limit && (digits === undefined || BigInt(digits) === BigInt(limit))) return agree('accepted and echoed', res, true);
+  const got = digits ?? data.reserved_rate_limit;
   return {
     agrees: false,
     message: 'data.reserved_rate_limit is not the integer sent',
-    expected: `data.reserved_rate_limit ${describeInt(limit)}, the integer sent`,
-    actual: `data.reserved_rate_limit ${typeof got === 'number' ? describeInt(got) : shown(got)}`,
+    expected: `data.reserved_rate_limit ${Number.isSafeInteger(limit) ? describeInt(limit) : BigInt(limit).toString()}, the integer sent`,
+    actual: `data.reserved_rate_limit ${typeof got === 'number' ? describeInt(got) : typeof got === 'string' ? got : shown(got)}`,
     res,
   };
 }
@@ -565,6 +568,16 @@ export function nameExploration(ctx: CheckContext, runs: number): Exploration<Na
   });
 }
 
+/**
+ * A valid body with `limit` as reserved_rate_limit, written exactly: past 2^53 JSON.stringify
+ * writes 2^63 as 9223372036854776000 (2^63 + 192 to a parser that reads integers exactly), so
+ * the integer's own digits are put in.
+ */
+export function rateLimitBody(name: string, limit: number): { json: unknown } | { body: string; contentType: string } {
+  if (Number.isSafeInteger(limit)) return { json: validKeyBody(name, { reserved_rate_limit: limit }) };
+  return { body: JSON.stringify(validKeyBody(name, { reserved_rate_limit: 0 })).replace('"reserved_rate_limit":0', `"reserved_rate_limit":${BigInt(limit).toString()}`), contentType: 'application/json' };
+}
+
 export function rateLimitExploration(ctx: CheckContext, runs: number): Exploration<number> {
   return new Exploration(ctx, {
     key: 'create.rate-limit.echo',
@@ -574,7 +587,7 @@ export function rateLimitExploration(ctx: CheckContext, runs: number): Explorati
     noun: 'reserved_rate_limit values',
     show: (limit) => `reserved_rate_limit ${describeInt(limit)}`,
     cost: 1,
-    probe: async (limit) => judgeRateLimit(limit, await postApplicationKey(ctx, { json: validKeyBody(ctx.name(), { reserved_rate_limit: limit }) })),
+    probe: async (limit) => judgeRateLimit(limit, await postApplicationKey(ctx, rateLimitBody(ctx.name(), limit))),
   });
 }
 
