@@ -62,7 +62,7 @@ async function runListCheck(c: ListCheck, ctx: CheckContext, e: Endpoint): Promi
         : f.source === 'walks'
           ? `${by}: a page of them broke this rule`
           : f.source === 'ties'
-            ? `${by}: ${f.drawn} of ${x.ties} groups of tied records walked broke this rule; the run's --seed ${ctx.run.settings.seed} walks them again`
+            ? `${by}, of ${x.ties} groups of tied records walked; the run's --seed ${ctx.run.settings.seed} walks them again`
             : `${by}: ${f.drawn} of ${f.of} such requests broke this rule; the request is ${f.source === 'covering' ? 'the first of them with every parameter taken away that the answer did not need' : 'the one fast-check shrank the first of them to'}${f.shrinkRequests ? ` in ${f.shrinkRequests} more request(s)` : ''}; the run's --seed ${ctx.run.settings.seed} asks them again`;
       const also = f.also.length ? `; also by ${f.also.map((a) => `${FOUND_BY[a.source]} (${a.drawn} of ${a.of})`).join(', also by ')}` : '';
       fail(`${d.message}${path} (${how}${also})`, {
