@@ -545,11 +545,11 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     // dimensions, spread over the paths explored.
     const cover = coveringPlans(models[0]!, seed);
     const ties = models.flatMap((m) => tieWalks(m, seed, context.get(m.path)!.predicted));
-    const asked: Array<{ d: Draw; source: Source }> = [
+    const asked: Array<{ d: Draw; source: Source; walk?: TieWalk }> = [
       ...cover.plans.map((plan, i) => ({ d: { path: models[i % models.length]!.path, q: legal(models[i % models.length]!, plan) }, source: 'covering' as const })),
       ...fc.sample(space, { seed, numRuns: n }).map((d) => ({ d, source: 'legal' as const })),
       ...illegal.flatMap((p) => (p.runs ? fc.sample(p.space, { seed: p.seed, numRuns: p.runs }) : []).map((d) => ({ d, source: 'illegal' as const }))),
-      ...ties.flatMap((w) => w.draws.map((d) => ({ d, source: 'ties' as const }))),
+      ...ties.flatMap((walk) => walk.draws.map((d) => ({ d, source: 'ties' as const, walk }))),
     ];
     const pages = await Promise.all(asked.map(({ d }) => ask(d)));
     // The pages the models were built from are answers too: each is held to its model as well
@@ -562,7 +562,8 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       }
     }
     const x: Exploration = { drawn: asked.length, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: models.length, seed, covering: { rows: cover.plans.length, pairs: cover.pairs, covered: cover.covered }, legal: n, illegal: nIllegal, ties: ties.length, found: new Map(), notes };
-    const sent = new Map<Source, number>();
+    /** Requests asked, by source; for tie walks, the walks (a walk breaks a rule when a page of it, or the walk across them, does). */
+    const sent = new Map<Source, number>([['ties', ties.length]]);
     /** By rule, by source: how many requests broke it. */
     const counts = new Map<string, Map<Source, number>>();
     const count = (id: string, source: Source): void => {
@@ -571,9 +572,12 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       bySource.set(source, (bySource.get(source) ?? 0) + 1);
     };
     const broken: Array<{ d: Draw; page: ListPage; dis: Disagreement[]; source: Source }> = [];
+    /** Each tie walk's pages, in its order, and the rules they broke. */
+    const walks = new Map<TieWalk, { pages: Array<ListPage | undefined>; rules: Set<string> }>(ties.map((w) => [w, { pages: [], rules: new Set() }]));
     for (const [i, page] of pages.entries()) {
-      const { d, source } = asked[i]!;
-      sent.set(source, (sent.get(source) ?? 0) + 1);
+      const { d, source, walk } = asked[i]!;
+      if (walk) walks.get(walk)!.pages.push(page);
+      else sent.set(source, (sent.get(source) ?? 0) + 1);
       if (!page) {
         if (unsent.has(keyOf(d))) x.notSent++;
         else x.unanswered++;
@@ -583,17 +587,16 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       else x.judged++;
       const dis = judged(d, page);
       if (dis.length) broken.push({ d, page, dis, source });
-      for (const id of new Set(dis.map((y) => y.checkId))) count(id, source);
+      for (const id of new Set(dis.map((y) => y.checkId))) (walk ? walks.get(walk)!.rules.add(id) : count(id, source));
     }
     // The tie walks, across their pages.
-    let at = asked.length - ties.reduce((k, w) => k + w.draws.length, 0);
-    for (const w of ties) {
-      const own = pages.slice(at, at + w.draws.length);
-      at += w.draws.length;
+    for (const [w, { pages: own, rules }] of walks) {
       const y = judgeTies(w, own);
-      if (!y) continue;
-      broken.push({ d: w.draws.at(-1)!, page: own.at(-1)!, dis: [y], source: 'ties' });
-      count(y.checkId, 'ties');
+      if (y) {
+        broken.push({ d: w.draws.at(-1)!, page: own.at(-1)!, dis: [y], source: 'ties' });
+        rules.add(y.checkId);
+      }
+      for (const id of rules) count(id, 'ties');
     }
     for (const { d, page } of walked) {
       const dis = judged(d, page);
@@ -643,7 +646,7 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       const first = ORDER.map((source) => broken.find((b) => b.source === source && b.dis.some((y) => y.checkId === id && holds(b.d, y)))).find((b) => b !== undefined);
       const drawn = first ? (counts.get(id)?.get(first.source) ?? 0) : 0;
       const of = first ? (sent.get(first.source) ?? 0) : 0;
-      const also = [...(counts.get(id) ?? new Map<Source, number>())].filter(([source]) => source !== first?.source).map(([source, k]) => ({ source, drawn: k, of: source === 'ties' ? ties.length : (sent.get(source) ?? 0) }));
+      const also = [...(counts.get(id) ?? new Map<Source, number>())].filter(([source]) => source !== first?.source).map(([source, k]) => ({ source, drawn: k, of: sent.get(source) ?? 0 }));
       if (first && (first.source === 'legal' || first.source === 'illegal')) {
         const drawnFrom = first.source === 'legal' ? { space, seed, runs: n } : illegal.find((p) => p.stratum === first.d.stratum)!;
         const r = await fc.check(fc.asyncProperty(drawnFrom.space, async (d) => (await breaks(d)) === undefined), { seed: drawnFrom.seed, numRuns: drawnFrom.runs });

@@ -278,11 +278,9 @@ export function resolveIllegal(m: ListModel, plan: IllegalPlan, base: ListQuery,
     else q.offset = v;
     readings.push({ label, q });
   };
-  let empty = false;
-  if (limit) add(undefined, 'ignored: the default page length');
+  if (ignorable) add(undefined, limit ? 'ignored: the default page length' : 'ignored: offset 0');
   // page[limit]=0 read as zero records (what some APIs answer: the counts alone, no record).
-  if (limit && numbers.some((x) => Number.isFinite(x) && wholes(x).includes(0))) empty = true;
-  else if (ignorable) add(undefined, 'ignored: offset 0');
+  let empty = limit && numbers.some((x) => Number.isFinite(x) && wholes(x).includes(0));
   for (const x of numbers) {
     if (Number.isNaN(x)) continue;
     if (limit) {

@@ -27,6 +27,9 @@ export const AREA = 'pagination';
  */
 async function runListCheck(c: ListCheck, ctx: CheckContext, e: Endpoint): Promise<void> {
   const probes = !pagination(ctx).exploreOnly;
+  // Loaded when a check first explores (fast-check is large): the check catalogue, the CLI's own
+  // process and a run with --explore 0 never load it.
+  const explorer = ctx.run.settings.explore ? await import('./explore.js') : undefined;
   let skipped: CheckSkip | undefined;
   if (probes) {
     try {
@@ -34,20 +37,17 @@ async function runListCheck(c: ListCheck, ctx: CheckContext, e: Endpoint): Promi
     } catch (err) {
       if (!(err instanceof CheckSkip)) {
         // The probes' failure stands; the note still says what the exploration asked (shared: nothing more is sent).
-        if (err instanceof CheckFailure && ctx.run.settings.explore) {
-          const { explore, explorationNote } = await import('./explore.js');
-          const x = await explore(ctx, e).catch(() => undefined);
-          if (x?.drawn) ctx.note(explorationNote(x));
+        if (err instanceof CheckFailure && explorer) {
+          const x = await explorer.explore(ctx, e).catch(() => undefined);
+          if (x?.drawn) ctx.note(explorer.explorationNote(x));
         }
         throw err;
       }
       skipped = err;
     }
   }
-  // Loaded when a check first explores (fast-check is large): the check catalogue, the CLI's own
-  // process and a run with --explore 0 never load it.
-  if (ctx.run.settings.explore) {
-    const { explore, explorationNote, FOUND_BY } = await import('./explore.js');
+  if (explorer) {
+    const { explore, explorationNote, FOUND_BY } = explorer;
     const x = await explore(ctx, e);
     if (x.drawn) ctx.note(explorationNote(x));
     const f = x.found.get(c.id);
@@ -62,7 +62,7 @@ async function runListCheck(c: ListCheck, ctx: CheckContext, e: Endpoint): Promi
         : f.source === 'walks'
           ? `${by}: a page of them broke this rule`
           : f.source === 'ties'
-            ? `${by}, of ${x.ties} groups of tied records walked; the run's --seed ${ctx.run.settings.seed} walks them again`
+            ? `${by}: ${f.drawn} of ${f.of} groups of tied records walked broke this rule; the run's --seed ${ctx.run.settings.seed} walks them again`
             : `${by}: ${f.drawn} of ${f.of} such requests broke this rule; the request is ${f.source === 'covering' ? 'the first of them with every parameter taken away that the answer did not need' : 'the one fast-check shrank the first of them to'}${f.shrinkRequests ? ` in ${f.shrinkRequests} more request(s)` : ''}; the run's --seed ${ctx.run.settings.seed} asks them again`;
       const also = f.also.length ? `; also by ${f.also.map((a) => `${FOUND_BY[a.source]} (${a.drawn} of ${a.of})`).join(', also by ')}` : '';
       fail(`${d.message}${path} (${how}${also})`, {
