@@ -34,6 +34,14 @@ export const HELP = `Usage:
                                    on an operation of the contract; reports on Ctrl-C, SIGTERM
                                    or --until-idle (see proxy --help)
   conformance judge FILE.har       judge the exchanges a HAR file recorded (see judge --help)
+  conformance keygen [--out PREFIX] [--type ed25519|p256]
+                                   write a key pair to sign certification bundles with
+  conformance verify BUNDLE [--key PUB] [--strict] [--rerun [--base-url URL]]
+                                   check a certification bundle: signature, digests,
+                                   completeness, suite version, profile; --rerun runs its plan
+                                   again and compares (see verify --help)
+  conformance publish BUNDLE... --out DIR --key PUB
+                                   a static page and index.json of verified certificates
 
 Target:
   --base-url URL        the server to certify (env CONFORMANCE_BASE_URL)
@@ -89,6 +97,9 @@ ${describeFormats('                          ')}
 Certification and baselines:
   --certify DIR         write a certification bundle (reports, masked config, certificate,
                         SHA256SUMS); certifiable only when every MUST check ran and passed
+  --signing-key FILE    sign the bundle (attestation.json) with this PEM private key,
+                        Ed25519 or ECDSA P-256 (env CONFORMANCE_SIGNING_KEY: the PEM or a
+                        path; an encrypted key's passphrase in CONFORMANCE_SIGNING_KEY_PASSPHRASE)
   --product NAME, --product-version V   the product under certification
   --absent OP[,OP]      operations the vendor declares absent (their skips are allowed)
   --empty OP[,OP]       list operations the vendor declares legitimately empty (env

@@ -7,7 +7,7 @@
 import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { closest, CONFIG_FILE, ConfigError, didYouMean, readConfigFile, resolveConfig, settingLabel, type RawSettings } from '../lib/config.js';
+import { closest, CONFIG_FILE, ConfigError, readConfigFile, resolveConfig, settingLabel, type RawSettings } from '../lib/config.js';
 import { packageVersion } from '../lib/package.js';
 import { Secrets } from '../lib/secrets.js';
 import { listOf, settingFlags, settingOptions } from '../lib/settings.js';
@@ -27,6 +27,7 @@ const OPTIONS = {
   'list-operations': { type: 'boolean' },
   'no-color': { type: 'boolean' },
   certify: { type: 'string' },
+  'signing-key': { type: 'string' },
   product: { type: 'string' },
   'product-version': { type: 'string' },
   absent: { type: 'string', multiple: true },
@@ -36,18 +37,6 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'V' },
 } as const;
-
-export function selectChecks(definitions: readonly CheckDefinition[], ids: readonly string[], grep: string | undefined): CheckDefinition[] {
-  const known = new Set(definitions.map((c) => c.id));
-  for (const id of ids) if (!known.has(id)) throw new UsageError(`unknown check id '${id}'${didYouMean(id, known, (c) => `'${c}'`)} (see 'conformance --list')`);
-  let selected = ids.length ? definitions.filter((c) => ids.includes(c.id)) : [...definitions];
-  if (grep !== undefined) {
-    const g = grep.toLowerCase();
-    selected = selected.filter((c) => c.id.toLowerCase().includes(g) || c.title.toLowerCase().includes(g));
-  }
-  if (selected.length === 0) throw new UsageError(`no check matches --grep '${grep}' (see 'conformance --list')`);
-  return selected;
-}
 
 function renderList(checks: readonly CheckDefinition[]): string[] {
   const w = Math.max(...checks.map((c) => c.id.length));
@@ -86,7 +75,7 @@ async function listOperations(configFile: string | undefined, cwd: string): Prom
 }
 
 /** The subcommands, for a did-you-mean on a mistyped one (`conformance serv`). */
-const COMMANDS = ['serve', 'merge', 'selftest', 'cleanup', 'traceability', 'proxy', 'judge'];
+const COMMANDS = ['serve', 'merge', 'selftest', 'cleanup', 'traceability', 'proxy', 'judge', 'verify', 'keygen', 'publish'];
 
 function parseMain(args: string[]) {
   const { values, positionals } = parseFlags({ args, options: OPTIONS, allowPositionals: true });
@@ -97,6 +86,36 @@ function parseMain(args: string[]) {
   const flags: RawSettings = settingFlags(values);
   const checks = listOf(values.check);
   return { values, flags, checks };
+}
+
+/**
+ * The key that signs a certification bundle: --signing-key FILE, else CONFORMANCE_SIGNING_KEY
+ * (the PEM itself, or a path to it), with CONFORMANCE_SIGNING_KEY_PASSPHRASE for an encrypted
+ * one. Read once, here; a message about it names the file or the variable, never the key.
+ */
+async function readSigningKey(file: string | undefined, io: Io): Promise<import('../reporters/attestation.js').SigningKey | undefined> {
+  const fromEnv = io.env.CONFORMANCE_SIGNING_KEY;
+  if (file === undefined && !fromEnv) return undefined;
+  const { KeyError, signingKey } = await import('../reporters/attestation.js');
+  const { readFileSync } = await import('node:fs');
+  // A CI secret may hold the PEM with its line breaks written as \n, or indented: read as meant.
+  const env = fromEnv?.includes('-----BEGIN') ? fromEnv.replace(/\\n/g, '\n').replace(/^[ \t]+/gm, '') : fromEnv;
+  const inline = file === undefined && env!.includes('-----BEGIN');
+  // The variable's value is never said: it may be a key pasted without its PEM lines.
+  const label = file !== undefined ? `--signing-key ${file}` : 'CONFORMANCE_SIGNING_KEY';
+  let pem: string;
+  try {
+    pem = inline ? env! : readFileSync(resolve(io.cwd, file ?? env!), 'utf8');
+  } catch (e) {
+    const what = file !== undefined ? 'cannot read it' : 'neither a PEM private key (-----BEGIN PRIVATE KEY-----...) nor a file that can be read';
+    throw new UsageError(`${label}: ${what} (${(e as { code?: string }).code ?? 'unreadable'})`);
+  }
+  try {
+    return signingKey(pem, io.env.CONFORMANCE_SIGNING_KEY_PASSPHRASE || undefined);
+  } catch (e) {
+    if (e instanceof KeyError) throw new UsageError(`${label}: ${e.message}`);
+    throw e;
+  }
 }
 
 function parseShard(raw: string | undefined): RunOptions['shard'] {
@@ -115,6 +134,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (argv[0] === 'traceability') return await (await import('./selftest.js')).traceability(argv.slice(1), io);
     if (argv[0] === 'proxy') return await (await import('./proxy.js')).proxy(argv.slice(1), io);
     if (argv[0] === 'judge') return await (await import('./judge.js')).judgeHar(argv.slice(1), io);
+    if (argv[0] === 'verify') return await (await import('./verify.js')).verify(argv.slice(1), io);
+    if (argv[0] === 'keygen') return await (await import('./keygen.js')).keygen(argv.slice(1), io);
+    if (argv[0] === 'publish') return await (await import('./record.js')).publishRecord(argv.slice(1), io);
     // A mistyped command is said as such, before its flags are read as the main command's
     // (`conformance sevre --port 5203` is not about an unknown --port).
     const meant = argv[0] && !argv[0].startsWith('-') ? closest(argv[0], COMMANDS) : undefined;
@@ -129,6 +151,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       return 0;
     }
     const { checkDefinitions } = await import('../suites/index.js');
+    const { selectChecks } = await import('./plan.js');
     const selected = selectChecks(checkDefinitions, checks, values.grep);
     if (values.list) {
       for (const l of renderList(selected)) io.out(l);
@@ -153,8 +176,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
     const refused = config.reporters.length ? (await import('../reporters/registry.js')).unknownReporter(config.reporters) : undefined;
     if (refused) throw new UsageError(`${settingLabel(config, 'reporter')}: ${refused}`);
     const { readBaseline } = await import('../reporters/verdict.js');
+    const signingKey = await readSigningKey(values['signing-key'], io);
+    if (signingKey && values.certify === undefined) throw new UsageError(`${values['signing-key'] !== undefined ? '--signing-key' : 'CONFORMANCE_SIGNING_KEY'} signs a certification bundle: it goes with --certify DIR`);
     const options: RunOptions = {
       ...(values.certify !== undefined ? { certifyDir: resolve(io.cwd, values.certify) } : {}),
+      ...(signingKey ? { signingKey } : {}),
       ...(values.product !== undefined || values['product-version'] !== undefined ? { product: { ...(values.product ? { name: values.product } : {}), ...(values['product-version'] ? { version: values['product-version'] } : {}) } } : {}),
       declaredAbsent: listOf(values.absent),
       ...(values.baseline !== undefined ? { baseline: { file: values.baseline, entries: readBaseline(resolve(io.cwd, values.baseline)) } } : {}),
@@ -168,7 +194,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (config.exploreOnly && options.certifyDir) throw new UsageError(`${settingLabel(config, 'explore-only')} turns the list checks' fixed probes off: it does not go with --certify`);
     if (config.exploreOnly && config.explore === 0) throw new UsageError(`${settingLabel(config, 'explore-only')} needs drawn requests, and ${settingLabel(config, 'explore')} is 0`);
     // Every place the run will write, tried before anything is sent.
-    const { unwritable } = await import('./publish.js');
+    const { unwritable } = await import('./outputs.js');
     const cannot = unwritable(
       [...(config.reportDir ? [{ path: config.reportDir, label: settingLabel(config, 'report-dir') }] : []), ...(options.certifyDir ? [{ path: options.certifyDir, label: '--certify' }] : [])],
       options.writeBaseline ? [{ path: options.writeBaseline, label: '--write-baseline' }] : [],
@@ -185,6 +211,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     const secrets = new Secrets();
     secrets.add(io.env.CONFORMANCE_TOKEN);
+    secrets.add(io.env.CONFORMANCE_SIGNING_KEY_PASSPHRASE);
+    secrets.add(io.env.CONFORMANCE_SIGNING_KEY);
     io.err(`conformance: the suite itself failed: ${secrets.mask((e as Error)?.stack ?? String(e))}`);
     return 2;
   }

@@ -135,7 +135,7 @@ export async function merge(args: string[], io: Io): Promise<number> {
   const refused = reporters.length ? (await import('../reporters/registry.js')).unknownReporter(reporters) : undefined;
   if (refused) throw new UsageError(`--reporter: ${refused}`, 'merge');
   // Loaded here, not above: --help needs none of it (the schema check loads ajv).
-  const [{ exitFor }, { validateReport }, { publish }] = await Promise.all([import('../reporters/verdict.js'), import('../reporters/write.js'), import('./publish.js')]);
+  const [{ exitFor }, { validateReport }, { publish }] = await Promise.all([import('../reporters/verdict.js'), import('../reporters/write.js'), import('./outputs.js')]);
   const parts = positionals.map((dir) => readPart(dir, io.cwd, validateReport)).sort((a, b) => a.index - b.index);
   checkShards(parts);
   const reports = parts.map((p) => p.report);

@@ -1,5 +1,5 @@
 // What `conformance judge` and `conformance proxy` share: their flags for the judgement and
-// the reports, and the report of judged traffic, published as a run's is (cli/publish.ts).
+// the reports, and the report of judged traffic, published as a run's is (cli/outputs.ts).
 import { resolve } from 'node:path';
 import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
 import { newRunId } from '../lib/ledger.js';
@@ -12,7 +12,7 @@ import { summarise } from '../reporters/model.js';
 import { unknownReporter } from '../reporters/registry.js';
 import { exitFor } from '../reporters/verdict.js';
 import type { ObservedResult, ObservedSettings, TrafficCounts } from '../suites/observed.js';
-import { publish, unwritable } from './publish.js';
+import { publish, unwritable } from './outputs.js';
 import { UsageError, useColor, type Io } from './io.js';
 
 /** The flags of the judgement and its reports, as both commands take them. */

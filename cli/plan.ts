@@ -4,7 +4,7 @@ import type { Check } from '../lib/check.js';
 import type { PaginationSettings } from '../lib/catalog.js';
 import type { CatalogSpec, Endpoint } from '../lib/catalog.js';
 import { didYouMean, type Config } from '../lib/config.js';
-import { WRITTEN_LISTS } from '../suites/index.js';
+import { WRITTEN_LISTS, type CheckDefinition } from '../suites/index.js';
 import { UsageError } from './io.js';
 
 /**
@@ -24,7 +24,7 @@ export function operationKeys(given: readonly string[], endpoints: readonly Endp
 }
 
 /** The list operations as the run will read them (catalog, with the config's overrides). */
-export function paginationFor(config: Config, catalog: CatalogSpec, all: Endpoint[]): PaginationSettings {
+export function paginationFor(config: Pick<Config, 'operations' | 'requestBudget' | 'timeBufferSeconds' | 'defaultPageLength' | 'requireAllEndpoints' | 'exploreOnly'>, catalog: CatalogSpec, all: Endpoint[]): PaginationSettings {
   let endpoints = all;
   if (config.operations.length) {
     const keys = operationKeys(config.operations, endpoints, '--operation');
@@ -59,4 +59,17 @@ export function shardChecks(checks: readonly Check[], shard: { index: number; co
   const units = [...new Set(checks.map(shardUnit))].sort();
   const mine = new Set(units.filter((_, i) => i % shard.count === shard.index - 1));
   return checks.filter((c) => mine.has(shardUnit(c)));
+}
+
+/** The checks a run selects: --check ids (each known), then --grep on id or title. */
+export function selectChecks(definitions: readonly CheckDefinition[], ids: readonly string[], grep: string | undefined): CheckDefinition[] {
+  const known = new Set(definitions.map((c) => c.id));
+  for (const id of ids) if (!known.has(id)) throw new UsageError(`unknown check id '${id}'${didYouMean(id, known, (c) => `'${c}'`)} (see 'conformance --list')`);
+  let selected = ids.length ? definitions.filter((c) => ids.includes(c.id)) : [...definitions];
+  if (grep !== undefined) {
+    const g = grep.toLowerCase();
+    selected = selected.filter((c) => c.id.toLowerCase().includes(g) || c.title.toLowerCase().includes(g));
+  }
+  if (selected.length === 0) throw new UsageError(`no check matches --grep '${grep}' (see 'conformance --list')`);
+  return selected;
 }

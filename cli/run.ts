@@ -16,14 +16,15 @@ import { Secrets } from '../lib/secrets.js';
 import { runSuite } from '../lib/vitest-run.js';
 import { interrupted as stoppedByUser, notRun, renderAreaLine, renderProgress, unanswered } from '../reporters/console.js';
 import { printable } from '../lib/text.js';
-import { absentOperations, summarise, verdictOf, type RunReport } from '../reporters/model.js';
-import { applyBaseline, certify, exitFor, inBaseline, type BaselineEntry } from '../reporters/verdict.js';
+import { absentOperations, settingsOf, summarise, verdictOf, type RunReport } from '../reporters/model.js';
+import { applyBaseline, certificationRefuses, certifiedExit, certify, exitFor, inBaseline, type BaselineEntry } from '../reporters/verdict.js';
 import { contractDigest } from '../lib/schema.js';
+import { mustPlan, type SigningKey } from '../reporters/attestation.js';
 import type { RunningServer } from '../server/index.js';
 import { listen, type Listening } from '../server/listen.js';
 import { expandChecks, type CheckDefinition } from '../suites/index.js';
 import { liveProgress, UsageError, useColor, type Io } from './io.js';
-import { publish } from './publish.js';
+import { publish } from './outputs.js';
 import { reportFiles, writeFiles } from '../reporters/write.js';
 import { Ledger, ledgerPath, newRunId } from '../lib/ledger.js';
 import { heartbeat, type Heartbeat } from './heartbeat.js';
@@ -32,6 +33,8 @@ import { operationKeys, paginationFor, shardChecks } from './plan.js';
 /** What a run is for, beyond the target: certification, baselines, sharding (flags only). */
 export interface RunOptions {
   certifyDir?: string;
+  /** Signs the bundle (--signing-key): read once, by cli/main.ts. */
+  signingKey?: SigningKey;
   product?: { name?: string; version?: string };
   /** Operations the vendor declares absent (certification). */
   declaredAbsent: string[];
@@ -83,6 +86,9 @@ export async function run(config: Config, definitions: CheckDefinition[], option
   };
   const secrets = new Secrets();
   secrets.add(settings.token);
+  // The signing key's passphrase, and what the environment holds of the key (the PEM, or a path).
+  secrets.add(io.env.CONFORMANCE_SIGNING_KEY_PASSPHRASE);
+  secrets.add(io.env.CONFORMANCE_SIGNING_KEY);
   // The ledger names its run, target and process first, so `conformance cleanup` can finish the
   // job of a run that crashed or was killed, against that target only, and leaves this run
   // alone while it is under way.
@@ -278,15 +284,15 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     const based = options.baseline ? applyBaseline(suite.results, options.baseline.entries, options.baseline.file) : undefined;
     const results = based?.results ?? suite.results;
     let exit = exitFor(results, suiteErrors, config.strict);
-    const narrowed = [config.checks.length ? '--check' : '', config.grep !== undefined ? '--grep' : '', config.operations.length ? '--operation' : '', options.shard ? '--shard' : ''].filter(Boolean).join(', ');
-    const certification = options.certifyDir
-      ? certify(results, suiteErrors, { declaredAbsent, declaredEmpty, extraOperations: pagination.endpoints.filter((e) => e.extra).map((e) => e.key), ...(narrowed ? { narrowedBy: narrowed } : {}) })
-      : undefined;
-    if (certification && !certification.certifiable && exit.code === 0) exit = { code: 1, reason: `exit 1: not certifiable: ${certification.why}` };
+    const refusedBy = certificationRefuses(settingsOf({ config: maskedConfig(config) }), { ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}), ...(options.baseline ? { baseline: options.baseline.file } : {}) });
+    const extraOperations = pagination.endpoints.filter((e) => e.extra).map((e) => e.key);
+    const certification = options.certifyDir ? certify(results, suiteErrors, { declaredAbsent, declaredEmpty, extraOperations, refusedBy }) : undefined;
+    exit = certifiedExit(exit, certification);
     if (interrupted) exit = { code: exit.code, reason: `exit 130: interrupted (Ctrl-C or SIGTERM); ${exit.reason.replace(/^exit \d: /, '')}` };
     const report = reportOf(results, suiteErrors, cleanup, exit, { ...(based ? { baseline: based.report } : {}), ...(certification ? { certification } : {}) });
     // Masked whole, with every secret any area learned, before any renderer escapes a character.
-    const unwritten = publish(secrets.maskDeep(report), { reportDir: config.reportDir, reporters: config.reporters, certifyDir: options.certifyDir, writeBaseline: options.writeBaseline, color }, secrets, io);
+    const attest = options.signingKey ? { key: options.signingKey, mustChecks: mustPlan(checks, extraOperations) } : undefined;
+    const unwritten = publish(secrets.maskDeep(report), { reportDir: config.reportDir, reporters: config.reporters, certifyDir: options.certifyDir, attest, writeBaseline: options.writeBaseline, color }, secrets, io);
     if (unwritten) io.err('exit 2: the verdict above stands, but what it was to be written to was not (see above)');
     // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
     if (cleanup.leftovers.length === 0 && !cleanup.pending) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });

@@ -71,7 +71,7 @@ export interface Config {
   /** Catalog overrides and additions (file only). */
   catalog: CatalogOverrides;
   /** Where each value came from, for the start-up print. */
-  sources: Readonly<Record<string, 'default' | 'file' | 'env' | 'flag'>>;
+  sources: Readonly<Record<string, Source>>;
   configFile?: string;
 }
 
@@ -98,13 +98,17 @@ export const DEFAULT_CONCURRENCY = 64;
  */
 export const DEFAULT_EXPLORE = 20;
 
+/** Requests sent to one list operation at most, by default (--request-budget); a certification sends no fewer. */
+export const DEFAULT_REQUEST_BUDGET = 1000;
+
 /** The settings a file, the environment or flags may give, by their key (the flag is --KEY): lib/settings.ts. */
 const KEYS = Object.fromEntries(SETTINGS.map((s) => [s.key, { env: s.env, field: s.field }])) as Record<SettingKey, { env: string; field: string }>;
 
 /** Keys of the file that hold mappings rather than single values. */
 const FILE_ONLY = ['operations', 'parents'] as const;
 type Key = SettingKey;
-export type Source = 'default' | 'file' | 'env' | 'flag';
+/** Where a setting came from; `bundle`: a certification bundle's, for its witnessed re-run (cli/verify.ts). */
+export type Source = 'default' | 'file' | 'env' | 'flag' | 'bundle';
 
 export type RawSettings = Partial<Record<Key, string | number | boolean>>;
 
@@ -161,6 +165,7 @@ export function didYouMean(word: string, candidates: Iterable<string>, quote = (
 function labelFor(key: Key, source: Source, file: string): string {
   if (source === 'flag') return `--${key}`;
   if (source === 'env') return KEYS[key].env;
+  if (source === 'bundle') return `the bundle's ${key}`;
   return `${file}: ${key}`;
 }
 
@@ -262,6 +267,33 @@ function describeErrors(errors: readonly ErrorObject[], prefix: string): string 
   return lines.slice(0, 4).join('; ') + (lines.length > 4 ? `; and ${lines.length - 4} more` : '');
 }
 
+/** Why an operation the file adds to the catalog is not one it can add (it needs its paths), or undefined. */
+function additionProblem(operations: unknown, knownOperations: readonly string[]): string | undefined {
+  const added = configSchema().getSchema(`${CONFIG_SCHEMA_ID}#/$defs/addedOperation`)!;
+  for (const [id, entry] of Object.entries((operations ?? {}) as Record<string, unknown>)) {
+    if (knownOperations.includes(id) || added(entry)) continue;
+    const near = closest(id, knownOperations);
+    const hint = near ? `did you mean '${near}', which the catalog has?` : `see 'conformance --list-operations'`;
+    return `${describeErrors(added.errors ?? [], `operations.${id}`)} (an operation the catalog does not have is added to it, and needs its paths; ${hint})`;
+  }
+  return undefined;
+}
+
+/**
+ * Why catalog overrides, as a report records them (Config.catalog), are not ones a config file
+ * can give, or undefined: a bundle's recorded overrides are held to the file's schema before
+ * they are trusted (cli/verify.ts).
+ */
+export function catalogProblem(catalog: unknown, knownOperations: readonly string[]): string | undefined {
+  if (catalog === undefined) return undefined;
+  if (!catalog || typeof catalog !== 'object' || Array.isArray(catalog)) return 'not a mapping';
+  const stray = Object.keys(catalog).find((k) => !(FILE_ONLY as readonly string[]).includes(k));
+  if (stray) return `holds '${stray}': only ${FILE_ONLY.join(' and ')}`;
+  const whole = configSchema().getSchema(CONFIG_SCHEMA_ID)!;
+  if (!whole(catalog)) return describeErrors(whole.errors ?? [], '');
+  return additionProblem((catalog as Record<string, unknown>).operations, knownOperations);
+}
+
 /**
  * Reads and validates a settings file. `label` names it in errors (the path as the user gave
  * it); `knownOperations` are the catalog's operation ids: an operation of the file that is not
@@ -280,16 +312,8 @@ export function readConfigFile(path: string, label: string = path, knownOperatio
   const whole = ajv.getSchema(CONFIG_SCHEMA_ID)!;
   if (!whole(parsed)) throw new ConfigError(`${label}: ${describeErrors(whole.errors ?? [], '')}`);
   const doc = parsed as Record<string, unknown>;
-  const operations = (doc.operations ?? {}) as Record<string, unknown>;
-  if (knownOperations) {
-    const added = ajv.getSchema(`${CONFIG_SCHEMA_ID}#/$defs/addedOperation`)!;
-    for (const [id, entry] of Object.entries(operations)) {
-      if (knownOperations.includes(id) || added(entry)) continue;
-      const near = closest(id, knownOperations);
-      const hint = near ? `did you mean '${near}', which the catalog has?` : `see 'conformance --list-operations'`;
-      throw new ConfigError(`${label}: ${describeErrors(added.errors ?? [], `operations.${id}`)} (an operation the catalog does not have is added to it, and needs its paths; ${hint})`);
-    }
-  }
+  const addition = knownOperations ? additionProblem(doc.operations, knownOperations) : undefined;
+  if (addition) throw new ConfigError(`${label}: ${addition}`);
   const out: RawSettings = {};
   const catalog: CatalogOverrides = {};
   for (const [k, v] of Object.entries(doc)) {
@@ -351,7 +375,7 @@ export function resolveConfig(input: ConfigInput): Config {
     checks: input.checks ?? [],
     ...(input.grep !== undefined ? { grep: input.grep } : {}),
     strict: raw.strict !== undefined ? bool(at('strict'), raw.strict) : false,
-    requestBudget: whole('request-budget', 20, 1_000_000, 1000),
+    requestBudget: whole('request-budget', 20, 1_000_000, DEFAULT_REQUEST_BUDGET),
     timeBufferSeconds: whole('time-buffer', 0, 7 * 24 * 3600, 60),
     explore: whole('explore', 0, 10_000, DEFAULT_EXPLORE),
     exploreOnly: raw['explore-only'] !== undefined ? bool(at('explore-only'), raw['explore-only']) : false,

@@ -4,7 +4,7 @@
 // require() loads them synchronously and validate() stays synchronous. Each schema is compiled
 // when first used: the checks never use the results schema, the report writer only that one.
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
@@ -20,6 +20,8 @@ export const SCHEMA = {
   applicationKeyCreateResponse: 'https://conformance.local/spec/application-key-create-response.schema.json',
   listResponse: 'https://conformance.local/spec/list-meta.schema.json',
   results: 'https://conformance.local/spec/results.schema.json',
+  attestation: 'https://conformance.local/spec/attestation.schema.json',
+  record: 'https://conformance.local/spec/record.schema.json',
 } as const;
 export type SchemaId = (typeof SCHEMA)[keyof typeof SCHEMA];
 
@@ -108,11 +110,32 @@ function filesUnder(dir: string, prefix = ''): string[] {
 export function contractDigest(root: string = packageRoot): string {
   const h = createHash('sha256');
   h.update(`version\0${readPackageVersion(root)}\0`);
-  const spec = join(root, 'spec');
-  for (const file of filesUnder(spec)) {
-    const body = readFileSync(join(spec, file));
-    h.update(`${file}\0${body.length}\0`);
+  hashFiles(h, join(root, 'spec'), '');
+  return `sha256:${h.digest('hex')}`;
+}
+
+/** Each file under `dir`, as `prefix/path` (or `path`), its length and its bytes, in path order, into `h`. */
+function hashFiles(h: ReturnType<typeof createHash>, dir: string, prefix: string, keep: (file: string) => boolean = () => true): void {
+  for (const file of filesUnder(dir).filter(keep)) {
+    const body = readFileSync(join(dir, file));
+    h.update(`${prefix ? `${prefix}/` : ''}${file}\0${body.length}\0`);
     h.update(body);
   }
+}
+
+/**
+ * The suite's digest: sha256 over what the package runs, as package.json's `files` ships it:
+ * package.json, the compiled code under dist/ (not its benches or build records) and spec/. A
+ * certificate names it, so a suite that was changed under the same version number is told
+ * apart from the one that was published. A checkout whose dist/ holds files a build no longer
+ * writes has its own digest: build from a clean tree to match a published package.
+ */
+export function suiteDigest(root: string = packageRoot): string {
+  const h = createHash('sha256');
+  const pkg = readFileSync(join(root, 'package.json'));
+  h.update(`package.json\0${pkg.length}\0`);
+  h.update(pkg);
+  if (existsSync(join(root, 'dist'))) hashFiles(h, join(root, 'dist'), 'dist', (f) => !f.startsWith('bench/') && !f.endsWith('.tsbuildinfo'));
+  hashFiles(h, join(root, 'spec'), 'spec');
   return `sha256:${h.digest('hex')}`;
 }

@@ -4,6 +4,7 @@
 // (model.ts failsRun): the console says what the exit code says.
 import type { CheckResult } from '../lib/check.js';
 import { CONTRACT_DOCUMENT } from '../lib/clauses.js';
+import { describeProfile } from './verdict.js';
 import type { Leftover } from '../lib/cleanup.js';
 import { sumTransport } from '../lib/http.js';
 import { replayWords } from '../lib/settings.js';
@@ -292,6 +293,7 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   if (report.certification) {
     const c = report.certification;
     lines.push(p(c.certifiable ? 'green' : 'red', `certifiable: ${c.certifiable ? 'yes' : 'no'} (${c.why})`));
+    if (c.profile) lines.push(`profile: ${describeProfile(c.profile)}`);
   }
   lines.push(p(report.exit.code === 0 ? 'green' : 'red', report.exit.reason));
   return `${lines.join('\n')}\n`;

@@ -7,6 +7,7 @@ import { resultKey, type CheckResult } from '../lib/check.js';
 import { LEVELS, settingsOf, verdictOf, whyNotCounted, type RunReport, type Verdict } from './model.js';
 import { replayCommand, replayTokenNote } from './console.js';
 import { inert } from '../lib/text.js';
+import { describeProfile } from './verdict.js';
 
 const VERDICTS: readonly Verdict[] = ['fail', 'warn', 'error', 'skip', 'pass'];
 
@@ -21,7 +22,7 @@ header,section{margin:0 auto;max-width:1400px;padding:12px 24px}
 .cell a{color:inherit;text-decoration:none;display:block}tr.result:target{outline:2px solid #2563eb}
 h1{font-size:22px;margin:8px 0}h2{font-size:17px;margin:18px 0 8px}
 .verdict{font-size:16px;font-weight:600;padding:10px 14px;border-radius:6px;display:inline-block}
-.verdict.ok{background:#dff3e4;color:#14532d}.verdict.bad{background:#fde2e1;color:#7f1d1d}
+.profile{margin:8px 0;font-size:15px}.verdict.ok{background:#dff3e4;color:#14532d}.verdict.bad{background:#fde2e1;color:#7f1d1d}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:12px 0}dl.facts dt{color:#5b6575}dl.facts dd{margin:0;word-break:break-all}
 table{border-collapse:collapse;background:#fff}th,td{border:1px solid #dde1e7;padding:4px 7px;text-align:left;vertical-align:top}
 th{background:#eef1f5;font-weight:600}
@@ -135,7 +136,7 @@ export function renderHtml(report: RunReport): string {
 <title>Conformance report: ${esc(report.target.baseUrl)} (run ${esc(report.runId)})</title>
 <style>${CSS}</style></head><body>
 <header><h1>Conformance report</h1>
-<div class="verdict ${report.exit.code === 0 ? 'ok' : 'bad'}" id="verdict">${esc(report.exit.reason)}</div>
+<div class="verdict ${report.exit.code === 0 ? 'ok' : 'bad'}" id="verdict">${esc(report.exit.reason)}</div>${report.certification?.profile ? `\n<div class="profile" id="profile"><b>profile:</b> ${esc(describeProfile(report.certification.profile))}; <b>certifiable:</b> ${report.certification.certifiable ? 'yes' : 'no'}</div>` : ''}
 <dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl></header>
 <section id="summary"><h2>Summary: ${s.total} results</h2>${summary}${report.suiteErrors.length ? `<h2>Errors of the suite</h2><ul>${report.suiteErrors.map((e) => `<li>${esc(e)}</li>`).join('')}</ul>` : ''}</section>
 <section id="filter"><h2>Filter</h2>${filters}</section>

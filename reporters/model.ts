@@ -28,7 +28,7 @@ export interface RunReport {
   /** Known failures that did not fail the run (--baseline). */
   baseline?: BaselineReport;
   /** Certification mode (--certify). */
-  certification?: { certifiable: boolean; why: string; declaredAbsent?: string[]; declaredEmpty?: DeclaredEmpty[] };
+  certification?: { certifiable: boolean; why: string; declaredAbsent?: string[]; declaredEmpty?: DeclaredEmpty[]; profile?: { name: 'full' | 'partial'; absent: string[]; empty: string[] } };
   /** How list traversals were bounded and compared (absent when no list check ran). */
   lists?: ListsReport;
   summary: Summary;

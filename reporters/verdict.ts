@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import type { CheckResult } from '../lib/check.js';
-import { ConfigError } from '../lib/config.js';
-import { failsRun, type BaselineReport, type DeclaredEmpty } from './model.js';
+import { ConfigError, DEFAULT_REQUEST_BUDGET } from '../lib/config.js';
+import { failsRun, type BaselineReport, type DeclaredEmpty, type OutcomeSettings } from './model.js';
 
 export interface BaselineEntry {
   id: string;
@@ -92,6 +92,11 @@ export function exitFor(results: readonly CheckResult[], suiteErrors: readonly s
   return { code: 0, reason: `exit 0: ${lead}${warn}${baselined}` };
 }
 
+/** The exit of a certification run: a run that passed but cannot certify exits 1, saying why. */
+export function certifiedExit(exit: { code: 0 | 1 | 2; reason: string }, certification: Pick<Certification, 'certifiable' | 'why'> | undefined): { code: 0 | 1 | 2; reason: string } {
+  return certification && !certification.certifiable && exit.code === 0 ? { code: 1, reason: `exit 1: not certifiable: ${certification.why}` } : exit;
+}
+
 /**
  * Certification: every MUST check passed (a baseline does not excuse one), the suite did all
  * its work, and no MUST check was skipped except on an operation the vendor declares absent,
@@ -103,8 +108,50 @@ export interface CertificationScope {
   declaredEmpty?: readonly string[];
   /** Lists beyond the contract's 26: reported, but they do not gate certification. */
   extraOperations: readonly string[];
-  /** The run was narrowed (--check, --grep, --operation, --shard): it cannot certify. */
-  narrowedBy?: string;
+  /**
+   * Why the run's settings cannot certify (certificationRefuses): narrowed, baselined, the
+   * exploration off, a request budget below the default. Empty: they can.
+   */
+  refusedBy?: readonly string[];
+}
+
+/**
+ * What a certificate says was certified: `full` (every list operation of the contract and both
+ * write operations exercised), or `partial`, with the list operations the vendor declared
+ * absent or empty.
+ */
+export interface Profile {
+  name: 'full' | 'partial';
+  absent: string[];
+  empty: string[];
+}
+
+export function profileOf(declaredAbsent: readonly string[], declaredEmpty: readonly string[]): Profile {
+  return { name: declaredAbsent.length || declaredEmpty.length ? 'partial' : 'full', absent: [...declaredAbsent], empty: [...declaredEmpty] };
+}
+
+/** A profile in words: `full`, or `partial (absent: a, b; empty: c)`. */
+export function describeProfile(p: Profile): string {
+  if (p.name === 'full') return 'full (all 26 list operations and both write operations)';
+  const parts = [p.absent.length ? `absent: ${p.absent.join(', ')}` : '', p.empty.length ? `empty: ${p.empty.join(', ')}` : ''].filter(Boolean);
+  return `partial (${parts.join('; ')})`;
+}
+
+/**
+ * Why a run with these settings cannot certify, each reason in words (none: it can). A
+ * certification runs every check (no --check, --grep, --operation or --shard), judges every
+ * failure (no --baseline), draws requests (--explore above 0) and sends at least the default
+ * request budget to each list operation. The run's verdict and `conformance verify` both ask this.
+ */
+export function certificationRefuses(s: OutcomeSettings, run: { shard?: string; baseline?: string }): string[] {
+  const narrowed = [s.checks?.length ? '--check' : '', s.grep !== undefined ? '--grep' : '', s.operations?.length ? '--operation' : '', run.shard ? '--shard' : ''].filter(Boolean);
+  return [
+    ...(narrowed.length ? [`the run was narrowed by ${narrowed.join(', ')}: a certification runs every check`] : []),
+    ...(run.baseline ? [`the run had a baseline (${run.baseline}): a certification judges every failure`] : []),
+    ...(s.explore === 0 ? ['the run drew no requests (--explore 0): a certification explores'] : []),
+    ...(s.exploreOnly ? ['the run had the fixed probes off (--explore-only)'] : []),
+    ...(s.requestBudget !== undefined && s.requestBudget < DEFAULT_REQUEST_BUDGET ? [`the request budget was ${s.requestBudget}, below the default ${DEFAULT_REQUEST_BUDGET}: a certification sends no fewer`] : []),
+  ];
 }
 
 export interface Certification {
@@ -114,6 +161,7 @@ export interface Certification {
   declaredAbsent: string[];
   /** The operations declared empty, each with what the run saw and what it could not exercise. */
   declaredEmpty: DeclaredEmpty[];
+  profile: Profile;
 }
 
 /**
@@ -141,8 +189,7 @@ export function certify(results: readonly CheckResult[], suiteErrors: readonly s
   const { declaredAbsent } = scope;
   const declaredEmpty = (scope.declaredEmpty ?? []).map((op) => observeEmpty(results, op));
   const seenEmpty = new Set(declaredEmpty.filter((d) => d.observed === 'empty').map((d) => d.operation));
-  const why: string[] = [];
-  if (scope.narrowedBy) why.push(`the run was narrowed by ${scope.narrowedBy}: a certification runs every check`);
+  const why: string[] = [...(scope.refusedBy ?? [])];
   const must = results.filter((r) => r.level === 'MUST' && !(r.operation && scope.extraOperations.includes(r.operation)));
   const failed = must.filter((r) => r.outcome === 'fail');
   const errors = results.filter((r) => r.outcome === 'error').length + suiteErrors.length;
@@ -168,7 +215,7 @@ export function certify(results: readonly CheckResult[], suiteErrors: readonly s
   // A declaration the run contradicts does not certify: the certificate would say a list is
   // empty, and its checks not exercised, when the product holds records there.
   if (filled.length) why.push(`declared empty but holding records: ${filled.map((d) => `${d.operation} (${d.evidence})`).join('; ')}; drop --empty for ${filled.length > 1 ? 'them' : 'it'}`);
-  const report = { declaredAbsent: [...declaredAbsent], declaredEmpty };
+  const report = { declaredAbsent: [...declaredAbsent], declaredEmpty, profile: profileOf(declaredAbsent, scope.declaredEmpty ?? []) };
   if (why.length) return { certifiable: false, why: why.join('; '), ...report };
   const notes = [
     ...(declaredAbsent.length ? [`declared absent: ${declaredAbsent.join(', ')}`] : []),

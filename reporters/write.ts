@@ -1,10 +1,11 @@
 // Writing what the renderers produce. The results model is validated against
 // spec/results.schema.yaml first: a report that breaks its own schema is a bug of the suite.
-import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SuiteError } from '../lib/outcome.js';
 import { describeViolations, SCHEMA, validate } from '../lib/schema.js';
+import { ATTESTATION_FILE, certifiedTarget, predicateOf, sha256, signStatement, statementOf, type SigningKey } from './attestation.js';
+import { suiteDigest } from '../lib/schema.js';
 import type { RunReport } from './model.js';
 import { DEFAULT_REPORTERS } from './formats.js';
 import { reportFormats } from './registry.js';
@@ -25,24 +26,37 @@ export function reportFiles(report: RunReport, mask: (s: string) => string, repo
   return reportFormats(reporters).map((f) => ({ name: f.file, content: mask(f.render(report)) }));
 }
 
+/** What signs a bundle (--signing-key): the key, and what the predicate says beyond the report. */
+export interface Attest {
+  key: SigningKey;
+  /** The MUST results the run planned (attestation.ts mustPlan). */
+  mustChecks: readonly string[];
+}
+
 /**
  * The certification bundle: the reports, the resolved configuration (masked), a certificate
  * naming product, suite and contract, and SHA256SUMS over all of it (`sha256sum -c SHA256SUMS`).
+ * With a key, attestation.json too: a signed statement over every other file
+ * (reporters/attestation.ts). It is not masked: it holds only digests and what the masked
+ * files say, and a byte changed would break its signature.
  */
-export function bundleFiles(report: RunReport, mask: (s: string) => string): OutputFile[] {
+export function bundleFiles(report: RunReport, mask: (s: string) => string, attest?: Attest, suite: { digest: string } = { digest: suiteDigest() }): OutputFile[] {
   const certification = report.certification;
   const certificate = {
     product: report.product?.name ?? null,
     productVersion: report.product?.version ?? null,
     suite: `${report.tool.name} ${report.tool.version}`,
+    suiteDigest: suite.digest,
     contractDigest: report.contractDigest,
-    target: report.target.baseUrl,
+    target: certifiedTarget(report.target),
     runId: report.runId,
     seed: report.seed,
     startedAt: report.startedAt,
     finishedAt: report.finishedAt,
     certifiable: report.certification?.certifiable ?? false,
     why: report.certification?.why ?? '',
+    // What was certified: every operation, or the list operations declared absent or empty.
+    profile: certification?.profile ?? null,
     // What the vendor declared, and for each declared-empty list what the run saw and which
     // checks it could not exercise: an empty list neither blocks certification nor hides.
     declaredAbsent: certification?.declaredAbsent ?? [],
@@ -54,8 +68,11 @@ export function bundleFiles(report: RunReport, mask: (s: string) => string): Out
     { name: 'config.json', content: mask(`${JSON.stringify(report.config, null, 2)}\n`) },
     { name: 'certificate.json', content: mask(`${JSON.stringify(certificate, null, 2)}\n`) },
   ];
-  const sums = files.map((f) => `${createHash('sha256').update(f.content).digest('hex')}  ${f.name}`).join('\n');
-  return [...files, { name: 'SHA256SUMS', content: `${sums}\n` }];
+  const sums = files.map((f) => `${sha256(f.content)}  ${f.name}`).join('\n');
+  const bundle = [...files, { name: 'SHA256SUMS', content: `${sums}\n` }];
+  if (!attest) return bundle;
+  const statement = statementOf(bundle, predicateOf(report, suite, attest.mustChecks));
+  return [...bundle, { name: ATTESTATION_FILE, content: signStatement(statement, attest.key) }];
 }
 
 /** Writes the files as rendered (already masked). */

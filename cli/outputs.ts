@@ -8,7 +8,8 @@ import { githubAnnotations, renderMarkdown } from '../reporters/github.js';
 import type { RunReport } from '../reporters/model.js';
 import { renderBaseline } from '../reporters/verdict.js';
 import { reportFormats } from '../reporters/registry.js';
-import { bundleFiles, reportFiles, writeFiles } from '../reporters/write.js';
+import { ATTESTATION_FILE } from '../reporters/attestation.js';
+import { bundleFiles, reportFiles, writeFiles, type Attest } from '../reporters/write.js';
 import type { Io } from './io.js';
 
 /** A place a run writes, and the setting that named it (for the message when it cannot). */
@@ -50,7 +51,7 @@ export function unwritable(folders: readonly Output[], files: readonly Output[])
  * Everything a finished report goes to: console, files, bundle, baseline, GitHub Actions.
  * Returns why a file could not be written (the run then exits 2), or undefined.
  */
-export function publish(report: RunReport, to: { reportDir?: string; reporters?: readonly string[]; certifyDir?: string; writeBaseline?: string; color: boolean }, secrets: Secrets, io: Io): string | undefined {
+export function publish(report: RunReport, to: { reportDir?: string; reporters?: readonly string[]; certifyDir?: string; attest?: Attest; writeBaseline?: string; color: boolean }, secrets: Secrets, io: Io): string | undefined {
   const mask = (x: string): string => secrets.mask(x);
   io.out(mask(renderSummary(report, { color: to.color })).trimEnd());
   // Each output alone: one that fails (a disk full since the run began) is one line, and the others are still written.
@@ -69,7 +70,12 @@ export function publish(report: RunReport, to: { reportDir?: string; reporters?:
     const names = reportFormats(chosen).map((f) => f.file);
     write('the reports', to.reportDir, () => writeFiles(to.reportDir!, reportFiles(report, mask, chosen)), `reports written to ${to.reportDir} (${names.join(', ')})`);
   }
-  if (to.certifyDir) write('the certification bundle', to.certifyDir, () => writeFiles(to.certifyDir!, bundleFiles(report, mask)), `certification bundle written to ${to.certifyDir} (check it with: cd ${to.certifyDir} && sha256sum -c SHA256SUMS)`);
+  if (to.certifyDir) {
+    const check = to.attest
+      ? `signed (${ATTESTATION_FILE}) by ${to.attest.key.algorithm} key sha256:${to.attest.key.hint}; verify it with its public key: conformance verify ${to.certifyDir} --key PUBLIC_KEY.pem`
+      : `check it with: cd ${to.certifyDir} && sha256sum -c SHA256SUMS`;
+    write('the certification bundle', to.certifyDir, () => writeFiles(to.certifyDir!, bundleFiles(report, mask, to.attest)), `certification bundle written to ${to.certifyDir} (${check})`);
+  }
   if (to.writeBaseline) {
     write('the baseline', to.writeBaseline, () => writeFileSync(to.writeBaseline!, mask(renderBaseline(report.results))), `baseline of ${report.results.filter((r) => r.outcome === 'fail' && r.level !== 'INFO').length} current failure(s) written to ${to.writeBaseline}`);
   }
