@@ -334,7 +334,7 @@ export class Secrets {
   /** Every string in a JSON-like value masked (a copy), and any client_secret member's value: the report, before it is rendered. */
   maskDeep<T>(value: T): T {
     if (typeof value === 'string') return this.mask(value) as T;
-    if (Array.isArray(value)) return value.map((v) => this.maskDeep(v)) as T;
+    if (Array.isArray(value)) return (value as unknown[]).map((v) => this.maskDeep(v)) as T;
     if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'client_secret' && typeof v === 'string' ? MASK : this.maskDeep(v)])) as T;
     return value;
   }

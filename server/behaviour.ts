@@ -319,7 +319,7 @@ export function namedBehaviours(kind: 'fault' | 'variant', table: ReadonlyArray<
  * being left off a list.
  */
 export function combineBehaviours(pieces: ReadonlyArray<Partial<Behaviour>>): Behaviour {
-  const b: Behaviour = Object.assign({}, CONFORMING, ...pieces);
+  const b: Behaviour = pieces.reduce<Behaviour>((all, piece) => Object.assign(all, piece), { ...CONFORMING });
   const scoped = pieces.filter((p) => p.listFaultScope);
   if (b.listFaultScope && scoped.length) {
     const knobs = [...new Set(scoped.flatMap((p) => (Object.keys(p) as Array<keyof Behaviour>).filter((k) => k !== 'listFaultScope')))];

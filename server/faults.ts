@@ -184,6 +184,6 @@ export const FAULTS: readonly Fault[] = [
   { name: 'list-items-not-data', breaks: 'records are the array data', caughtBy: ['list.endpoint.present'], behaviour: { listDataKey: 'items' } },
   { name: 'meta-as-strings', breaks: 'the pagination fields are integers', caughtBy: ['list.meta.fields', 'list.meta.empty-filter'], behaviour: { metaAsStrings: true } },
   // Lists: faults written on the finished page (Behaviour.rewritePage), with no knob of their own
-  { name: 'page-last-record-twice', breaks: 'a page holds the records of its stretch, each once (the last one is sent twice)', caughtBy: ['list.limit.exact'], behaviour: { rewritePage: (page) => (Array.isArray(page.data) && page.data.length ? { ...page, data: [...page.data, page.data.at(-1)] } : page) } },
+  { name: 'page-last-record-twice', breaks: 'a page holds the records of its stretch, each once (the last one is sent twice)', caughtBy: ['list.limit.exact'], behaviour: { rewritePage: (page) => (Array.isArray(page.data) && page.data.length ? { ...page, data: [...(page.data as unknown[]), (page.data as unknown[]).at(-1)] } : page) } },
   { name: 'sort-inverted', breaks: 'sort=attr is ascending', caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id', 'list.sort.descending'], behaviour: { invertSort: true } },
 ];

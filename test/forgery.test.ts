@@ -32,7 +32,6 @@ beforeAll(async () => {
   made = readBundle(join(dir, 'bundle'));
 }, 120_000);
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type J = Record<string, any>;
 interface Parts {
   results: J;

@@ -5,7 +5,7 @@
 // the run may hold one, in any spelling.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -96,7 +96,8 @@ it('an excerpt cut inside a secret masks the secret whole, whatever its spelling
 /** A front that rewrites each new key's client_secret and quotes the latest one in every later answer. */
 async function leakyFront(upstream: string) {
   const cores: string[] = [];
-  const server = createServer(async (req, res) => {
+  const server = createServer((req, res) => void answer(req, res));
+  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length')) as Record<string, string>;
@@ -135,7 +136,7 @@ async function leakyFront(upstream: string) {
       out['x-debug-basic'] = `Basic ${Buffer.from(`id:${latest}`).toString('base64')}`;
     }
     res.writeHead(up.status, out).end(up.status === 204 ? undefined : text);
-  });
+  }
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, cores, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
 }

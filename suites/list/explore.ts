@@ -568,7 +568,7 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     const counts = new Map<string, Map<Source, number>>();
     const count = (id: string, source: Source): void => {
       let bySource = counts.get(id);
-      if (!bySource) counts.set(id, (bySource = new Map()));
+      if (!bySource) counts.set(id, (bySource = new Map<Source, number>()));
       bySource.set(source, (bySource.get(source) ?? 0) + 1);
     };
     const broken: Array<{ d: Draw; page: ListPage; dis: Disagreement[]; source: Source }> = [];

@@ -169,7 +169,7 @@ export const EXPLORATION_SHARE = 1 / 4;
  */
 export function spend(ctx: CheckContext, e: Endpoint, explored = false): void {
   let m = spent.get(ctx.run);
-  if (!m) spent.set(ctx.run, (m = new Map()));
+  if (!m) spent.set(ctx.run, (m = new Map<string, number>()));
   const n = (m.get(e.key) ?? 0) + 1;
   const { budget } = pagination(ctx);
   if (n > budget) throw new BudgetSpent(`not testable within the request budget: ${budget} requests to ${e.key} already sent (raise request-budget)`);

@@ -94,7 +94,7 @@ const byField = new WeakMap<Endpoint, Map<string, Endpoint>>();
 function parentReader(e: Endpoint, field: string): Endpoint {
   if (e.record.id === field) return e;
   let m = byField.get(e);
-  if (!m) byField.set(e, (m = new Map()));
+  if (!m) byField.set(e, (m = new Map<string, Endpoint>()));
   let out = m.get(field);
   if (!out) m.set(field, (out = { ...e, record: { ...e.record, id: field } }));
   return out;
