@@ -1,6 +1,17 @@
 // The harness as a library: run checks from your own code, against your own server. It sits
 // above every layer it gathers (lib/ and suites/), so nothing below imports it.
-export { RunContext, CheckContext, Session, runCheck, resultKey, loadFaker, type Check, type CheckResult, type FailureEvidence, type RunSettings } from './lib/check.js';
+export {
+  RunContext,
+  CheckContext,
+  Session,
+  runCheck,
+  resultKey,
+  loadFaker,
+  type Check,
+  type CheckResult,
+  type FailureEvidence,
+  type RunSettings,
+} from './lib/check.js';
 export { CheckFailure, CheckSkip, SuiteError, type Level, type Outcome, type SuiteErrorCode } from './lib/outcome.js';
 export { HttpClient, HttpResponse, type RequestSpec, type Auth } from './lib/http.js';
 export { cleanUp, type Leftover, type CleanupReport } from './lib/cleanup.js';

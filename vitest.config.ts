@@ -10,8 +10,32 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 const UNIT = [
-  'catalogue', 'config', 'contract', 'explore-create', 'flags', 'http', 'ids', 'imports', 'instant', 'junit', 'merge', 'oauth',
-  'pairwise', 'illegal', 'progress', 'verify-logic', 'reporters', 'rule-levels', 'schema', 'sdk', 'server', 'server-errors', 'server-limits', 'traceability', 'walks', 'warnings',
+  'catalogue',
+  'config',
+  'contract',
+  'explore-create',
+  'flags',
+  'http',
+  'ids',
+  'imports',
+  'instant',
+  'junit',
+  'merge',
+  'oauth',
+  'pairwise',
+  'illegal',
+  'progress',
+  'verify-logic',
+  'reporters',
+  'rule-levels',
+  'schema',
+  'sdk',
+  'server',
+  'server-errors',
+  'server-limits',
+  'traceability',
+  'walks',
+  'warnings',
 ].map((name) => `test/${name}.test.ts`);
 
 const PROOFS = ['mutants', 'legal-space', 'fuzz-answers', 'explore'].map((name) => `test/${name}.test.ts`);

@@ -109,7 +109,8 @@ export function phpString(s: string): string {
     if (ch === '"') out += '\\"';
     else if (ch === '/') out += '\\/';
     else if (SHORT_ESCAPES[ch]) out += SHORT_ESCAPES[ch];
-    else if (c < 0x20 || c > 0x7e) out += hex4(c, false); // UTF-16 units: a surrogate pair as two escapes, as PHP does
+    else if (c < 0x20 || c > 0x7e)
+      out += hex4(c, false); // UTF-16 units: a surrogate pair as two escapes, as PHP does
     else out += ch;
   }
   return `${out}"`;
@@ -185,7 +186,22 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
   const hangAfter = options.hangAfter ?? 40;
   const createdAs200 = options.createdAs200 ?? true;
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const counts: ChaosCounts = { requests: 0, forwarded: 0, limited: 0, limitedNoRetryAfter: 0, resetBefore: {}, resetMidBody: {}, spikes: 0, badGateway: 0, late: 0, hung: 0, html: 0, echoed: 0, createdAs200: 0, secretsSeen: new Set() };
+  const counts: ChaosCounts = {
+    requests: 0,
+    forwarded: 0,
+    limited: 0,
+    limitedNoRetryAfter: 0,
+    resetBefore: {},
+    resetMidBody: {},
+    spikes: 0,
+    badGateway: 0,
+    late: 0,
+    hung: 0,
+    html: 0,
+    echoed: 0,
+    createdAs200: 0,
+    secretsSeen: new Set(),
+  };
   const bump = (m: Record<string, number>, k: string): void => void (m[k] = (m[k] ?? 0) + 1);
   let burstLeft = 0;
   const timers = new Set<NodeJS.Timeout>();
@@ -222,10 +238,12 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
       send(false);
     }, fail);
   };
-  const pipeAnswer = (res: ServerResponse) => (up: IncomingMessage): void => {
-    res.writeHead(up.statusCode ?? 502, answerHeaders(up.headers));
-    up.pipe(res);
-  };
+  const pipeAnswer =
+    (res: ServerResponse) =>
+    (up: IncomingMessage): void => {
+      res.writeHead(up.statusCode ?? 502, answerHeaders(up.headers));
+      up.pipe(res);
+    };
 
   const handlers: Record<ChaosMode, (req: IncomingMessage, res: ServerResponse) => void> = {
     calm: (req, res) => forward(req, res, pipeAnswer(res)),
@@ -234,7 +252,11 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
       const refuse = (retryAfter: boolean): void => {
         req.resume();
         const body = JSON.stringify({ errors: [{ status: '429', title: 'Too Many Requests', detail: 'Rate limit exceeded.' }] });
-        res.writeHead(429, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(retryAfter ? { 'retry-after': String(retryAfterS) } : {}) });
+        res.writeHead(429, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          ...(retryAfter ? { 'retry-after': String(retryAfterS) } : {}),
+        });
         res.end(body);
       };
       if (burstLeft > 0) {
@@ -274,20 +296,23 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
       }
       if (r < resetShare + midBodyShare) {
         forward(req, res, (up) => {
-          void readAll(up).then((body) => {
-            const h = answerHeaders(up.headers);
-            delete h['transfer-encoding'];
-            h['content-length'] = String(body.length);
-            res.writeHead(up.statusCode ?? 502, h);
-            if (body.length < 2) {
-              // Nothing to cut in half: the connection goes before the answer.
-              bump(counts.resetBefore, method);
-              req.socket.destroy();
-              return;
-            }
-            bump(counts.resetMidBody, method);
-            res.write(body.subarray(0, Math.floor(body.length / 2)), () => req.socket.destroy());
-          }, () => req.socket.destroy());
+          void readAll(up).then(
+            (body) => {
+              const h = answerHeaders(up.headers);
+              delete h['transfer-encoding'];
+              h['content-length'] = String(body.length);
+              res.writeHead(up.statusCode ?? 502, h);
+              if (body.length < 2) {
+                // Nothing to cut in half: the connection goes before the answer.
+                bump(counts.resetBefore, method);
+                req.socket.destroy();
+                return;
+              }
+              bump(counts.resetMidBody, method);
+              res.write(body.subarray(0, Math.floor(body.length / 2)), () => req.socket.destroy());
+            },
+            () => req.socket.destroy(),
+          );
         });
         return;
       }
@@ -346,35 +371,38 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
     const authorization = req.headers.authorization;
     forward(req, res, (up) => {
       if (!/json/i.test(String(up.headers['content-type'] ?? ''))) return pipeAnswer(res)(up);
-      void readAll(up).then((body) => {
-        const h = answerHeaders(up.headers);
-        delete h['transfer-encoding'];
-        let out = body;
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(body.toString('utf8'));
-        } catch {
-          parsed = undefined;
-        }
-        const secrets = clientSecrets(parsed);
-        if (secrets.length) {
-          counts.echoed++;
-          for (const s of secrets) counts.secretsSeen.add(s);
-          let value = parsed;
-          if (authorization !== undefined && value && typeof value === 'object' && !Array.isArray(value)) value = { ...value, echo: authorization };
-          out = Buffer.from(spellJson(value, str));
-          // The header in the same spelling, without its quotes (it is ASCII either way).
-          if (authorization !== undefined) h[ECHO_HEADER] = str(authorization).slice(1, -1);
-        }
-        h['content-length'] = String(out.length);
-        let status = up.statusCode ?? 502;
-        if (secrets.length && status === 201 && createdAs200) {
-          status = 200;
-          counts.createdAs200++;
-        }
-        res.writeHead(status, h);
-        res.end(out);
-      }, () => res.destroy());
+      void readAll(up).then(
+        (body) => {
+          const h = answerHeaders(up.headers);
+          delete h['transfer-encoding'];
+          let out = body;
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(body.toString('utf8'));
+          } catch {
+            parsed = undefined;
+          }
+          const secrets = clientSecrets(parsed);
+          if (secrets.length) {
+            counts.echoed++;
+            for (const s of secrets) counts.secretsSeen.add(s);
+            let value = parsed;
+            if (authorization !== undefined && value && typeof value === 'object' && !Array.isArray(value)) value = { ...value, echo: authorization };
+            out = Buffer.from(spellJson(value, str));
+            // The header in the same spelling, without its quotes (it is ASCII either way).
+            if (authorization !== undefined) h[ECHO_HEADER] = str(authorization).slice(1, -1);
+          }
+          h['content-length'] = String(out.length);
+          let status = up.statusCode ?? 502;
+          if (secrets.length && status === 201 && createdAs200) {
+            status = 200;
+            counts.createdAs200++;
+          }
+          res.writeHead(status, h);
+          res.end(out);
+        },
+        () => res.destroy(),
+      );
     });
   }
 

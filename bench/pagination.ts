@@ -53,7 +53,13 @@ async function measure(records: number): Promise<Figures> {
     };
     const offsets = Array.from({ length: PAGES }, () => `/v2/accounts?page[limit]=100&page[offset]=${Math.floor(rnd() * (total - 100))}`);
     // Ids rise with generation order from 00000000-: a random 8-digit prefix is a random point.
-    const keysets = Array.from({ length: PAGES }, () => `/v2/accounts?sort=id&page[limit]=100&filter=gt(id,${Math.floor(rnd() * total).toString(16).padStart(8, '0')})`);
+    const keysets = Array.from(
+      { length: PAGES },
+      () =>
+        `/v2/accounts?sort=id&page[limit]=100&filter=gt(id,${Math.floor(rnd() * total)
+          .toString(16)
+          .padStart(8, '0')})`,
+    );
     const offsetTimes = await time(offsets);
     const keysetTimes = await time(keysets);
     const walkStart = performance.now();
@@ -84,7 +90,10 @@ async function measure(records: number): Promise<Figures> {
   }
 }
 
-const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const sizes = process.argv
+  .slice(2)
+  .map(Number)
+  .filter((n) => n > 0);
 const runs: Figures[] = [];
 for (const n of sizes.length ? sizes : [10_000, 100_000, 1_000_000]) runs.push(await measure(n));
 
@@ -93,13 +102,27 @@ const f = (x: number, d = 2): string => x.toFixed(d);
 console.log('records    build ms  offset p50 ms  offset req/s  keyset p50 ms  keyset req/s  traversal s  peak RSS MB  offset/base  keyset/base');
 for (const r of runs) {
   console.log(
-    [String(r.records).padEnd(9), f(r.buildMs, 0).padStart(9), f(r.offsetMedianMs, 3).padStart(14), f(r.offsetRps, 0).padStart(13), f(r.keysetMedianMs, 3).padStart(14), f(r.keysetRps, 0).padStart(13), f(r.traversalS).padStart(12), f(r.peakRssMb, 0).padStart(12), f(r.offsetMedianMs / base.offsetMedianMs).padStart(12), f(r.keysetMedianMs / base.keysetMedianMs).padStart(12)].join(' '),
+    [
+      String(r.records).padEnd(9),
+      f(r.buildMs, 0).padStart(9),
+      f(r.offsetMedianMs, 3).padStart(14),
+      f(r.offsetRps, 0).padStart(13),
+      f(r.keysetMedianMs, 3).padStart(14),
+      f(r.keysetRps, 0).padStart(13),
+      f(r.traversalS).padStart(12),
+      f(r.peakRssMb, 0).padStart(12),
+      f(r.offsetMedianMs / base.offsetMedianMs).padStart(12),
+      f(r.keysetMedianMs / base.keysetMedianMs).padStart(12),
+    ].join(' '),
   );
   if (r.traversed !== r.records) console.log(`  traversal read ${r.traversed} of ${r.records} records: BROKEN`);
 }
 const big = runs.at(-1)!;
 const goals = [
-  [`per-page latency at ${big.records} within 2x of ${base.records} (offset ${f(big.offsetMedianMs / base.offsetMedianMs)}x, keyset ${f(big.keysetMedianMs / base.keysetMedianMs)}x)`, big.offsetMedianMs <= 2 * base.offsetMedianMs && big.keysetMedianMs <= 2 * base.keysetMedianMs],
+  [
+    `per-page latency at ${big.records} within 2x of ${base.records} (offset ${f(big.offsetMedianMs / base.offsetMedianMs)}x, keyset ${f(big.keysetMedianMs / base.keysetMedianMs)}x)`,
+    big.offsetMedianMs <= 2 * base.offsetMedianMs && big.keysetMedianMs <= 2 * base.keysetMedianMs,
+  ],
   [`full keyset traversal of ${big.records} records under 15 s (${f(big.traversalS)} s)`, big.traversalS < 15],
   [`under 1 GB resident at ${big.records} records (${f(big.peakRssMb, 0)} MB)`, big.peakRssMb < 1024],
 ] as const;

@@ -43,7 +43,10 @@ export interface ProxyFigures {
 
 export async function measureProxy(seconds: number): Promise<ProxyFigures> {
   const server = await startServer(50);
-  const child = spawn(process.execPath, [join(packageRoot, 'dist/cli/bin.js'), 'proxy', '--upstream', server.url, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn(process.execPath, [join(packageRoot, 'dist/cli/bin.js'), 'proxy', '--upstream', server.url, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   let printed = '';
   const proxied = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
@@ -56,7 +59,11 @@ export async function measureProxy(seconds: number): Promise<ProxyFigures> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const dispatcher = new Agent({ connections: 16 });
   const times: Record<'direct' | 'proxied', number[]> = { direct: [], proxied: [] };
-  const paths = ['/v2/accounts?page[limit]=25', '/v2/accounts?sort=created_at&page[limit]=10&page[offset]=10', '/v2/customers?filter=ge(created_at,2020-01-01T00:00:00.000Z)&page[limit]=5'];
+  const paths = [
+    '/v2/accounts?page[limit]=25',
+    '/v2/accounts?sort=created_at&page[limit]=10&page[offset]=10',
+    '/v2/customers?filter=ge(created_at,2020-01-01T00:00:00.000Z)&page[limit]=5',
+  ];
   const one = async (base: string, i: number): Promise<number> => {
     const create = i % 10 === 9;
     const started = performance.now();
@@ -88,14 +95,26 @@ export async function measureProxy(seconds: number): Promise<ProxyFigures> {
   const judged = /observed .*/.exec(printed)?.[0] ?? '(no summary)';
   const dm = percentile(times.direct, 50);
   const pm = percentile(times.proxied, 50);
-  return { exchanges: total, directMedianMs: dm, proxiedMedianMs: pm, directP95Ms: percentile(times.direct, 95), proxiedP95Ms: percentile(times.proxied, 95), addedMs: pm - dm, ratio: pm / dm, proxyExit, judged };
+  return {
+    exchanges: total,
+    directMedianMs: dm,
+    proxiedMedianMs: pm,
+    directP95Ms: percentile(times.direct, 95),
+    proxiedP95Ms: percentile(times.proxied, 95),
+    addedMs: pm - dm,
+    ratio: pm / dm,
+    proxyExit,
+    judged,
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const f = await measureProxy(arg('seconds', 10));
   const ms = (x: number): string => `${x.toFixed(2)} ms`;
   console.log(`conformance proxy, ${f.exchanges} exchanges at ${RATE}/s, half direct and half through the proxy, interleaved`);
-  console.log(`  median: direct ${ms(f.directMedianMs)}, through the proxy ${ms(f.proxiedMedianMs)}: +${ms(f.addedMs)} (x${f.ratio.toFixed(2)}); goal: at most +${GOAL_MS} ms`);
+  console.log(
+    `  median: direct ${ms(f.directMedianMs)}, through the proxy ${ms(f.proxiedMedianMs)}: +${ms(f.addedMs)} (x${f.ratio.toFixed(2)}); goal: at most +${GOAL_MS} ms`,
+  );
   console.log(`  p95:    direct ${ms(f.directP95Ms)}, through the proxy ${ms(f.proxiedP95Ms)}`);
   console.log(`  the proxy: ${f.judged}; exit ${f.proxyExit}`);
   console.log(f.addedMs <= GOAL_MS ? 'goal met' : 'goal NOT met');

@@ -86,7 +86,11 @@ export interface RealWorldRow {
 /** What results.json says went wrong, folded: errors by their code, failures by check id. */
 function readResults(path: string): RealWorldRow['results'] {
   try {
-    const d = JSON.parse(readFileSync(path, 'utf8')) as { results?: { id: string; level?: string; outcome: string; errorCode?: string }[]; suiteErrors?: unknown[]; cleanup?: { leftovers?: unknown[] } };
+    const d = JSON.parse(readFileSync(path, 'utf8')) as {
+      results?: { id: string; level?: string; outcome: string; errorCode?: string }[];
+      suiteErrors?: unknown[];
+      cleanup?: { leftovers?: unknown[] };
+    };
     const errors: Record<string, number> = {};
     const failures: Record<string, number> = {};
     for (const r of d.results ?? []) {
@@ -107,12 +111,21 @@ function readResults(path: string): RealWorldRow['results'] {
 // --- Spellings of a secret ---------------------------------------------------------------
 
 const pct = (s: string, every: boolean, lower: boolean): string => {
-  const out = every ? [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('') : encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const out = every
+    ? [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('')
+    : encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return lower ? out.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()) : out;
 };
 
 const everyUnit = (s: string, upper: boolean): string =>
-  [...s].map((ch) => [...ch].map((_, i) => ch.charCodeAt(i)).map((c) => `\\u${c.toString(16).padStart(4, '0')[upper ? 'toUpperCase' : 'toLowerCase']()}`).join('')).join('');
+  [...s]
+    .map((ch) =>
+      [...ch]
+        .map((_, i) => ch.charCodeAt(i))
+        .map((c) => `\\u${c.toString(16).padStart(4, '0')[upper ? 'toUpperCase' : 'toLowerCase']()}`)
+        .join(''),
+    )
+    .join('');
 
 /**
  * Base64 of the secret wherever it sits in a longer encoded text (`client_id:client_secret`
@@ -123,7 +136,9 @@ function base64Cores(s: string, url: boolean): string[] {
   const bytes = Buffer.from(s, 'utf8');
   const cores: string[] = [];
   for (let k = 0; k < 3; k++) {
-    const enc = Buffer.concat([Buffer.alloc(k), bytes]).toString(url ? 'base64url' : 'base64').replace(/=+$/, '');
+    const enc = Buffer.concat([Buffer.alloc(k), bytes])
+      .toString(url ? 'base64url' : 'base64')
+      .replace(/=+$/, '');
     const start = k === 0 ? 0 : 4;
     const whole = Math.floor((k + bytes.length) / 3) * 4; // characters of whole groups
     const core = enc.slice(start, whole);
@@ -142,7 +157,12 @@ export function spellings(s: string): Map<string, string> {
     ['JSON-escaped', jsonInner(s)],
     ['\\/-escaped (PHP json_encode)', phpString(s).slice(1, -1)],
     ['.NET \\uXXXX (upper-case hex)', dotnetString(s).slice(1, -1)],
-    ['.NET \\uxxxx (lower-case hex)', dotnetString(s).slice(1, -1).replace(/\\u[0-9A-F]{4}/g, (m) => m.toLowerCase())],
+    [
+      '.NET \\uxxxx (lower-case hex)',
+      dotnetString(s)
+        .slice(1, -1)
+        .replace(/\\u[0-9A-F]{4}/g, (m) => m.toLowerCase()),
+    ],
     ['\\uXXXX every character (upper-case hex)', everyUnit(s, true)],
     ['\\uxxxx every character (lower-case hex)', everyUnit(s, false)],
     ['percent-encoded (upper-case hex)', pct(s, false, false)],
@@ -150,7 +170,13 @@ export function spellings(s: string): Map<string, string> {
     ['percent-encoded every byte (upper-case hex)', pct(s, true, false)],
     ['percent-encoded every byte (lower-case hex)', pct(s, true, true)],
     ['form-encoded', new URLSearchParams({ x: s }).toString().slice(2)],
-    ['form-encoded (lower-case hex)', new URLSearchParams({ x: s }).toString().slice(2).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase())],
+    [
+      'form-encoded (lower-case hex)',
+      new URLSearchParams({ x: s })
+        .toString()
+        .slice(2)
+        .replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+    ],
     ...base64Cores(s, false).map((c, i): [string, string] => [`base64 (alignment ${i})`, c]),
     ...base64Cores(s, true).map((c, i): [string, string] => [`base64url (alignment ${i})`, c]),
   ];
@@ -406,7 +432,13 @@ export async function realWorldRun(mode: ChaosMode, hog: boolean, root: string, 
       sources.set('cleanup stdout', c.stdout);
       sources.set('cleanup stderr', c.stderr);
       const out = `${c.stdout}${c.stderr}`.replace(/\n$/, '');
-      afterCleanup = { command: `conformance cleanup --run ${runId}`, code: c.timedOut ? null : c.code, lines: out ? out.split('\n').length : 0, left: server.store.customApis.size + server.store.applicationKeys.size, tail: out.split('\n').slice(-8) };
+      afterCleanup = {
+        command: `conformance cleanup --run ${runId}`,
+        code: c.timedOut ? null : c.code,
+        lines: out ? out.split('\n').length : 0,
+        left: server.store.customApis.size + server.store.applicationKeys.size,
+        tail: out.split('\n').slice(-8),
+      };
     }
     for (const [p, text] of filesUnder(reportDir)) sources.set(relative(dir, p), text);
     for (const [p, text] of filesUnder(tmp)) sources.set(relative(dir, p), text);
@@ -463,7 +495,8 @@ export function leftInTheEnd(row: RealWorldRow): number {
   return row.afterCleanup ? row.afterCleanup.left : row.left.customApis + row.left.applicationKeys;
 }
 
-const exitText = (row: RealWorldRow): string => (row.benchError ? 'bench error' : row.timedOut ? `timed out, stopped after ${row.seconds.toFixed(0)} s` : String(row.code));
+const exitText = (row: RealWorldRow): string =>
+  row.benchError ? 'bench error' : row.timedOut ? `timed out, stopped after ${row.seconds.toFixed(0)} s` : String(row.code);
 const leftText = (row: RealWorldRow): string => {
   const n = row.left.customApis + row.left.applicationKeys;
   if (n === 0) return '0 left';
@@ -480,8 +513,12 @@ const yes = (b: boolean): string => (b ? 'yes' : 'no');
 function countsText(c: RealWorldRow['counts']): string {
   const parts = [`${c.requests} request(s)`];
   if (c.limited || c.limitedNoRetryAfter) parts.push(`${c.limited} 429 with Retry-After, ${c.limitedNoRetryAfter} without`);
-  const byMethod = (m: Record<string, number>): string => Object.entries(m).map(([k, v]) => `${v} ${k}`).join(', ') || 'none';
-  if (Object.keys(c.resetBefore).length || Object.keys(c.resetMidBody).length) parts.push(`reset before the answer: ${byMethod(c.resetBefore)}; mid-body: ${byMethod(c.resetMidBody)}`);
+  const byMethod = (m: Record<string, number>): string =>
+    Object.entries(m)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', ') || 'none';
+  if (Object.keys(c.resetBefore).length || Object.keys(c.resetMidBody).length)
+    parts.push(`reset before the answer: ${byMethod(c.resetBefore)}; mid-body: ${byMethod(c.resetMidBody)}`);
   if (c.spikes) parts.push(`${c.spikes} delayed 1-5 s`);
   if (c.badGateway || c.late) parts.push(`${c.badGateway} GET(s) answered 502 by the gateway after the target served them, ${c.late} answered 300 ms late`);
   if (c.hung) parts.push(`${c.hung} never answered`);
@@ -500,11 +537,23 @@ function details(row: RealWorldRow, calmCode: number | null): string {
   const out = [`  proxy: ${countsText(row.counts)}; ${row.secretsIssued} client_secret(s) issued`, `  searched: ${row.searched.join(', ')}`];
   const res = row.results;
   if (res && (Object.keys(res.errors).length || Object.keys(res.failures).length || res.suiteErrors || res.leftovers)) {
-    const list = (m: Record<string, number>): string => Object.entries(m).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} x${v}`).join(', ');
-    out.push(`  results.json: ${[Object.keys(res.errors).length ? `errors ${list(res.errors)}` : '', Object.keys(res.failures).length ? `failures (a SHOULD one only warns) ${list(res.failures)}` : '', res.suiteErrors ? `${res.suiteErrors} suite error(s)` : '', res.leftovers ? `${res.leftovers} leftover(s) reported by the suite` : ''].filter(Boolean).join('; ')}`);
+    const list = (m: Record<string, number>): string =>
+      Object.entries(m)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k} x${v}`)
+        .join(', ');
+    out.push(
+      `  results.json: ${[Object.keys(res.errors).length ? `errors ${list(res.errors)}` : '', Object.keys(res.failures).length ? `failures (a SHOULD one only warns) ${list(res.failures)}` : '', res.suiteErrors ? `${res.suiteErrors} suite error(s)` : '', res.leftovers ? `${res.leftovers} leftover(s) reported by the suite` : ''].filter(Boolean).join('; ')}`,
+    );
   }
   if (row.afterCleanup && row.afterCleanup.code !== 0) out.push(`  ${row.afterCleanup.command} printed:`, ...row.afterCleanup.tail.map((l) => `    ${l}`));
-  if (row.left.names.length) out.push(`  left on the target${row.afterCleanup ? ' when the run ended (before the cleanup command)' : ''}: ${row.left.names.slice(0, 8).map((n) => JSON.stringify(n.length > 60 ? `${n.slice(0, 60)}…` : n)).join(', ')}${row.left.names.length > 8 ? ', …' : ''}`);
+  if (row.left.names.length)
+    out.push(
+      `  left on the target${row.afterCleanup ? ' when the run ended (before the cleanup command)' : ''}: ${row.left.names
+        .slice(0, 8)
+        .map((n) => JSON.stringify(n.length > 60 ? `${n.slice(0, 60)}…` : n))
+        .join(', ')}${row.left.names.length > 8 ? ', …' : ''}`,
+    );
   if (row.leaks.length) {
     // One line per secret kind, place and spelling: the client_secrets folded together.
     const folded = new Map<string, Set<string>>();
@@ -530,7 +579,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     return i >= 0 ? args[i + 1] : undefined;
   };
   const modes = (opt('--modes')?.split(',') ?? ['calm', ...CHAOS_MODES]) as ChaosMode[];
-  for (const m of modes) if (m !== 'calm' && !CHAOS_MODES.includes(m as (typeof CHAOS_MODES)[number])) throw new Error(`unknown mode '${m}' (known: calm, ${CHAOS_MODES.join(', ')})`);
+  for (const m of modes)
+    if (m !== 'calm' && !CHAOS_MODES.includes(m as (typeof CHAOS_MODES)[number]))
+      throw new Error(`unknown mode '${m}' (known: calm, ${CHAOS_MODES.join(', ')})`);
   const withHog = !args.includes('--no-hog');
   const timeoutMs = Number(opt('--timeout') ?? 300) * 1000;
   // The whole bench should end within this: late runs get less than --timeout (at least 60 s).
@@ -543,7 +594,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const started = performance.now();
   const rows: RealWorldRow[] = [];
   let calmCode: number | null = null;
-  console.log(`bench:real-world: ${plan.length} run(s), each against a fresh reference server behind the chaos proxy; runs stopped after ${timeoutMs / 1000} s; work dir ${root}`);
+  console.log(
+    `bench:real-world: ${plan.length} run(s), each against a fresh reference server behind the chaos proxy; runs stopped after ${timeoutMs / 1000} s; work dir ${root}`,
+  );
   try {
     for (const [mode, hog] of plan) {
       const left = budgetMs - (performance.now() - started);
@@ -551,8 +604,38 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       try {
         row = await realWorldRun(mode, hog, root, Math.min(timeoutMs, Math.max(60_000, left)));
       } catch (err) {
-        const none = { requests: 0, forwarded: 0, limited: 0, limitedNoRetryAfter: 0, resetBefore: {}, resetMidBody: {}, spikes: 0, badGateway: 0, late: 0, hung: 0, html: 0, echoed: 0, createdAs200: 0 };
-        row = { mode, hog, code: null, timedOut: false, seconds: 0, lines: 0, left: { customApis: 0, applicationKeys: 0, tagged: 0, names: [], inLedger: 0 }, resultsJson: false, junitXml: false, secretsIssued: 0, searched: [], leaks: [], counts: none, tail: [], benchError: err instanceof Error ? err.stack ?? err.message : String(err) };
+        const none = {
+          requests: 0,
+          forwarded: 0,
+          limited: 0,
+          limitedNoRetryAfter: 0,
+          resetBefore: {},
+          resetMidBody: {},
+          spikes: 0,
+          badGateway: 0,
+          late: 0,
+          hung: 0,
+          html: 0,
+          echoed: 0,
+          createdAs200: 0,
+        };
+        row = {
+          mode,
+          hog,
+          code: null,
+          timedOut: false,
+          seconds: 0,
+          lines: 0,
+          left: { customApis: 0, applicationKeys: 0, tagged: 0, names: [], inLedger: 0 },
+          resultsJson: false,
+          junitXml: false,
+          secretsIssued: 0,
+          searched: [],
+          leaks: [],
+          counts: none,
+          tail: [],
+          benchError: err instanceof Error ? (err.stack ?? err.message) : String(err),
+        };
       }
       if (mode === 'calm' && !hog) calmCode = row.code;
       rows.push(row);

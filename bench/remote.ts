@@ -64,7 +64,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const rows = await remoteRuns(latencies.length ? latencies : [0, 50, 100], cut >= 0 ? all.slice(cut + 1) : []);
   console.log('latency   exit   requests   critical path   most in flight   first to last request   none in flight   wall');
   for (const r of rows) {
-    console.log(`${String(r.latencyMs).padStart(4)} ms   ${String(r.code).padStart(4)}   ${String(r.requests).padStart(8)}   ${String(r.criticalPath).padStart(9)} RTs   ${String(r.maxInFlight).padStart(14)}   ${r.spanS.toFixed(1).padStart(19)} s   ${r.idleS.toFixed(1).padStart(12)} s   ${r.seconds.toFixed(1).padStart(5)} s`);
+    console.log(
+      `${String(r.latencyMs).padStart(4)} ms   ${String(r.code).padStart(4)}   ${String(r.requests).padStart(8)}   ${String(r.criticalPath).padStart(9)} RTs   ${String(r.maxInFlight).padStart(14)}   ${r.spanS.toFixed(1).padStart(19)} s   ${r.idleS.toFixed(1).padStart(12)} s   ${r.seconds.toFixed(1).padStart(5)} s`,
+    );
   }
   if (byPath) {
     for (const r of rows) {

@@ -394,7 +394,8 @@ async function traverse(client: RawClient, serverPid: number): Promise<Traversal
       if (pages % 1000 === 0) {
         // The check of the scan: the same page, parsed.
         const data = (JSON.parse(page.body.toString()) as { data: Array<{ id: string }> }).data;
-        if (data.length !== count || (data.at(-1)?.id ?? '') !== lastId) throw new Error(`page ${pages + 1}: the scan read ${count} records up to '${lastId}', the JSON ${data.length} up to '${data.at(-1)?.id}'`);
+        if (data.length !== count || (data.at(-1)?.id ?? '') !== lastId)
+          throw new Error(`page ${pages + 1}: the scan read ${count} records up to '${lastId}', the JSON ${data.length} up to '${data.at(-1)?.id}'`);
       }
       if (count === 0) break;
       pages++;
@@ -406,7 +407,15 @@ async function traverse(client: RawClient, serverPid: number): Promise<Traversal
   const serverS = cpuSeconds(serverPid) - cpuBefore;
   const clientCpu = process.cpuUsage(clientBefore);
   // pages + 1 requests: the last, empty page ends the traversal.
-  return { read, pages, seconds, serverUsPerPage: (serverS * 1e6) / (pages + 1), clientUsPerPage: (clientCpu.user + clientCpu.system) / (pages + 1), clientScanMs: scanMs, machine };
+  return {
+    read,
+    pages,
+    seconds,
+    serverUsPerPage: (serverS * 1e6) / (pages + 1),
+    clientUsPerPage: (clientCpu.user + clientCpu.system) / (pages + 1),
+    clientScanMs: scanMs,
+    machine,
+  };
 }
 
 interface TraversalRun {
@@ -441,14 +450,28 @@ export async function traversal(records = 1_000_000, runs = 3): Promise<Traversa
     const all = done.map((r) => r.seconds);
     const median = [...done].sort((a, b) => a.seconds - b.seconds)[Math.floor(done.length / 2)]!;
     const rss = peakRssMb(child.pid!);
-    return { records: median.read, pages: median.pages, seconds: median.seconds, runs: all, serverUsPerPage: median.serverUsPerPage, clientUsPerPage: median.clientUsPerPage, clientScanMs: median.clientScanMs, buildS, peakRssMb: rss, met: median.seconds < 2 && rss < 1024, machine: median.machine };
+    return {
+      records: median.read,
+      pages: median.pages,
+      seconds: median.seconds,
+      runs: all,
+      serverUsPerPage: median.serverUsPerPage,
+      clientUsPerPage: median.clientUsPerPage,
+      clientScanMs: median.clientScanMs,
+      buildS,
+      peakRssMb: rss,
+      met: median.seconds < 2 && rss < 1024,
+      machine: median.machine,
+    };
   } finally {
     client.close();
     child.kill('SIGTERM');
   }
 }
 
-export async function serverFigures(options: { goals?: ReadonlyArray<3 | 4>; seconds?: number; rounds?: number; client?: 'undici' | 'raw' } = {}): Promise<ServerFigures> {
+export async function serverFigures(
+  options: { goals?: ReadonlyArray<3 | 4>; seconds?: number; rounds?: number; client?: 'undici' | 'raw' } = {},
+): Promise<ServerFigures> {
   const goals = options.goals ?? [3, 4];
   const out: ServerFigures = {};
   if (goals.includes(3)) out.throughput = await throughput(options);
@@ -462,16 +485,28 @@ export function formatServerFigures(f: ServerFigures): string[] {
   const machine = (m: MachineLoad): string => `machine ${(100 * m.busy).toFixed(0)}% busy in all, ${(100 * m.stolen).toFixed(0)}% stolen by the host`;
   if (f.throughput) {
     const t = f.throughput;
-    lines.push(`reference server  ${t.referenceRps.toFixed(0).padStart(6)} req/s  (server ${t.referenceServerCpu.toFixed(2)} cores, ${t.referenceUsPerRequest.toFixed(0)} µs CPU a request)`);
-    lines.push(`node:http floor   ${t.floorRps.toFixed(0).padStart(6)} req/s  (server ${t.floorServerCpu.toFixed(2)} cores, ${t.floorUsPerRequest.toFixed(0)} µs CPU a request)`);
-    lines.push(`  ${t.pageBytes} bytes a page; ${t.client} client up to ${t.clientCpu.toFixed(2)} cores${t.pinned ? '; server on core 0, client on core 1' : '; not pinned (no taskset)'}; ${machine(t.machine)}`);
+    lines.push(
+      `reference server  ${t.referenceRps.toFixed(0).padStart(6)} req/s  (server ${t.referenceServerCpu.toFixed(2)} cores, ${t.referenceUsPerRequest.toFixed(0)} µs CPU a request)`,
+    );
+    lines.push(
+      `node:http floor   ${t.floorRps.toFixed(0).padStart(6)} req/s  (server ${t.floorServerCpu.toFixed(2)} cores, ${t.floorUsPerRequest.toFixed(0)} µs CPU a request)`,
+    );
+    lines.push(
+      `  ${t.pageBytes} bytes a page; ${t.client} client up to ${t.clientCpu.toFixed(2)} cores${t.pinned ? '; server on core 0, client on core 1' : '; not pinned (no taskset)'}; ${machine(t.machine)}`,
+    );
     lines.push(`${met(t.met)}  goal 3: a 100-record page at >= 60% of the node:http floor (${(100 * t.ratio).toFixed(0)}%)`);
   }
   if (f.traversal) {
     const t = f.traversal;
-    lines.push(`traversal of ${t.records} records in ${t.pages} pages: ${t.seconds.toFixed(2)} s, the median of ${t.runs.map((x) => x.toFixed(2)).join(', ')} s (list built in ${t.buildS.toFixed(1)} s first)`);
-    lines.push(`  a page: ${((t.seconds * 1e6) / (t.pages + 1)).toFixed(0)} µs, server CPU ${t.serverUsPerPage.toFixed(0)} µs, client CPU ${t.clientUsPerPage.toFixed(0)} µs (reading the pages ${t.clientScanMs.toFixed(0)} ms in all); ${machine(t.machine)}`);
-    lines.push(`${met(t.met)}  goal 4: 1M-record keyset traversal under 2 s (${t.seconds.toFixed(2)} s) and under 1 GB resident (${t.peakRssMb.toFixed(0)} MB)`);
+    lines.push(
+      `traversal of ${t.records} records in ${t.pages} pages: ${t.seconds.toFixed(2)} s, the median of ${t.runs.map((x) => x.toFixed(2)).join(', ')} s (list built in ${t.buildS.toFixed(1)} s first)`,
+    );
+    lines.push(
+      `  a page: ${((t.seconds * 1e6) / (t.pages + 1)).toFixed(0)} µs, server CPU ${t.serverUsPerPage.toFixed(0)} µs, client CPU ${t.clientUsPerPage.toFixed(0)} µs (reading the pages ${t.clientScanMs.toFixed(0)} ms in all); ${machine(t.machine)}`,
+    );
+    lines.push(
+      `${met(t.met)}  goal 4: 1M-record keyset traversal under 2 s (${t.seconds.toFixed(2)} s) and under 1 GB resident (${t.peakRssMb.toFixed(0)} MB)`,
+    );
   }
   return lines;
 }
@@ -486,7 +521,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       return i >= 0 ? Number(args[i + 1]) : undefined;
     };
     const goal = opt('--goal');
-    const figures = await serverFigures({ goals: goal === 3 || goal === 4 ? [goal] : [3, 4], seconds: opt('--seconds'), rounds: opt('--rounds'), client: args.includes('--raw-load') ? 'raw' : 'undici' });
+    const figures = await serverFigures({
+      goals: goal === 3 || goal === 4 ? [goal] : [3, 4],
+      seconds: opt('--seconds'),
+      rounds: opt('--rounds'),
+      client: args.includes('--raw-load') ? 'raw' : 'undici',
+    });
     for (const line of formatServerFigures(figures)) console.log(line);
   }
 }

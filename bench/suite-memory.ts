@@ -16,7 +16,10 @@ const OPERATIONS = ['accounts', 'customers'];
 /** The CLI against `url`; its peak RSS read from /proc while it runs (VmHWM only grows). */
 function runSuite(url: string): Promise<{ code: number | null; peakMb: number; seconds: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [join(packageRoot, 'dist/cli/bin.js'), '--base-url', url, '--operation', OPERATIONS.join(','), '--timeout', '60000'], { env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN }, stdio: 'ignore' });
+  const child = spawn(process.execPath, [join(packageRoot, 'dist/cli/bin.js'), '--base-url', url, '--operation', OPERATIONS.join(','), '--timeout', '60000'], {
+    env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN },
+    stdio: 'ignore',
+  });
   let peakMb = 0;
   const poll = setInterval(() => {
     try {
@@ -27,10 +30,12 @@ function runSuite(url: string): Promise<{ code: number | null; peakMb: number; s
       // The process is gone.
     }
   }, 20);
-  return new Promise((resolve) => child.on('exit', (code) => {
-    clearInterval(poll);
-    resolve({ code, peakMb, seconds: (performance.now() - started) / 1000 });
-  }));
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      clearInterval(poll);
+      resolve({ code, peakMb, seconds: (performance.now() - started) / 1000 });
+    }),
+  );
 }
 
 export interface MemoryRow {
@@ -57,12 +62,18 @@ export async function suiteMemory(sizes: number[]): Promise<MemoryRow[]> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+  const sizes = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => n > 0);
   const rows = await suiteMemory(sizes.length ? sizes : [10_000, 300_000]);
   const base = rows[0]!.peakMb;
   console.log(`the suite's peak memory against lists of growing size (${OPERATIONS.join(', ')}; default request budget 1000 per operation)`);
   console.log('records per list   exit   peak RSS        wall');
-  for (const r of rows) console.log(`${String(r.records).padStart(16)}   ${String(r.code).padStart(4)}   ${r.peakMb.toFixed(0).padStart(4)} MB (${(r.peakMb / base).toFixed(2)}x)   ${r.seconds.toFixed(1)} s`);
+  for (const r of rows)
+    console.log(
+      `${String(r.records).padStart(16)}   ${String(r.code).padStart(4)}   ${r.peakMb.toFixed(0).padStart(4)} MB (${(r.peakMb / base).toFixed(2)}x)   ${r.seconds.toFixed(1)} s`,
+    );
   const worst = Math.max(...rows.map((r) => r.peakMb / base));
   console.log(`goal: memory set by the budget, not the target (largest / smallest < 1.5x): ${worst < 1.5 ? 'met' : 'not met'} (${worst.toFixed(2)}x)`);
 }

@@ -37,7 +37,10 @@ export function listeningUrl(child: ChildProcess): Promise<string> {
 }
 
 export async function startServer(records: number, options: { cpu?: number } = {}): Promise<{ url: string; child: ChildProcess }> {
-  const { command, args } = pinned([process.execPath, join(packageRoot, 'dist/cli/bin.js'), 'serve', '--port', '0', '--records', String(records), '--token', TOKEN, '--seed', '1'], options.cpu);
+  const { command, args } = pinned(
+    [process.execPath, join(packageRoot, 'dist/cli/bin.js'), 'serve', '--port', '0', '--records', String(records), '--token', TOKEN, '--seed', '1'],
+    options.cpu,
+  );
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   return { url: await listeningUrl(child), child };
 }

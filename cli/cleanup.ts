@@ -45,14 +45,39 @@ function removeLedger(path: string): void {
 }
 
 export async function cleanup(args: string[], io: Io): Promise<number> {
-  const { values } = parseFlags({ args, options: { run: { type: 'string', multiple: true }, token: { type: 'string' }, 'base-url': { type: 'string' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }, 'cleanup');
+  const { values } = parseFlags(
+    {
+      args,
+      options: {
+        run: { type: 'string', multiple: true },
+        token: { type: 'string' },
+        'base-url': { type: 'string' },
+        config: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    },
+    'cleanup',
+  );
   if (values.help) {
     io.out(HELP);
     return 0;
   }
   // Loaded here, not above: --help needs none of it (the HTTP layer loads undici).
-  const [{ cleanUp }, { resolveConfig, settingLabel }, { leftoverLine }, { checkTarget }] = await Promise.all([import('../lib/cleanup.js'), import('../lib/config.js'), import('../reporters/console.js'), import('../lib/preflight.js')]);
-  const config = resolveConfig({ flags: { ...(values.token ? { token: values.token } : {}), ...(values['base-url'] ? { 'base-url': values['base-url'] } : {}) }, env: io.env, cwd: io.cwd, configFile: values.config, checks: [], operations: [], randomSeed: 0 });
+  const [{ cleanUp }, { resolveConfig, settingLabel }, { leftoverLine }, { checkTarget }] = await Promise.all([
+    import('../lib/cleanup.js'),
+    import('../lib/config.js'),
+    import('../reporters/console.js'),
+    import('../lib/preflight.js'),
+  ]);
+  const config = resolveConfig({
+    flags: { ...(values.token ? { token: values.token } : {}), ...(values['base-url'] ? { 'base-url': values['base-url'] } : {}) },
+    env: io.env,
+    cwd: io.cwd,
+    configFile: values.config,
+    checks: [],
+    operations: [],
+    randomSeed: 0,
+  });
   // The token is asked for only when there is something to delete: nothing left, nothing to say.
   const token = (): string => {
     if (!config.token) throw new UsageError('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN', 'cleanup');
@@ -64,10 +89,16 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   const named = values.run ?? [];
   // A run is named by its id, and its ledger is looked for in the ledgers' folder only: a path
   // given as a run would otherwise name any folder, which cleanup reads and then removes.
-  for (const id of named) if (!isRunId(id)) throw new UsageError(`--run takes a run id (8 hexadecimal digits, as the run printed it: 'run 1a2b3c4d'), not ${JSON.stringify(id)}`, 'cleanup');
+  for (const id of named)
+    if (!isRunId(id))
+      throw new UsageError(`--run takes a run id (8 hexadecimal digits, as the run printed it: 'run 1a2b3c4d'), not ${JSON.stringify(id)}`, 'cleanup');
   // A run without a ledger left nothing to delete (its cleanup is done, or it ran on another
   // machine): said, and not an error, so that a cleanup step run again in CI still passes.
-  for (const id of named) if (!existsSync(ledgerPath(id))) io.out(`run ${id}: no ledger (looked in ${dirname(ledgerPath(id))}): nothing of it is left to delete here (its cleanup is done, or it ran on another machine)`);
+  for (const id of named)
+    if (!existsSync(ledgerPath(id)))
+      io.out(
+        `run ${id}: no ledger (looked in ${dirname(ledgerPath(id))}): nothing of it is left to delete here (its cleanup is done, or it ran on another machine)`,
+      );
   const host = hostname();
   // Each ledger read once: the run it records, and how much it still holds (read only for
   // the runs that get that far).
@@ -89,7 +120,10 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   for (const { runId, run } of ledgers) {
     const recorded = run?.baseUrl;
     if (named.length && wanted && recorded && !sameTarget(recorded, wanted)) {
-      throw new UsageError(`run ${runId} ran against ${recorded}, not ${wanted} (${from}): cleanup deletes only on the target a run recorded (with no base URL given, it cleans run ${runId} on ${recorded})`, 'cleanup');
+      throw new UsageError(
+        `run ${runId} ran against ${recorded}, not ${wanted} (${from}): cleanup deletes only on the target a run recorded (with no base URL given, it cleans run ${runId} on ${recorded})`,
+        'cleanup',
+      );
     }
   }
   // One token goes to every run cleaned: with no target and no run named, it may only go to one
@@ -103,7 +137,10 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
     }
     if (targets.size > 1) {
       const list = [...targets].map(([t, ids]) => `${t} (run${ids.length > 1 ? 's' : ''} ${ids.join(', ')})`).join('; ');
-      throw new UsageError(`runs left things on ${targets.size} targets: ${list}; the token would be sent to each, so name one: --base-url URL (or --run ID)`, 'cleanup');
+      throw new UsageError(
+        `runs left things on ${targets.size} targets: ${list}; the token would be sent to each, so name one: --base-url URL (or --run ID)`,
+        'cleanup',
+      );
     }
   }
   const secrets = new Secrets();
@@ -148,19 +185,29 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
     // The target is read once with the token first, as before a run: a refused token, a dead
     // host or a login page is one line, not a failed delete for each thing the run left.
     let reach = reached.get(baseUrl);
-    if (!reach) reached.set(baseUrl, (reach = await checkTarget({ baseUrl, token: token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes }, baseUrl, secrets)));
+    if (!reach)
+      reached.set(
+        baseUrl,
+        (reach = await checkTarget({ baseUrl, token: token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes }, baseUrl, secrets)),
+      );
     if (!reach.ok) {
       io.err(`run ${runId} (${baseUrl}): not cleaned (${count} left): ${secrets.mask(reach.line)}`);
       left += count;
       continue;
     }
-    const report = await cleanUp({ baseUrl, token: token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes, concurrency: config.concurrency, ledgerPath: path, runId }, secrets);
-    io.out(`run ${runId} (${baseUrl}): deleted ${report.deleted}${report.alreadyGone ? ` (${report.alreadyGone} more already gone)` : ''}; ${report.leftovers.length} left over`);
+    const report = await cleanUp(
+      { baseUrl, token: token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes, concurrency: config.concurrency, ledgerPath: path, runId },
+      secrets,
+    );
+    io.out(
+      `run ${runId} (${baseUrl}): deleted ${report.deleted}${report.alreadyGone ? ` (${report.alreadyGone} more already gone)` : ''}; ${report.leftovers.length} left over`,
+    );
     for (const l of report.leftovers) io.out(leftoverLine(l));
     left += report.leftovers.length;
     if (report.leftovers.length === 0) removeLedger(path);
   }
   if (elsewhere) io.out(`${elsewhere} run(s) against targets other than ${wanted} (${from}): not touched`);
-  if (found === 0 && busy === 0) io.out(values.run ? 'nothing left to delete' : wanted ? `no run against ${wanted} left anything to delete` : 'no run left anything to delete');
+  if (found === 0 && busy === 0)
+    io.out(values.run ? 'nothing left to delete' : wanted ? `no run against ${wanted} left anything to delete` : 'no run left anything to delete');
   return left ? 1 : 0;
 }

@@ -69,7 +69,9 @@ export function parseFlags<T extends ParseArgsConfig>(config: T, command?: strin
   // A negative number after a flag that takes a value is that value (`--explore -1`), for the
   // flag's own check to refuse in its words: parseArgs would take it for a flag ("ambiguous").
   const takesValue = (a: string): boolean => a.startsWith('--') && !a.includes('=') && config.options?.[a.slice(2)]?.type === 'string';
-  const args = config.args?.flatMap((a, i, all) => (/^-\d/.test(a) && i > 0 && takesValue(all[i - 1]!) ? [] : takesValue(a) && /^-\d/.test(all[i + 1] ?? '') ? [`${a}=${all[i + 1]}`] : [a]));
+  const args = config.args?.flatMap((a, i, all) =>
+    /^-\d/.test(a) && i > 0 && takesValue(all[i - 1]!) ? [] : takesValue(a) && /^-\d/.test(all[i + 1] ?? '') ? [`${a}=${all[i + 1]}`] : [a],
+  );
   try {
     return parseArgs<T>({ strict: true, ...config, ...(args ? { args } : {}) });
   } catch (e) {
@@ -77,7 +79,12 @@ export function parseFlags<T extends ParseArgsConfig>(config: T, command?: strin
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       const flag = /'([^']+)'/.exec((e as Error).message)?.[1] ?? '';
       const known = Object.entries(config.options ?? {}).flatMap(([name, o]) => [`--${name}`, ...(o.short ? [`-${o.short}`] : [])]);
-      const near = flag.startsWith('--') ? closest(flag, known.filter((k) => k.startsWith('--'))) : undefined;
+      const near = flag.startsWith('--')
+        ? closest(
+            flag,
+            known.filter((k) => k.startsWith('--')),
+          )
+        : undefined;
       throw new UsageError(`unknown option '${flag}'${near ? ` (did you mean ${near}?)` : ''}`, command);
     }
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
@@ -120,6 +127,9 @@ export function processIo(): Io {
     cwd: process.cwd(),
     isTTY: Boolean(process.stdout.isTTY),
     // Only on a terminal, and not under CI: the cursor tricks of a line rewritten in place.
-    progress: process.stderr.isTTY && !isCi(process.env) ? (t) => err(t === undefined ? '\r\u001b[K' : `\r\u001b[K${t.slice(0, (process.stderr.columns || 80) - 1)}`) : undefined,
+    progress:
+      process.stderr.isTTY && !isCi(process.env)
+        ? (t) => err(t === undefined ? '\r\u001b[K' : `\r\u001b[K${t.slice(0, (process.stderr.columns || 80) - 1)}`)
+        : undefined,
   };
 }

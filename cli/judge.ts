@@ -26,7 +26,8 @@ export async function judgeHar(args: string[], io: Io): Promise<number> {
     io.out(JUDGE_HELP);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError(positionals.length ? `one HAR file at a time (got ${positionals.length})` : 'which HAR file? (conformance judge FILE.har)', 'judge');
+  if (positionals.length !== 1)
+    throw new UsageError(positionals.length ? `one HAR file at a time (got ${positionals.length})` : 'which HAR file? (conformance judge FILE.har)', 'judge');
   const flags = observeFlags(values, io, 'judge');
   const file = resolve(io.cwd, positionals[0]!);
   const startedAt = new Date();
@@ -49,7 +50,9 @@ export async function judgeHar(args: string[], io: Io): Promise<number> {
   // A sanitized export strips every Authorization header: then none of its requests can be read as sent without one.
   if (har.exchanges.length && !har.exchanges.some((x) => x.requestHeaders.authorization !== undefined)) {
     flags.settings.credentialsStripped = true;
-    io.out('no request of the file carries an Authorization header (a sanitized export?): each is judged as if it had one, and the rules about requests without a token are not judged');
+    io.out(
+      'no request of the file carries an Authorization header (a sanitized export?): each is judged as if it had one, and the rules about requests without a token are not judged',
+    );
   }
   const secrets = new Secrets();
   const { results, counts } = judgeTraffic(har.exchanges, flags.settings, secrets);

@@ -19,7 +19,11 @@ export const KEYGEN_HELP = `Usage: conformance keygen [--out PREFIX] [--type ed2
 
 export async function keygen(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseFlags(
-    { args, options: { out: { type: 'string' }, type: { type: 'string' }, force: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true },
+    {
+      args,
+      options: { out: { type: 'string' }, type: { type: 'string' }, force: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+    },
     'keygen',
   );
   if (values.help) {
@@ -33,14 +37,18 @@ export async function keygen(args: string[], io: Io): Promise<number> {
   const prefix = resolve(io.cwd, (values.out ?? 'conformance-signing').replace(/\.(key|pub)$/, ''));
   const files = { key: `${prefix}.key`, pub: `${prefix}.pub` };
   const there = Object.values(files).filter((f) => existsSync(f));
-  if (there.length && !values.force) throw new UsageError(`${there.join(' and ')} already exist${there.length > 1 ? '' : 's'}: choose another --out, or --force to overwrite`, 'keygen');
+  if (there.length && !values.force)
+    throw new UsageError(`${there.join(' and ')} already exist${there.length > 1 ? '' : 's'}: choose another --out, or --force to overwrite`, 'keygen');
   const pair = type === 'ed25519' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' });
   try {
     writeFileSync(files.key, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
     chmodSync(files.key, 0o600);
     writeFileSync(files.pub, pair.publicKey.export({ type: 'spki', format: 'pem' }));
   } catch (e) {
-    throw new UsageError(`cannot write ${files.key} and ${files.pub} (${(e as { code?: string }).code ?? (e as Error).message}${(e as { code?: string }).code === 'ENOENT' ? ': the folder does not exist' : ''})`, 'keygen');
+    throw new UsageError(
+      `cannot write ${files.key} and ${files.pub} (${(e as { code?: string }).code ?? (e as Error).message}${(e as { code?: string }).code === 'ENOENT' ? ': the folder does not exist' : ''})`,
+      'keygen',
+    );
   }
   const { keyHint } = await import('../reporters/attestation.js');
   io.out(`private key: ${files.key} (${type === 'ed25519' ? 'Ed25519' : 'ECDSA P-256'}; keep it secret)`);

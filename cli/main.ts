@@ -42,7 +42,10 @@ function renderList(checks: readonly CheckDefinition[]): string[] {
   const w = Math.max(...checks.map((c) => c.id.length));
   return [
     `${'id'.padEnd(w)}  level   clause / title`,
-    ...checks.map((c) => `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.clause}  (${c.clauseLink})\n${' '.repeat(w + 10)}${c.title}${c.perOperation ? ' [per list operation]' : ''}${c.observed ? ' [observed]' : ''}`),
+    ...checks.map(
+      (c) =>
+        `${c.id.padEnd(w)}  ${c.level.padEnd(6)}  ${c.clause}  (${c.clauseLink})\n${' '.repeat(w + 10)}${c.title}${c.perOperation ? ' [per list operation]' : ''}${c.observed ? ' [observed]' : ''}`,
+    ),
     '',
     `${checks.length} checks (${checks.filter((c) => c.perOperation).length} of them run once per list operation; see --list-operations)`,
     `${checks.filter((c) => c.observed).length} of them also judge traffic the suite did not send ([observed]: conformance proxy, conformance judge)`,
@@ -61,7 +64,13 @@ async function listOperations(configFile: string | undefined, cwd: string): Prom
   const file = resolve(cwd, configFile ?? CONFIG_FILE);
   if (configFile !== undefined && !existsSync(file)) throw new ConfigError(`config file not found: ${file}`);
   const label = configFile ?? CONFIG_FILE;
-  const overrides = existsSync(file) ? readConfigFile(file, label, spec.operations.map((o) => o.id)).catalog : {};
+  const overrides = existsSync(file)
+    ? readConfigFile(
+        file,
+        label,
+        spec.operations.map((o) => o.id),
+      ).catalog
+    : {};
   const own = new Set(spec.operations.map((o) => o.id));
   const touched = new Set(Object.keys(overrides.operations ?? {}));
   return endpointsOf(mergeCatalog(spec, overrides)).map((e) => {
@@ -177,11 +186,16 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (refused) throw new UsageError(`${settingLabel(config, 'reporter')}: ${refused}`);
     const { readBaseline } = await import('../reporters/verdict.js');
     const signingKey = await readSigningKey(values['signing-key'], io);
-    if (signingKey && values.certify === undefined) throw new UsageError(`${values['signing-key'] !== undefined ? '--signing-key' : 'CONFORMANCE_SIGNING_KEY'} signs a certification bundle: it goes with --certify DIR`);
+    if (signingKey && values.certify === undefined)
+      throw new UsageError(
+        `${values['signing-key'] !== undefined ? '--signing-key' : 'CONFORMANCE_SIGNING_KEY'} signs a certification bundle: it goes with --certify DIR`,
+      );
     const options: RunOptions = {
       ...(values.certify !== undefined ? { certifyDir: resolve(io.cwd, values.certify) } : {}),
       ...(signingKey ? { signingKey } : {}),
-      ...(values.product !== undefined || values['product-version'] !== undefined ? { product: { ...(values.product ? { name: values.product } : {}), ...(values['product-version'] ? { version: values['product-version'] } : {}) } } : {}),
+      ...(values.product !== undefined || values['product-version'] !== undefined
+        ? { product: { ...(values.product ? { name: values.product } : {}), ...(values['product-version'] ? { version: values['product-version'] } : {}) } }
+        : {}),
       declaredAbsent: listOf(values.absent),
       ...(values.baseline !== undefined ? { baseline: { file: values.baseline, entries: readBaseline(resolve(io.cwd, values.baseline)) } } : {}),
       ...(values['write-baseline'] !== undefined ? { writeBaseline: resolve(io.cwd, values['write-baseline']) } : {}),
@@ -189,14 +203,20 @@ export async function main(argv: string[], io: Io): Promise<number> {
     };
     // --empty is not refused without --certify, as the key `empty` of a shared config file is
     // not: a run says it counts only in a certification (cli/run.ts).
-    if ((options.product || options.declaredAbsent.length) && !options.certifyDir) throw new UsageError('--product, --product-version and --absent go with --certify DIR');
+    if ((options.product || options.declaredAbsent.length) && !options.certifyDir)
+      throw new UsageError('--product, --product-version and --absent go with --certify DIR');
     // --explore-only measures the exploration; with the fixed probes off no list rule is proved.
-    if (config.exploreOnly && options.certifyDir) throw new UsageError(`${settingLabel(config, 'explore-only')} turns the list checks' fixed probes off: it does not go with --certify`);
-    if (config.exploreOnly && config.explore === 0) throw new UsageError(`${settingLabel(config, 'explore-only')} needs drawn requests, and ${settingLabel(config, 'explore')} is 0`);
+    if (config.exploreOnly && options.certifyDir)
+      throw new UsageError(`${settingLabel(config, 'explore-only')} turns the list checks' fixed probes off: it does not go with --certify`);
+    if (config.exploreOnly && config.explore === 0)
+      throw new UsageError(`${settingLabel(config, 'explore-only')} needs drawn requests, and ${settingLabel(config, 'explore')} is 0`);
     // Every place the run will write, tried before anything is sent.
     const { unwritable } = await import('./outputs.js');
     const cannot = unwritable(
-      [...(config.reportDir ? [{ path: config.reportDir, label: settingLabel(config, 'report-dir') }] : []), ...(options.certifyDir ? [{ path: options.certifyDir, label: '--certify' }] : [])],
+      [
+        ...(config.reportDir ? [{ path: config.reportDir, label: settingLabel(config, 'report-dir') }] : []),
+        ...(options.certifyDir ? [{ path: options.certifyDir, label: '--certify' }] : []),
+      ],
       options.writeBaseline ? [{ path: options.writeBaseline, label: '--write-baseline' }] : [],
     );
     if (cannot) throw new UsageError(cannot);

@@ -51,10 +51,15 @@ const SAME_RUN: Array<[string, (r: RunReport, s: OutcomeSettings) => unknown]> =
   ['suite version', (r) => r.tool.version],
   ['contract digest', (r) => r.contractDigest],
   // The settings that decide outcomes (lib/settings.ts): a switch off is false, a list is a set.
-  ...(SETTINGS as readonly SettingSpec[]).filter((x) => x.shards).map((x): [string, (r: RunReport) => unknown] => [`--${x.key}`, (r) => {
-    const v = (r.config ?? {})[x.field];
-    return x.kind === 'switch' ? v === true : x.kind === 'list' ? [...((v as string[] | undefined) ?? [])].sort() : v;
-  }]),
+  ...(SETTINGS as readonly SettingSpec[])
+    .filter((x) => x.shards)
+    .map((x): [string, (r: RunReport) => unknown] => [
+      `--${x.key}`,
+      (r) => {
+        const v = (r.config ?? {})[x.field];
+        return x.kind === 'switch' ? v === true : x.kind === 'list' ? [...((v as string[] | undefined) ?? [])].sort() : v;
+      },
+    ]),
   ['--check', (_, s) => [...(s.checks ?? [])].sort()],
   ['--grep', (_, s) => s.grep],
   ['--operation', (_, s) => [...(s.operations ?? [])].sort()],
@@ -70,12 +75,18 @@ function readPart(dir: string, cwd: string, validateReport: (r: RunReport) => vo
   try {
     report = JSON.parse(readFileSync(file, 'utf8')) as RunReport;
   } catch (e) {
-    throw new UsageError(`${dir}/results.json is not JSON (${(e as Error).message.split('\n')[0]}): give the report directory of a shard (--report-dir)`, 'merge');
+    throw new UsageError(
+      `${dir}/results.json is not JSON (${(e as Error).message.split('\n')[0]}): give the report directory of a shard (--report-dir)`,
+      'merge',
+    );
   }
   try {
     validateReport(report);
   } catch (e) {
-    throw new UsageError(`${dir}/results.json is not a report of this suite's version (${(e as Error).message.replace(/^the results model /, 'it ')})`, 'merge');
+    throw new UsageError(
+      `${dir}/results.json is not a report of this suite's version (${(e as Error).message.replace(/^the results model /, 'it ')})`,
+      'merge',
+    );
   }
   // A report without --shard is a whole run: shard 1 of 1.
   const [index, count] = (report.shard ?? '1/1').split('/').map(Number) as [number, number];
@@ -87,26 +98,37 @@ function checkShards(parts: readonly Part[]): void {
   const name = (p: Part): string => `${p.dir} (shard ${p.index}/${p.count}, run ${p.report.runId})`;
   const first = parts[0]!;
   for (const p of parts) {
-    if (p.count !== first.count) throw new UsageError(`the shards come from different runs: ${name(first)} is one of ${first.count} shards, ${name(p)} one of ${p.count}`, 'merge');
+    if (p.count !== first.count)
+      throw new UsageError(`the shards come from different runs: ${name(first)} is one of ${first.count} shards, ${name(p)} one of ${p.count}`, 'merge');
   }
   const settings = parts.map((p) => settingsOf(p.report));
   for (const [what, of] of SAME_RUN) {
     const a = canonical(of(first.report, settings[0]!));
     const i = parts.findIndex((p, j) => canonical(of(p.report, settings[j]!)) !== a);
-    if (i >= 0) throw new UsageError(`the shards come from different runs: they differ in ${what} (${name(first)}: ${a}; ${name(parts[i]!)}: ${canonical(of(parts[i]!.report, settings[i]!))})`, 'merge');
+    if (i >= 0)
+      throw new UsageError(
+        `the shards come from different runs: they differ in ${what} (${name(first)}: ${a}; ${name(parts[i]!)}: ${canonical(of(parts[i]!.report, settings[i]!))})`,
+        'merge',
+      );
   }
   const seen = new Map<number, Part>();
   for (const p of parts) {
     const twin = seen.get(p.index);
     if (twin) {
       const same = twin.report.runId === p.report.runId ? 'the same report given twice' : 'two reports claim the same shard';
-      throw new UsageError(`shard ${p.index}/${p.count} is given twice (${same}): ${name(twin)} and ${name(p)}; give each shard's report directory once`, 'merge');
+      throw new UsageError(
+        `shard ${p.index}/${p.count} is given twice (${same}): ${name(twin)} and ${name(p)}; give each shard's report directory once`,
+        'merge',
+      );
     }
     seen.set(p.index, p);
   }
   const missing = Array.from({ length: first.count }, (_, i) => i + 1).filter((i) => !seen.has(i));
   if (missing.length) {
-    throw new UsageError(`shard${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${first.count}`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} missing: a merge needs the report directories of all ${first.count} shards of the run`, 'merge');
+    throw new UsageError(
+      `shard${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${first.count}`).join(', ')} ${missing.length > 1 ? 'are' : 'is'} missing: a merge needs the report directories of all ${first.count} shards of the run`,
+      'merge',
+    );
   }
 }
 
@@ -118,14 +140,30 @@ function mergeCleanup(reports: readonly RunReport[]): RunReport['cleanup'] {
     ...(reports.some((p) => p.cleanup.alreadyGone) ? { alreadyGone: reports.reduce((n, p) => n + (p.cleanup.alreadyGone ?? 0), 0) } : {}),
     leftovers: reports.flatMap((p) => p.cleanup.leftovers),
     ...(postponed.length
-      ? { postponed: postponed.map((p) => `run ${p.runId}: ${p.cleanup.postponed}`).join('; '), pending: postponed.reduce((n, p) => n + (p.cleanup.pending ?? 0), 0) }
+      ? {
+          postponed: postponed.map((p) => `run ${p.runId}: ${p.cleanup.postponed}`).join('; '),
+          pending: postponed.reduce((n, p) => n + (p.cleanup.pending ?? 0), 0),
+        }
       : {}),
   };
 }
 
 /** One report from the results.json of several shards. */
 export async function merge(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseFlags({ args, allowPositionals: true, options: { 'report-dir': { type: 'string' }, reporter: { type: 'string', multiple: true }, strict: { type: 'boolean' }, 'no-color': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }, 'merge');
+  const { values, positionals } = parseFlags(
+    {
+      args,
+      allowPositionals: true,
+      options: {
+        'report-dir': { type: 'string' },
+        reporter: { type: 'string', multiple: true },
+        strict: { type: 'boolean' },
+        'no-color': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    },
+    'merge',
+  );
   if (values.help) {
     io.out(MERGE_HELP);
     return 0;
@@ -135,20 +173,33 @@ export async function merge(args: string[], io: Io): Promise<number> {
   const refused = reporters.length ? (await import('../reporters/registry.js')).unknownReporter(reporters) : undefined;
   if (refused) throw new UsageError(`--reporter: ${refused}`, 'merge');
   // Loaded here, not above: --help needs none of it (the schema check loads ajv).
-  const [{ exitFor }, { validateReport }, { publish }] = await Promise.all([import('../reporters/verdict.js'), import('../reporters/write.js'), import('./outputs.js')]);
+  const [{ exitFor }, { validateReport }, { publish }] = await Promise.all([
+    import('../reporters/verdict.js'),
+    import('../reporters/write.js'),
+    import('./outputs.js'),
+  ]);
   const parts = positionals.map((dir) => readPart(dir, io.cwd, validateReport)).sort((a, b) => a.index - b.index);
   checkShards(parts);
   const reports = parts.map((p) => p.report);
   const first = reports[0]!;
   // Each failure keeps the command that re-runs it in its own shard: that shard's seed.
-  const results = reports.flatMap((p) => p.results.map((r) => (r.outcome === 'fail' || r.outcome === 'error' ? { ...r, replay: replayCommand(p, { id: r.id, operation: r.operation }) } : r)));
+  const results = reports.flatMap((p) =>
+    p.results.map((r) => (r.outcome === 'fail' || r.outcome === 'error' ? { ...r, replay: replayCommand(p, { id: r.id, operation: r.operation }) } : r)),
+  );
   const suiteErrors = reports.flatMap((p) => p.suiteErrors);
   const started = reports.map((p) => p.startedAt).sort()[0]!;
-  const finished = reports.map((p) => p.finishedAt).sort().at(-1)!;
+  const finished = reports
+    .map((p) => p.finishedAt)
+    .sort()
+    .at(-1)!;
   const lists = reports.filter((p) => p.lists).map((p) => p.lists!);
   const baselines = reports.filter((p) => p.baseline).map((p) => p.baseline!);
   const baseline: BaselineReport | undefined = baselines.length
-    ? { file: baselines[0]!.file, known: baselines.reduce((n, b) => n + b.known, 0), stale: [...new Map(baselines.flatMap((b) => b.stale).map((s) => [`${s.id} ${s.operation ?? ''}`, s])).values()] }
+    ? {
+        file: baselines[0]!.file,
+        known: baselines.reduce((n, b) => n + b.known, 0),
+        stale: [...new Map(baselines.flatMap((b) => b.stale).map((s) => [`${s.id} ${s.operation ?? ''}`, s])).values()],
+      }
     : undefined;
   const strict = (values.strict ?? false) || settingsOf(first).strict === true;
   const report: RunReport = {
@@ -162,7 +213,9 @@ export async function merge(args: string[], io: Io): Promise<number> {
     results,
     suiteErrors,
     cleanup: mergeCleanup(reports),
-    ...(lists.length ? { lists: { ...lists[0]!, absent: [...new Set(lists.flatMap((l) => l.absent))], comparedBefore: lists.map((l) => l.comparedBefore).sort()[0]! } } : {}),
+    ...(lists.length
+      ? { lists: { ...lists[0]!, absent: [...new Set(lists.flatMap((l) => l.absent))], comparedBefore: lists.map((l) => l.comparedBefore).sort()[0]! } }
+      : {}),
     ...(baseline ? { baseline } : {}),
     summary: summarise(results),
     exit: exitFor(results, suiteErrors, strict),
@@ -171,6 +224,11 @@ export async function merge(args: string[], io: Io): Promise<number> {
   // Each shard was narrowed by --shard and so could not certify; merging does not certify either.
   delete report.certification;
   io.out(`merged ${parts.length} shard(s): ${parts.map((p) => `${p.dir} (${p.index}/${p.count}, seed ${p.report.seed})`).join(', ')}`);
-  publish(report, { reportDir: values['report-dir'] ? resolve(io.cwd, values['report-dir']) : undefined, reporters, color: useColor(io, values['no-color']) }, new Secrets(), io);
+  publish(
+    report,
+    { reportDir: values['report-dir'] ? resolve(io.cwd, values['report-dir']) : undefined, reporters, color: useColor(io, values['no-color']) },
+    new Secrets(),
+    io,
+  );
   return report.exit.code;
 }

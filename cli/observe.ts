@@ -44,7 +44,11 @@ export interface ObserveFlags {
 }
 
 /** The flags read and checked (a bad one is a UsageError of `command`). */
-export function observeFlags(values: { 'report-dir'?: string; reporter?: string[]; 'default-page-length'?: string; strict?: boolean; 'no-color'?: boolean }, io: Io, command: string): ObserveFlags {
+export function observeFlags(
+  values: { 'report-dir'?: string; reporter?: string[]; 'default-page-length'?: string; strict?: boolean; 'no-color'?: boolean },
+  io: Io,
+  command: string,
+): ObserveFlags {
   const reporters = listOf(values.reporter);
   const refused = reporters.length ? unknownReporter(reporters) : undefined;
   if (refused) throw new UsageError(`--reporter: ${refused}`, command);
@@ -66,10 +70,20 @@ export function observeFlags(values: { 'report-dir'?: string; reporter?: string[
  * The report of judged traffic, as a run's: `source` names what was judged (the upstream of a
  * proxy, a HAR file), and `suiteErrors` what kept the command from seeing all of it.
  */
-export function observedReport(source: string, results: ObservedResult[], counts: TrafficCounts, flags: ObserveFlags, startedAt: Date, errors: string[]): RunReport {
+export function observedReport(
+  source: string,
+  results: ObservedResult[],
+  counts: TrafficCounts,
+  flags: ObserveFlags,
+  startedAt: Date,
+  errors: string[],
+): RunReport {
   const finishedAt = new Date();
   // Nothing judged proves nothing: a CI job whose tests went around the proxy must not pass.
-  const nothing = counts.judged - counts.rateLimited - counts.unread <= 0 ? [`no exchange on an operation of the contract could be judged (${counts.exchanges} seen): nothing was judged`] : [];
+  const nothing =
+    counts.judged - counts.rateLimited - counts.unread <= 0
+      ? [`no exchange on an operation of the contract could be judged (${counts.exchanges} seen): nothing was judged`]
+      : [];
   const suiteErrors = [...errors, ...counts.faults, ...nothing];
   return {
     tool: { name: 'conformance', version: packageVersion },
@@ -81,7 +95,15 @@ export function observedReport(source: string, results: ObservedResult[], counts
     finishedAt: finishedAt.toISOString(),
     durationMs: finishedAt.getTime() - startedAt.getTime(),
     config: {
-      observed: { source, exchanges: counts.exchanges, judged: counts.judged, rateLimited: counts.rateLimited, unread: counts.unread, ...(flags.settings.basePath ? { basePath: flags.settings.basePath } : {}), ...(flags.settings.credentialsStripped ? { credentialsStripped: true } : {}) },
+      observed: {
+        source,
+        exchanges: counts.exchanges,
+        judged: counts.judged,
+        rateLimited: counts.rateLimited,
+        unread: counts.unread,
+        ...(flags.settings.basePath ? { basePath: flags.settings.basePath } : {}),
+        ...(flags.settings.credentialsStripped ? { credentialsStripped: true } : {}),
+      },
       strict: flags.strict,
       ...(flags.settings.defaultPageLength !== undefined ? { defaultPageLength: flags.settings.defaultPageLength } : {}),
     },
@@ -95,7 +117,10 @@ export function observedReport(source: string, results: ObservedResult[], counts
 
 /** Writes the report where a run writes its own, and says what was seen; returns the exit code. */
 export function publishObserved(report: RunReport, counts: TrafficCounts, flags: ObserveFlags, secrets: Secrets, io: Io): number {
-  const apart = [counts.rateLimited ? `${counts.rateLimited} answered 429` : '', counts.unread ? `${counts.unread} with a body not known whole: cut at --max-body-bytes, in an encoding not decoded (zstd), or not recorded` : ''].filter(Boolean);
+  const apart = [
+    counts.rateLimited ? `${counts.rateLimited} answered 429` : '',
+    counts.unread ? `${counts.unread} with a body not known whole: cut at --max-body-bytes, in an encoding not decoded (zstd), or not recorded` : '',
+  ].filter(Boolean);
   io.out(`observed ${counts.exchanges} exchange(s), ${counts.judged} on operations of the contract${apart.length ? ` (not judged: ${apart.join('; ')})` : ''}`);
   const failed = publish(report, { ...(flags.reportDir ? { reportDir: flags.reportDir } : {}), reporters: flags.reporters, color: flags.color }, secrets, io);
   if (failed) {

@@ -51,7 +51,12 @@ export function unwritable(folders: readonly Output[], files: readonly Output[])
  * Everything a finished report goes to: console, files, bundle, baseline, GitHub Actions.
  * Returns why a file could not be written (the run then exits 2), or undefined.
  */
-export function publish(report: RunReport, to: { reportDir?: string; reporters?: readonly string[]; certifyDir?: string; attest?: Attest; writeBaseline?: string; color: boolean }, secrets: Secrets, io: Io): string | undefined {
+export function publish(
+  report: RunReport,
+  to: { reportDir?: string; reporters?: readonly string[]; certifyDir?: string; attest?: Attest; writeBaseline?: string; color: boolean },
+  secrets: Secrets,
+  io: Io,
+): string | undefined {
   const mask = (x: string): string => secrets.mask(x);
   io.out(mask(renderSummary(report, { color: to.color })).trimEnd());
   // Each output alone: one that fails (a disk full since the run began) is one line, and the others are still written.
@@ -68,16 +73,31 @@ export function publish(report: RunReport, to: { reportDir?: string; reporters?:
   if (to.reportDir) {
     const chosen = to.reporters?.length ? to.reporters : undefined;
     const names = reportFormats(chosen).map((f) => f.file);
-    write('the reports', to.reportDir, () => writeFiles(to.reportDir!, reportFiles(report, mask, chosen)), `reports written to ${to.reportDir} (${names.join(', ')})`);
+    write(
+      'the reports',
+      to.reportDir,
+      () => writeFiles(to.reportDir!, reportFiles(report, mask, chosen)),
+      `reports written to ${to.reportDir} (${names.join(', ')})`,
+    );
   }
   if (to.certifyDir) {
     const check = to.attest
       ? `signed (${ATTESTATION_FILE}) by ${to.attest.key.algorithm} key sha256:${to.attest.key.hint}; verify it with its public key: conformance verify ${to.certifyDir} --key PUBLIC_KEY.pem`
       : `check it with: cd ${to.certifyDir} && sha256sum -c SHA256SUMS`;
-    write('the certification bundle', to.certifyDir, () => writeFiles(to.certifyDir!, bundleFiles(report, mask, to.attest)), `certification bundle written to ${to.certifyDir} (${check})`);
+    write(
+      'the certification bundle',
+      to.certifyDir,
+      () => writeFiles(to.certifyDir!, bundleFiles(report, mask, to.attest)),
+      `certification bundle written to ${to.certifyDir} (${check})`,
+    );
   }
   if (to.writeBaseline) {
-    write('the baseline', to.writeBaseline, () => writeFileSync(to.writeBaseline!, mask(renderBaseline(report.results))), `baseline of ${report.results.filter((r) => r.outcome === 'fail' && r.level !== 'INFO').length} current failure(s) written to ${to.writeBaseline}`);
+    write(
+      'the baseline',
+      to.writeBaseline,
+      () => writeFileSync(to.writeBaseline!, mask(renderBaseline(report.results))),
+      `baseline of ${report.results.filter((r) => r.outcome === 'fail' && r.level !== 'INFO').length} current failure(s) written to ${to.writeBaseline}`,
+    );
   }
   if (io.env.GITHUB_ACTIONS === 'true') {
     for (const line of githubAnnotations(report)) io.out(mask(line));

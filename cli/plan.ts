@@ -17,14 +17,19 @@ export function operationKeys(given: readonly string[], endpoints: readonly Endp
   const out = new Set<string>();
   for (const name of given) {
     const matching = endpoints.filter((e) => e.key === name || e.operation === name);
-    if (!matching.length) throw new UsageError(`${label}: unknown operation '${name}'${didYouMean(name, known, (c) => `'${c}'`)} (see 'conformance --list-operations')`);
+    if (!matching.length)
+      throw new UsageError(`${label}: unknown operation '${name}'${didYouMean(name, known, (c) => `'${c}'`)} (see 'conformance --list-operations')`);
     for (const e of matching) out.add(e.key);
   }
   return [...out];
 }
 
 /** The list operations as the run will read them (catalog, with the config's overrides). */
-export function paginationFor(config: Pick<Config, 'operations' | 'requestBudget' | 'timeBufferSeconds' | 'defaultPageLength' | 'requireAllEndpoints' | 'exploreOnly'>, catalog: CatalogSpec, all: Endpoint[]): PaginationSettings {
+export function paginationFor(
+  config: Pick<Config, 'operations' | 'requestBudget' | 'timeBufferSeconds' | 'defaultPageLength' | 'requireAllEndpoints' | 'exploreOnly'>,
+  catalog: CatalogSpec,
+  all: Endpoint[],
+): PaginationSettings {
   let endpoints = all;
   if (config.operations.length) {
     const keys = operationKeys(config.operations, endpoints, '--operation');
@@ -64,7 +69,8 @@ export function shardChecks(checks: readonly Check[], shard: { index: number; co
 /** The checks a run selects: --check ids (each known), then --grep on id or title. */
 export function selectChecks(definitions: readonly CheckDefinition[], ids: readonly string[], grep: string | undefined): CheckDefinition[] {
   const known = new Set(definitions.map((c) => c.id));
-  for (const id of ids) if (!known.has(id)) throw new UsageError(`unknown check id '${id}'${didYouMean(id, known, (c) => `'${c}'`)} (see 'conformance --list')`);
+  for (const id of ids)
+    if (!known.has(id)) throw new UsageError(`unknown check id '${id}'${didYouMean(id, known, (c) => `'${c}'`)} (see 'conformance --list')`);
   let selected = ids.length ? definitions.filter((c) => ids.includes(c.id)) : [...definitions];
   if (grep !== undefined) {
     const g = grep.toLowerCase();

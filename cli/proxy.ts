@@ -39,10 +39,25 @@ const OPTIONS = {
 } as const;
 
 /** Headers of one connection, not of the message: never forwarded (RFC 9110, 7.6.1). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 function forwardable(headers: IncomingHttpHeaders): Record<string, string | string[]> {
-  const named = new Set(String(headers.connection ?? '').toLowerCase().split(',').map((s) => s.trim()));
+  const named = new Set(
+    String(headers.connection ?? '')
+      .toLowerCase()
+      .split(',')
+      .map((s) => s.trim()),
+  );
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k) && !named.has(k)) out[k] = v;
   return out;
@@ -82,12 +97,21 @@ class Head {
  */
 function decoded(head: Head, encoding: string | string[] | undefined): { text: string; unread: boolean } {
   const raw = head.buffer();
-  const coding = String(encoding ?? '').trim().toLowerCase();
+  const coding = String(encoding ?? '')
+    .trim()
+    .toLowerCase();
   if (head.truncated) return { text: '', unread: true };
   if (!coding || coding === 'identity') return { text: raw.toString('utf8'), unread: false };
   try {
     const options = { maxOutputLength: head.max };
-    const plain = coding === 'gzip' || coding === 'x-gzip' ? gunzipSync(raw, options) : coding === 'br' ? brotliDecompressSync(raw, options) : coding === 'deflate' ? inflateSync(raw, options) : undefined;
+    const plain =
+      coding === 'gzip' || coding === 'x-gzip'
+        ? gunzipSync(raw, options)
+        : coding === 'br'
+          ? brotliDecompressSync(raw, options)
+          : coding === 'deflate'
+            ? inflateSync(raw, options)
+            : undefined;
     return plain ? { text: plain.toString('utf8'), unread: false } : { text: '', unread: true };
   } catch {
     return { text: '', unread: true };
@@ -100,7 +124,11 @@ function positiveInt(raw: string | undefined, flag: string, min: number, fallbac
   return Number(raw);
 }
 
-export async function proxy(args: string[], io: Io, signals: { once(event: 'SIGINT' | 'SIGTERM', listener: () => void): void; off?(event: 'SIGINT' | 'SIGTERM', listener: () => void): void } = process): Promise<number> {
+export async function proxy(
+  args: string[],
+  io: Io,
+  signals: { once(event: 'SIGINT' | 'SIGTERM', listener: () => void): void; off?(event: 'SIGINT' | 'SIGTERM', listener: () => void): void } = process,
+): Promise<number> {
   const { values, positionals } = parseFlags({ args, options: OPTIONS, allowPositionals: true }, 'proxy');
   if (values.help) {
     io.out(PROXY_HELP);
@@ -114,8 +142,10 @@ export async function proxy(args: string[], io: Io, signals: { once(event: 'SIGI
   } catch {
     throw new UsageError(`--upstream is not a URL: '${values.upstream}'`, 'proxy');
   }
-  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new UsageError(`--upstream must be http or https (got ${upstream.protocol})`, 'proxy');
-  if (upstream.username || upstream.password) throw new UsageError('--upstream must not carry credentials (user:password@): the clients send their own', 'proxy');
+  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:')
+    throw new UsageError(`--upstream must be http or https (got ${upstream.protocol})`, 'proxy');
+  if (upstream.username || upstream.password)
+    throw new UsageError('--upstream must not carry credentials (user:password@): the clients send their own', 'proxy');
   if (upstream.search || upstream.hash) throw new UsageError('--upstream is a base URL: no query or fragment', 'proxy');
   const port = positiveInt(values.port, '--port', 0, 0);
   if (port > 65535) throw new UsageError(`--port takes 0 to 65535 (got ${port})`, 'proxy');
@@ -171,49 +201,52 @@ export async function proxy(args: string[], io: Io, signals: { once(event: 'SIGI
     let clientGone = false;
     let out: ReturnType<typeof send>;
     try {
-      out = send({ protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port, path: `${base}${path}`, method: req.method, headers }, (answer) => {
-        const responseHead = new Head(maxBody);
-        const status = answer.statusCode ?? 502;
-        const passed = forwardable(answer.headers);
-        // A 204 or 304 has no body whatever its Content-Length says (Node's parser reads none): one
-        // passed on would have the client wait for bytes that never come on a kept-alive connection.
-        if (status === 204 || status === 304) delete passed['content-length'];
-        res.writeHead(status, answer.statusMessage, passed);
-        answer.on('data', (chunk: Buffer) => {
-          responseHead.add(chunk);
-          // A slow client holds the upstream back: nothing piles up in the proxy's memory.
-          if (!res.write(chunk)) {
-            answer.pause();
-            res.once('drain', () => answer.resume());
-          }
-        });
-        answer.on('end', () => {
-          res.end();
-          const body = decoded(responseHead, answer.headers['content-encoding']);
-          const request = requestHead.bytes > 0 ? decoded(requestHead, req.headers['content-encoding']) : undefined;
-          const x: Observed = {
-            method: (req.method ?? 'GET').toUpperCase(),
-            url: observedUrl,
-            // As the upstream got them: its Host, so that the replay's curl reaches it.
-            requestHeaders: { ...flat(req.headers), host: upstream.host },
-            ...(request !== undefined ? { requestBody: request.text } : {}),
-            ...(request?.unread ? { requestUnread: true } : {}),
-            status,
-            responseHeaders: flat(answer.headers),
-            responseBody: body.text,
-            bodyBytes: responseHead.bytes,
-            ...(body.unread ? { unread: true } : {}),
-            startedAt: started,
-            durationMs: performance.timeOrigin + performance.now() - started,
-          };
-          judge.see(x);
-          settle();
-        });
-        answer.on('error', () => {
-          res.destroy();
-          settle();
-        });
-      });
+      out = send(
+        { protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port, path: `${base}${path}`, method: req.method, headers },
+        (answer) => {
+          const responseHead = new Head(maxBody);
+          const status = answer.statusCode ?? 502;
+          const passed = forwardable(answer.headers);
+          // A 204 or 304 has no body whatever its Content-Length says (Node's parser reads none): one
+          // passed on would have the client wait for bytes that never come on a kept-alive connection.
+          if (status === 204 || status === 304) delete passed['content-length'];
+          res.writeHead(status, answer.statusMessage, passed);
+          answer.on('data', (chunk: Buffer) => {
+            responseHead.add(chunk);
+            // A slow client holds the upstream back: nothing piles up in the proxy's memory.
+            if (!res.write(chunk)) {
+              answer.pause();
+              res.once('drain', () => answer.resume());
+            }
+          });
+          answer.on('end', () => {
+            res.end();
+            const body = decoded(responseHead, answer.headers['content-encoding']);
+            const request = requestHead.bytes > 0 ? decoded(requestHead, req.headers['content-encoding']) : undefined;
+            const x: Observed = {
+              method: (req.method ?? 'GET').toUpperCase(),
+              url: observedUrl,
+              // As the upstream got them: its Host, so that the replay's curl reaches it.
+              requestHeaders: { ...flat(req.headers), host: upstream.host },
+              ...(request !== undefined ? { requestBody: request.text } : {}),
+              ...(request?.unread ? { requestUnread: true } : {}),
+              status,
+              responseHeaders: flat(answer.headers),
+              responseBody: body.text,
+              bodyBytes: responseHead.bytes,
+              ...(body.unread ? { unread: true } : {}),
+              startedAt: started,
+              durationMs: performance.timeOrigin + performance.now() - started,
+            };
+            judge.see(x);
+            settle();
+          });
+          answer.on('error', () => {
+            res.destroy();
+            settle();
+          });
+        },
+      );
     } catch (e) {
       // A path Node will not send (a character HTTP forbids there): refused, not forwarded changed.
       return refuse(res, 400, 'Bad Request', `the request cannot be forwarded as sent (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
@@ -258,7 +291,9 @@ export async function proxy(args: string[], io: Io, signals: { once(event: 'SIGI
     return 2;
   }
   const host = listening.family === 'IPv6' ? `[${listening.address}]` : listening.address;
-  io.out(`conformance proxy: http://${host}:${listening.port} -> ${upstream.origin}${base}${idle !== undefined ? ` (stops after ${idle} s without a request)` : ' (Ctrl-C or SIGTERM ends it and writes the reports)'}`);
+  io.out(
+    `conformance proxy: http://${host}:${listening.port} -> ${upstream.origin}${base}${idle !== undefined ? ` (stops after ${idle} s without a request)` : ' (Ctrl-C or SIGTERM ends it and writes the reports)'}`,
+  );
   const onSignal = (): void => finish('interrupted (Ctrl-C or SIGTERM)');
   signals.once('SIGINT', onSignal);
   signals.once('SIGTERM', onSignal);

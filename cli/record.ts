@@ -71,7 +71,9 @@ function existingRecord(dir: string): { entries: RecordEntry[] } | { refused: st
     if (!statSync(dir).isDirectory()) return { refused: 'is not a folder' };
     const index = join(dir, RECORD_INDEX);
     if (!existsSync(index)) {
-      return readdirSync(dir).length ? { refused: `holds files but no ${RECORD_INDEX}: it is not a record publish wrote (give a new or empty folder)` } : { entries: [] };
+      return readdirSync(dir).length
+        ? { refused: `holds files but no ${RECORD_INDEX}: it is not a record publish wrote (give a new or empty folder)` }
+        : { entries: [] };
     }
     return { entries: readRecordIndex(readFileSync(index, 'utf8')).certificates };
   } catch (e) {
@@ -97,7 +99,11 @@ function refusal(name: string, checks: readonly BundleCheck[], keys: number): st
   const invalid = (c: BundleCheck): Finding[] => c.findings.filter((f) => f.severity === 'invalid');
   const best = [...checks].sort((a, b) => invalid(a).length - invalid(b).length)[0]!;
   const shown = invalid(best).length ? invalid(best) : best.findings.filter((f) => f.severity === 'unchecked');
-  const lines = shown.map((f) => (keys > 1 && f.file === ATTESTATION_FILE && f.field === 'dsseEnvelope.signatures' ? `${ATTESTATION_FILE}: the signature verifies with none of the ${keys} keys given` : said(f)));
+  const lines = shown.map((f) =>
+    keys > 1 && f.file === ATTESTATION_FILE && f.field === 'dsseEnvelope.signatures'
+      ? `${ATTESTATION_FILE}: the signature verifies with none of the ${keys} keys given`
+      : said(f),
+  );
   const more = lines.length > 2 ? `; and ${lines.length - 2} more (conformance verify ${name} --key ... says all)` : '';
   return `refused ${name} (${best.exit === 1 ? 'not valid' : 'could not be checked'}): ${lines.slice(0, 2).join('; ')}${more}`;
 }
@@ -128,7 +134,11 @@ export async function publishRecord(args: string[], io: Io): Promise<number> {
   }
   if (!positionals.length) throw new UsageError('which bundles? (conformance publish BUNDLE... --out DIR --key PUBLIC.pem)', 'publish');
   if (values.out === undefined) throw new UsageError('--out DIR is needed: the folder the record is written to', 'publish');
-  if (!values.key?.length) throw new UsageError('--key is needed: a record holds verified certificates only (the signer\'s public key, PEM; repeat --key for several signers)', 'publish');
+  if (!values.key?.length)
+    throw new UsageError(
+      "--key is needed: a record holds verified certificates only (the signer's public key, PEM; repeat --key for several signers)",
+      'publish',
+    );
   const window = windowOf(values.window, 'publish');
   const keys = [...new Map(values.key.map((file) => readVerifyingKey(file, io, 'publish')).map((k) => [k.hint, k])).values()];
   const out = resolve(io.cwd, values.out);
@@ -194,7 +204,11 @@ export async function publishRecord(args: string[], io: Io): Promise<number> {
     taken.add(name);
     return { ...a, folder: name, entry: { ...a.entry, bundle: bundlePath(name) } };
   });
-  const index = mergeRecord(record.entries, placed.map((p) => p.entry), new Date().toISOString());
+  const index = mergeRecord(
+    record.entries,
+    placed.map((p) => p.entry),
+    new Date().toISOString(),
+  );
   const wrong = recordViolations(index);
   if (wrong) throw new Error(`the record index breaks spec/record.schema.yaml: ${wrong}`);
 

@@ -59,9 +59,12 @@ export async function run(config: Config, definitions: CheckDefinition[], option
   const all: Check[] = expandChecks(pagination).filter((c) => ids.has(c.id));
   const checks = options.shard ? shardChecks(all, options.shard) : all;
   if (checks.length === 0) throw new UsageError(`shard ${options.shard!.index}/${options.shard!.count} has no checks (there are fewer units than shards)`);
-  io.out(`conformance ${packageVersion}: ${checks.length} result(s) to come from ${new Set(checks.map((c) => c.id)).size} checks, run ${runId}, seed ${config.seed}${options.shard ? `, shard ${options.shard.index}/${options.shard.count}` : ''}`);
+  io.out(
+    `conformance ${packageVersion}: ${checks.length} result(s) to come from ${new Set(checks.map((c) => c.id)).size} checks, run ${runId}, seed ${config.seed}${options.shard ? `, shard ${options.shard.index}/${options.shard.count}` : ''}`,
+  );
   for (const line of describeConfig(config)) io.out(line);
-  if (declaredEmpty.length && !options.certifyDir) io.out(`  (declared empty: ${declaredEmpty.join(', ')}; this counts only in a certification, with --certify DIR)`);
+  if (declaredEmpty.length && !options.certifyDir)
+    io.out(`  (declared empty: ${declaredEmpty.join(', ')}; this counts only in a certification, with --certify DIR)`);
 
   // The bundled server's socket listens at once (its URL goes to the checks); the server itself
   // is loaded and seeded while vitest starts its worker (below).
@@ -129,7 +132,13 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     };
     const areaDone = (area: string): void => say(renderAreaLine(area, counts.get(area)!, { color }));
     /** The run's report, from its results: the one every output is rendered from. */
-    const reportOf = (results: CheckResult[], suiteErrors: string[], cleanup: CleanupReport, exit: RunReport['exit'], more: Pick<RunReport, 'baseline' | 'certification'> = {}): RunReport => {
+    const reportOf = (
+      results: CheckResult[],
+      suiteErrors: string[],
+      cleanup: CleanupReport,
+      exit: RunReport['exit'],
+      more: Pick<RunReport, 'baseline' | 'certification'> = {},
+    ): RunReport => {
       const finishedAt = new Date();
       return {
         tool: { name: 'conformance', version: packageVersion },
@@ -172,7 +181,15 @@ export async function run(config: Config, definitions: CheckDefinition[], option
         server = serveOn(listening, { token: settings.token, seed: config.seed });
         io.out(`  reference server started on ${server.url}`);
       }
-      const reach = stop.signal.aborted ? undefined : await Promise.race([checkTarget(settings, config.baseUrl ?? settings.baseUrl, secrets, { paths: endpoints.filter((e) => e.placeholders.length === 0).map((e) => e.path), allowAll404: config.allowAll404 }), onStop]);
+      const reach = stop.signal.aborted
+        ? undefined
+        : await Promise.race([
+            checkTarget(settings, config.baseUrl ?? settings.baseUrl, secrets, {
+              paths: endpoints.filter((e) => e.placeholders.length === 0).map((e) => e.path),
+              allowAll404: config.allowAll404,
+            }),
+            onStop,
+          ]);
       if (!reach) return 'interrupted';
       if (!reach.ok) {
         // Said at once; the run ends once vitest, cancelled, has closed.
@@ -262,10 +279,18 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       if (reached === 'refused') {
         // No check ran, and CI still gets its files, saying why: every check not run, with the reason.
         const results = checks.map((c) => errorResult(resultHead(c), 'NOT_RUN', `the run stopped at the preflight: ${refusal}`));
-        const report = reportOf(results, [`the run stopped at the preflight: ${refusal}`], { deleted: 0, leftovers: [] }, { code: 2, reason: 'exit 2: no check ran (the run stopped at the preflight)' });
+        const report = reportOf(
+          results,
+          [`the run stopped at the preflight: ${refusal}`],
+          { deleted: 0, leftovers: [] },
+          { code: 2, reason: 'exit 2: no check ran (the run stopped at the preflight)' },
+        );
         if (config.reportDir) {
           try {
-            writeFiles(config.reportDir, reportFiles(secrets.maskDeep(report), (x) => secrets.mask(x), config.reporters.length ? config.reporters : undefined));
+            writeFiles(
+              config.reportDir,
+              reportFiles(secrets.maskDeep(report), (x) => secrets.mask(x), config.reporters.length ? config.reporters : undefined),
+            );
             io.out(`reports written to ${config.reportDir} (results.json, junit.xml, report.html)`);
           } catch (e) {
             io.err(`conformance: the reports could not be written to ${config.reportDir} (${(e as { code?: string }).code ?? (e as Error).message})`);
@@ -279,12 +304,17 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     for (const s of suite.secrets) secrets.add(s);
     const down = suite.results.find(notRun);
     // After an outage too: the cleanup waits a while for the target to come back, then deletes.
-    const cleanup = down ? await cleanUpAfterOutage(settings, secrets, 'the target stopped answering during the run', { said: (line) => io.out(line) }) : await cleanUp(settings, secrets);
+    const cleanup = down
+      ? await cleanUpAfterOutage(settings, secrets, 'the target stopped answering during the run', { said: (line) => io.out(line) })
+      : await cleanUp(settings, secrets);
     const suiteErrors = suite.suiteErrors.map((e) => secrets.mask(e));
     const based = options.baseline ? applyBaseline(suite.results, options.baseline.entries, options.baseline.file) : undefined;
     const results = based?.results ?? suite.results;
     let exit = exitFor(results, suiteErrors, config.strict);
-    const refusedBy = certificationRefuses(settingsOf({ config: maskedConfig(config) }), { ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}), ...(options.baseline ? { baseline: options.baseline.file } : {}) });
+    const refusedBy = certificationRefuses(settingsOf({ config: maskedConfig(config) }), {
+      ...(options.shard ? { shard: `${options.shard.index}/${options.shard.count}` } : {}),
+      ...(options.baseline ? { baseline: options.baseline.file } : {}),
+    });
     const extraOperations = pagination.endpoints.filter((e) => e.extra).map((e) => e.key);
     const certification = options.certifyDir ? certify(results, suiteErrors, { declaredAbsent, declaredEmpty, extraOperations, refusedBy }) : undefined;
     exit = certifiedExit(exit, certification);
@@ -292,7 +322,12 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     const report = reportOf(results, suiteErrors, cleanup, exit, { ...(based ? { baseline: based.report } : {}), ...(certification ? { certification } : {}) });
     // Masked whole, with every secret any area learned, before any renderer escapes a character.
     const attest = options.signingKey ? { key: options.signingKey, mustChecks: mustPlan(checks, extraOperations) } : undefined;
-    const unwritten = publish(secrets.maskDeep(report), { reportDir: config.reportDir, reporters: config.reporters, certifyDir: options.certifyDir, attest, writeBaseline: options.writeBaseline, color }, secrets, io);
+    const unwritten = publish(
+      secrets.maskDeep(report),
+      { reportDir: config.reportDir, reporters: config.reporters, certifyDir: options.certifyDir, attest, writeBaseline: options.writeBaseline, color },
+      secrets,
+      io,
+    );
     if (unwritten) io.err('exit 2: the verdict above stands, but what it was to be written to was not (see above)');
     // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
     if (cleanup.leftovers.length === 0 && !cleanup.pending) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });

@@ -25,18 +25,51 @@ const SELFTEST_HELP = `Usage: conformance selftest [--fault NAME]... [--variant 
  */
 /** `main`: the CLI's, which the selftest drives (handed in: this file is loaded by it). */
 export async function selftest(args: string[], io: Io, main: CliMain): Promise<number> {
-  const { values } = parseFlags({ args, options: { fault: { type: 'string', multiple: true }, variant: { type: 'string', multiple: true }, parallel: { type: 'string' }, seed: { type: 'string' }, quick: { type: 'boolean' }, 'explore-only': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }, 'selftest');
+  const { values } = parseFlags(
+    {
+      args,
+      options: {
+        fault: { type: 'string', multiple: true },
+        variant: { type: 'string', multiple: true },
+        parallel: { type: 'string' },
+        seed: { type: 'string' },
+        quick: { type: 'boolean' },
+        'explore-only': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    },
+    'selftest',
+  );
   if (values.help) {
     io.out(SELFTEST_HELP);
     return 0;
   }
-  if (values.parallel !== undefined && !/^[1-9]\d*$/.test(values.parallel)) throw new UsageError(`--parallel must be a whole number from 1 (got '${values.parallel}')`, 'selftest');
+  if (values.parallel !== undefined && !/^[1-9]\d*$/.test(values.parallel))
+    throw new UsageError(`--parallel must be a whole number from 1 (got '${values.parallel}')`, 'selftest');
   if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed must be a whole number (got '${values.seed}')`, 'selftest');
   // Loaded here: the selftest and the servers are heavy, and only this command needs them.
   const { renderExploredFigure, renderSelftest, runSelftest } = await import('../selftest/index.js');
   const { FAULTS, VARIANTS } = await import('../server/index.js');
-  for (const f of values.fault ?? []) if (!FAULTS.some((x) => x.name === f)) throw new UsageError(`unknown fault '${f}'${didYouMean(f, FAULTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'selftest');
-  for (const v of values.variant ?? []) if (!VARIANTS.some((x) => x.name === v)) throw new UsageError(`unknown variant '${v}'${didYouMean(v, VARIANTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'selftest');
+  for (const f of values.fault ?? [])
+    if (!FAULTS.some((x) => x.name === f))
+      throw new UsageError(
+        `unknown fault '${f}'${didYouMean(
+          f,
+          FAULTS.map((x) => x.name),
+          (c) => `'${c}'`,
+        )} (see 'conformance serve --list-faults')`,
+        'selftest',
+      );
+  for (const v of values.variant ?? [])
+    if (!VARIANTS.some((x) => x.name === v))
+      throw new UsageError(
+        `unknown variant '${v}'${didYouMean(
+          v,
+          VARIANTS.map((x) => x.name),
+          (c) => `'${c}'`,
+        )} (see 'conformance serve --list-faults')`,
+        'selftest',
+      );
   // Only what was named: --fault alone runs no variant, and the other way round.
   const named = values.fault || values.variant;
   let done = 0;
@@ -71,7 +104,11 @@ export async function selftest(args: string[], io: Io, main: CliMain): Promise<n
   }
   io.out(renderSelftest(result).trimEnd());
   if (values.quick) io.out('(--quick: the checks ran in-process, not through the CLI)');
-  const clean = result.mutants.every((m) => m.outcome === 'caught') && result.variants.every((v) => v.exitCode === 0 && v.mustFailures.length === 0 && v.errors.length === 0 && v.warnings.every((w) => v.declaredWarnings.includes(w)));
+  const clean =
+    result.mutants.every((m) => m.outcome === 'caught') &&
+    result.variants.every(
+      (v) => v.exitCode === 0 && v.mustFailures.length === 0 && v.errors.length === 0 && v.warnings.every((w) => v.declaredWarnings.includes(w)),
+    );
   return clean ? 0 : 1;
 }
 
@@ -83,7 +120,10 @@ export async function traceability(args: string[], io: Io): Promise<number> {
     return 0;
   }
   if (positionals.length > 1) throw new UsageError(`traceability takes one FILE (got ${positionals.length})`, 'traceability');
-  const [{ loadStatements, renderTraceability, traceabilityProblems }, { checkDefinitions }] = await Promise.all([import('../lib/traceability.js'), import('../suites/index.js')]);
+  const [{ loadStatements, renderTraceability, traceabilityProblems }, { checkDefinitions }] = await Promise.all([
+    import('../lib/traceability.js'),
+    import('../suites/index.js'),
+  ]);
   const statements = loadStatements();
   const problems = traceabilityProblems(statements, checkDefinitions);
   for (const p of problems) io.err(`traceability: ${p}`);

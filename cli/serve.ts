@@ -20,22 +20,25 @@ const SERVE_HELP = `Usage: conformance serve [--port N] [--host H] [--token TOKE
   --list-faults     list the faults and variants and exit`;
 
 export async function serve(args: string[], io: Io): Promise<number> {
-  const { values } = parseFlags({
-    args,
-    allowPositionals: false,
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      token: { type: 'string' },
-      seed: { type: 'string' },
-      records: { type: 'string' },
-      'no-empty-list': { type: 'boolean' },
-      fault: { type: 'string', multiple: true },
-      variant: { type: 'string', multiple: true },
-      'list-faults': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
+  const { values } = parseFlags(
+    {
+      args,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        token: { type: 'string' },
+        seed: { type: 'string' },
+        records: { type: 'string' },
+        'no-empty-list': { type: 'boolean' },
+        fault: { type: 'string', multiple: true },
+        variant: { type: 'string', multiple: true },
+        'list-faults': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
     },
-  }, 'serve');
+    'serve',
+  );
   if (values.help) {
     io.out(SERVE_HELP);
     return 0;
@@ -51,21 +54,51 @@ export async function serve(args: string[], io: Io): Promise<number> {
     return 0;
   }
   const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535 (got '${values.port}')`, 'serve');
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port must be a whole number from 0 to 65535 (got '${values.port}')`, 'serve');
   if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed must be a whole number (got '${values.seed}')`, 'serve');
-  if (values.records !== undefined && (!/^\d+$/.test(values.records) || Number(values.records) > 5_000_000)) throw new UsageError(`--records must be a whole number up to 5000000 (got '${values.records}')`, 'serve');
+  if (values.records !== undefined && (!/^\d+$/.test(values.records) || Number(values.records) > 5_000_000))
+    throw new UsageError(`--records must be a whole number up to 5000000 (got '${values.records}')`, 'serve');
   const faults = values.fault ?? [];
   const variants = values.variant ?? [];
-  for (const f of faults) if (!FAULTS.some((x) => x.name === f)) throw new UsageError(`unknown fault '${f}'${didYouMean(f, FAULTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'serve');
-  for (const v of variants) if (!VARIANTS.some((x) => x.name === v)) throw new UsageError(`unknown variant '${v}'${didYouMean(v, VARIANTS.map((x) => x.name), (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, 'serve');
+  for (const f of faults)
+    if (!FAULTS.some((x) => x.name === f))
+      throw new UsageError(
+        `unknown fault '${f}'${didYouMean(
+          f,
+          FAULTS.map((x) => x.name),
+          (c) => `'${c}'`,
+        )} (see 'conformance serve --list-faults')`,
+        'serve',
+      );
+  for (const v of variants)
+    if (!VARIANTS.some((x) => x.name === v))
+      throw new UsageError(
+        `unknown variant '${v}'${didYouMean(
+          v,
+          VARIANTS.map((x) => x.name),
+          (c) => `'${c}'`,
+        )} (see 'conformance serve --list-faults')`,
+        'serve',
+      );
   // `--token "$CONFORMANCE_TOKEN"` with the variable unset gives an empty token: a server that
   // would refuse every request. An empty variable counts as unset, as for a run (lib/config.ts).
-  if (values.token !== undefined && values.token.trim() === '') throw new UsageError('--token must not be empty (leave --token out to have a token generated and shown)', 'serve');
+  if (values.token !== undefined && values.token.trim() === '')
+    throw new UsageError('--token must not be empty (leave --token out to have a token generated and shown)', 'serve');
   const given = values.token ?? (io.env.CONFORMANCE_TOKEN?.trim() ? io.env.CONFORMANCE_TOKEN : undefined);
   const token = given ?? randomBytes(18).toString('base64url');
   const server = await (async () => {
     try {
-      return await startReferenceServer({ token, faults, variants, port, host: values.host ?? '127.0.0.1', ...(values.seed !== undefined ? { seed: Number(values.seed) } : {}), ...(values.records !== undefined ? { records: Number(values.records) } : {}), ...(values['no-empty-list'] ? { emptyList: false } : {}) });
+      return await startReferenceServer({
+        token,
+        faults,
+        variants,
+        port,
+        host: values.host ?? '127.0.0.1',
+        ...(values.seed !== undefined ? { seed: Number(values.seed) } : {}),
+        ...(values.records !== undefined ? { records: Number(values.records) } : {}),
+        ...(values['no-empty-list'] ? { emptyList: false } : {}),
+      });
     } catch (e) {
       const code = (e as { code?: string }).code;
       if (code === 'EADDRINUSE') throw new UsageError(`port ${port} is already in use (--port 0 picks a free one)`);

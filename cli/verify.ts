@@ -108,7 +108,19 @@ function recordedPlan(config: Record<string, unknown>): { settings: ReturnType<t
 /** A Config with the bundle's outcome settings over `base` (target, token, pace: the certifier's). */
 function replayConfig(base: Config, config: Record<string, unknown>): Config {
   const { settings: s, catalog } = recordedPlan(config);
-  const replayed = ['seed', 'timeout', 'max-body-bytes', 'request-budget', 'time-buffer', 'explore', 'explore-only', 'default-page-length', 'require-all-endpoints', 'strict', 'empty'];
+  const replayed = [
+    'seed',
+    'timeout',
+    'max-body-bytes',
+    'request-budget',
+    'time-buffer',
+    'explore',
+    'explore-only',
+    'default-page-length',
+    'require-all-endpoints',
+    'strict',
+    'empty',
+  ];
   return {
     ...base,
     sources: { ...base.sources, ...Object.fromEntries(replayed.map((k) => [k, 'bundle' as const])) },
@@ -138,12 +150,22 @@ function replayConfig(base: Config, config: Record<string, unknown>): Config {
 function planFor(config: Record<string, unknown>): ReturnType<SuiteFacts['planFor']> {
   const { settings: s, catalog } = recordedPlan(config);
   const spec = loadCatalogSpec();
-  const problem = catalogProblem(config.catalog, spec.operations.map((o) => o.id));
+  const problem = catalogProblem(
+    config.catalog,
+    spec.operations.map((o) => o.id),
+  );
   if (problem) return { problem: `the catalog overrides are not ones a config file can give: ${problem}` };
   try {
     const merged = mergeCatalog(spec, catalog);
     const endpoints = endpointsOf(merged);
-    const asConfig = { operations: s.operations ?? [], requestBudget: s.requestBudget ?? DEFAULT_REQUEST_BUDGET, timeBufferSeconds: s.timeBufferSeconds ?? 0, requireAllEndpoints: s.requireAllEndpoints === true, exploreOnly: s.exploreOnly === true, ...(s.defaultPageLength !== undefined ? { defaultPageLength: s.defaultPageLength } : {}) };
+    const asConfig = {
+      operations: s.operations ?? [],
+      requestBudget: s.requestBudget ?? DEFAULT_REQUEST_BUDGET,
+      timeBufferSeconds: s.timeBufferSeconds ?? 0,
+      requireAllEndpoints: s.requireAllEndpoints === true,
+      exploreOnly: s.exploreOnly === true,
+      ...(s.defaultPageLength !== undefined ? { defaultPageLength: s.defaultPageLength } : {}),
+    };
     const ids = new Set(selectChecks(checkDefinitions, s.checks ?? [], s.grep).map((d) => d.id));
     const checks = expandChecks(paginationFor(asConfig, merged, endpoints)).filter((c) => ids.has(c.id));
     const contract = new Set(spec.operations.filter((o) => !o.extra).map((o) => o.id));
@@ -201,11 +223,21 @@ export function differences(before: readonly CheckResult[], after: readonly Chec
 
 const said = (r: CheckResult | undefined): string => (r ? `${r.outcome}${r.outcome === 'pass' ? '' : ` (${r.level})`}` : 'absent');
 
-async function rerun(dir: string, report: RunReport, certificate: Record<string, unknown>, values: { 'base-url'?: string; token?: string; 'rerun-dir'?: string }, io: Io): Promise<0 | 1 | 2> {
-  if (!report.target.embedded && values['base-url'] === undefined) throw new UsageError(`--rerun: the bundle was made against ${report.target.baseUrl}; give the target to re-run against with --base-url`, 'verify');
+async function rerun(
+  dir: string,
+  report: RunReport,
+  certificate: Record<string, unknown>,
+  values: { 'base-url'?: string; token?: string; 'rerun-dir'?: string },
+  io: Io,
+): Promise<0 | 1 | 2> {
+  if (!report.target.embedded && values['base-url'] === undefined)
+    throw new UsageError(`--rerun: the bundle was made against ${report.target.baseUrl}; give the target to re-run against with --base-url`, 'verify');
   const base = resolveConfig({
     flags: { ...(values['base-url'] !== undefined ? { 'base-url': values['base-url'] } : {}), ...(values.token !== undefined ? { token: values.token } : {}) },
-    env: { ...(io.env.CONFORMANCE_TOKEN ? { CONFORMANCE_TOKEN: io.env.CONFORMANCE_TOKEN } : {}), ...(io.env.CONFORMANCE_CONCURRENCY ? { CONFORMANCE_CONCURRENCY: io.env.CONFORMANCE_CONCURRENCY } : {}) },
+    env: {
+      ...(io.env.CONFORMANCE_TOKEN ? { CONFORMANCE_TOKEN: io.env.CONFORMANCE_TOKEN } : {}),
+      ...(io.env.CONFORMANCE_CONCURRENCY ? { CONFORMANCE_CONCURRENCY: io.env.CONFORMANCE_CONCURRENCY } : {}),
+    },
     cwd: io.cwd,
     checks: [],
     operations: [],
@@ -248,8 +280,10 @@ export async function verify(args: string[], io: Io): Promise<number> {
     io.out(VERIFY_HELP);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError(positionals.length ? `one bundle at a time (got ${positionals.length})` : 'which bundle? (conformance verify BUNDLE)', 'verify');
-  if (!values.rerun && (values['base-url'] !== undefined || values['rerun-dir'] !== undefined)) throw new UsageError('--base-url and --rerun-dir go with --rerun', 'verify');
+  if (positionals.length !== 1)
+    throw new UsageError(positionals.length ? `one bundle at a time (got ${positionals.length})` : 'which bundle? (conformance verify BUNDLE)', 'verify');
+  if (!values.rerun && (values['base-url'] !== undefined || values['rerun-dir'] !== undefined))
+    throw new UsageError('--base-url and --rerun-dir go with --rerun', 'verify');
   const window = windowOf(values.window, 'verify');
   const dir = resolve(io.cwd, positionals[0]!);
   let files: BundleFolder;
@@ -257,7 +291,9 @@ export async function verify(args: string[], io: Io): Promise<number> {
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error(), { code: 'ENOTDIR' });
     files = readBundle(dir);
   } catch (e) {
-    io.err(`conformance verify: cannot read the bundle ${positionals[0]} (${(e as { code?: string }).code ?? (e as Error).message}): a bundle is the folder --certify wrote`);
+    io.err(
+      `conformance verify: cannot read the bundle ${positionals[0]} (${(e as { code?: string }).code ?? (e as Error).message}): a bundle is the folder --certify wrote`,
+    );
     return 2;
   }
   const key = values.key !== undefined ? readVerifyingKey(values.key, io, 'verify') : undefined;
@@ -283,6 +319,8 @@ export async function verify(args: string[], io: Io): Promise<number> {
   }
   const exit = check.exit === 1 || again === 1 ? 1 : check.exit === 2 || again === 2 ? 2 : 0;
   // The last line sums up both: the bundle's checks are far above the re-run's output.
-  io.out(`verify ${positionals[0]}: the bundle ${check.exit === 0 ? 'verified' : check.exit === 1 ? 'NOT VALID' : 'could not be checked fully'}; the re-run ${again === 0 ? 'found no difference' : again === 1 ? 'differs' : 'could not complete'} (exit ${exit})`);
+  io.out(
+    `verify ${positionals[0]}: the bundle ${check.exit === 0 ? 'verified' : check.exit === 1 ? 'NOT VALID' : 'could not be checked fully'}; the re-run ${again === 0 ? 'found no difference' : again === 1 ? 'differs' : 'could not complete'} (exit ${exit})`,
+  );
   return exit;
 }

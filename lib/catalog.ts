@@ -91,7 +91,14 @@ export function mergeCatalog(spec: CatalogSpec, overrides: CatalogOverrides = {}
       Object.assign(existing, { ...o, id, paths: { ...existing.paths, ...o.paths }, record: { ...existing.record, ...o.record } });
     } else {
       if (!o.paths || Object.keys(o.paths).length === 0) throw new Error(`operation '${id}' needs paths`);
-      operations.push({ id, name: o.name ?? id, paths: o.paths, ...(o.hardOffsetLimit ? { hardOffsetLimit: true } : {}), ...(o.record ? { record: o.record } : {}), extra: true });
+      operations.push({
+        id,
+        name: o.name ?? id,
+        paths: o.paths,
+        ...(o.hardOffsetLimit ? { hardOffsetLimit: true } : {}),
+        ...(o.record ? { record: o.record } : {}),
+        extra: true,
+      });
     }
   }
   return { ...spec, parents: { ...spec.parents, ...overrides.parents }, operations };

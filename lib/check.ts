@@ -113,7 +113,6 @@ export interface RunSettings {
   pagination?: PaginationSettings;
 }
 
-
 /**
  * @faker-js/faker is ESM only and heavy: it is loaded by the first runCheck, not on import (the
  * check catalogue, --list, imports this module). Its English entry loads English alone (the main
@@ -286,7 +285,12 @@ export class Session {
    * fails on that; found under a name that cannot carry it (the empty name), it may be anyone's:
    * the check ends in error, as it does when the collection cannot be searched.
    */
-  async create(kind: ResourceKind, collection: string, draft: () => { name: string; spec: Omit<RequestSpec, 'method' | 'path'> }, options: { refusal?: boolean } = {}): Promise<{ res: HttpResponse; name: string; key: string }> {
+  async create(
+    kind: ResourceKind,
+    collection: string,
+    draft: () => { name: string; spec: Omit<RequestSpec, 'method' | 'path'> },
+    options: { refusal?: boolean } = {},
+  ): Promise<{ res: HttpResponse; name: string; key: string }> {
     for (let tries = 1; ; tries++) {
       const { name, spec } = draft();
       const key = this.run.ledger.intend({ kind, name, collection, createdBy: this.label });
@@ -306,11 +310,18 @@ export class Session {
   /** A lost create whose body was to be refused: was it applied? (see create) */
   async #lostRefusal(kind: ResourceKind, collection: string, name: string, key: string, lost: SuiteError): Promise<void> {
     const ids = await findByName((spec) => this.request(spec), collection, name);
-    if (ids === undefined) throw new SuiteError(lost.code, `${lost.message}; the body was to be refused, and ${collection} could not be searched for its name to see whether it was applied`);
+    if (ids === undefined)
+      throw new SuiteError(
+        lost.code,
+        `${lost.message}; the body was to be refused, and ${collection} could not be searched for its name to see whether it was applied`,
+      );
     // Nothing of that name: not applied (proving absence needs no proof of ownership).
     if (ids.length === 0) return this.run.ledger.settled(key);
     if (!tracesTo(name, this.run.settings.runId)) {
-      throw new SuiteError(lost.code, `${lost.message}; the body was to be refused, and ${ids.length} ${kind}(s) named ${JSON.stringify(name)} exist, which may be anyone's (the name cannot carry the run's id): whether it was applied cannot be told`);
+      throw new SuiteError(
+        lost.code,
+        `${lost.message}; the body was to be refused, and ${ids.length} ${kind}(s) named ${JSON.stringify(name)} exist, which may be anyone's (the name cannot carry the run's id): whether it was applied cannot be told`,
+      );
     }
     // Applied: in the ledger by id for the cleanup, and the failure the check exists to find.
     for (const id of ids) this.created({ kind, id, name, deletePath: `${collection}/${encodeURIComponent(id)}`, key });
@@ -402,13 +413,28 @@ export class CheckContext extends Session {
  * A result in error: the suite's code as a member (CheckResult.errorCode) and at the head of
  * the reason, for people. `head`: resultHead of its check, and anything else it carries.
  */
-export function errorResult<H extends Pick<CheckResult, 'id' | 'area' | 'clause' | 'clauseLink' | 'level' | 'title'>>(head: H, code: SuiteErrorCode, message: string, durationMs = 0): H & Pick<CheckResult, 'outcome' | 'errorCode' | 'reason' | 'durationMs'> {
+export function errorResult<H extends Pick<CheckResult, 'id' | 'area' | 'clause' | 'clauseLink' | 'level' | 'title'>>(
+  head: H,
+  code: SuiteErrorCode,
+  message: string,
+  durationMs = 0,
+): H & Pick<CheckResult, 'outcome' | 'errorCode' | 'reason' | 'durationMs'> {
   return { ...head, outcome: 'error', errorCode: code, reason: `${code}: ${message}`, durationMs };
 }
 
 /** What a result says of its check, before the outcome. */
-export function resultHead(check: Pick<Check, 'id' | 'area' | 'clause' | 'clauseLink' | 'level' | 'title' | 'operation'>): Pick<CheckResult, 'id' | 'area' | 'clause' | 'clauseLink' | 'level' | 'title' | 'operation'> {
-  return { id: check.id, area: check.area, clause: check.clause, clauseLink: check.clauseLink, level: check.level, title: check.title, ...(check.operation ? { operation: check.operation } : {}) };
+export function resultHead(
+  check: Pick<Check, 'id' | 'area' | 'clause' | 'clauseLink' | 'level' | 'title' | 'operation'>,
+): Pick<CheckResult, 'id' | 'area' | 'clause' | 'clauseLink' | 'level' | 'title' | 'operation'> {
+  return {
+    id: check.id,
+    area: check.area,
+    clause: check.clause,
+    clauseLink: check.clauseLink,
+    level: check.level,
+    title: check.title,
+    ...(check.operation ? { operation: check.operation } : {}),
+  };
 }
 
 /** Every exchange of a check, one line each; a long traversal keeps its start and its end. */
@@ -462,7 +488,11 @@ function heldToNo5xx(result: CheckResult, exchanges: readonly Exchange[], rule: 
   // A check that failed on a 5xx of its own evidence (one judged by its rule: a drawn request the
   // exploration reports under this check) fails at the rule's level too.
   if (!x && result.outcome === 'fail' && (result.evidence?.status ?? 0) >= 500 && RANK[rule.level] > RANK[result.level]) {
-    return { ...result, level: rule.level, reason: `${result.reason ?? ''}; a server error, which fails the check that provoked it at ${rule.level} (spec/contract/README.md#${rule.id})` };
+    return {
+      ...result,
+      level: rule.level,
+      reason: `${result.reason ?? ''}; a server error, which fails the check that provoked it at ${rule.level} (spec/contract/README.md#${rule.id})`,
+    };
   }
   if (!x) return result;
   // The service answered nothing while this request's gateway answers were waited out: an outage.
@@ -471,7 +501,11 @@ function heldToNo5xx(result: CheckResult, exchanges: readonly Exchange[], rule: 
   const level = RANK[rule.level] > RANK[result.level] ? rule.level : result.level;
   if (result.outcome === 'fail') {
     if (level === result.level) return result;
-    return { ...result, level, reason: `${result.reason ?? ''}; and ${seen}: a server error, which fails the check that provoked it at ${rule.level} (spec/contract/README.md#${rule.id})` };
+    return {
+      ...result,
+      level,
+      reason: `${result.reason ?? ''}; and ${seen}: a server error, which fails the check that provoked it at ${rule.level} (spec/contract/README.md#${rule.id})`,
+    };
   }
   const before = result.outcome === 'skip' ? `; the check was otherwise skipped: ${result.reason ?? ''}` : '';
   const { wantsRecords: _, ...rest } = result;
@@ -494,7 +528,12 @@ function heldToNo5xx(result: CheckResult, exchanges: readonly Exchange[], rule: 
 /** A result that rests on an answer given during an outage (Exchange.outage): an error of the run, no verdict. */
 function outageResult(result: CheckResult, x: Exchange): CheckResult {
   const { evidence: _e, wantsRecords: _w, ...rest } = result;
-  return { ...rest, outcome: 'error', errorCode: 'TARGET_DOWN', reason: `TARGET_DOWN: ${x.method} ${x.url} answered ${x.status} for ${x.attempts ?? 1} attempts, and no request reached the service meanwhile: an outage, not a verdict` };
+  return {
+    ...rest,
+    outcome: 'error',
+    errorCode: 'TARGET_DOWN',
+    reason: `TARGET_DOWN: ${x.method} ${x.url} answered ${x.status} for ${x.attempts ?? 1} attempts, and no request reached the service meanwhile: an outage, not a verdict`,
+  };
 }
 
 /**
@@ -534,7 +573,8 @@ export async function runCheck(check: Check, run: RunContext, no5xx?: ServerErro
       if (err instanceof CheckFailure) {
         // A 429 is not an answer to the question a check asked, only "ask later": a verdict
         // resting on one would blame the target for the suite's pace.
-        if (err.exchange?.status === 429) return error('RATE_LIMITED', `${err.exchange.method} ${err.exchange.url} answered 429; no verdict rests on a rate-limited answer`);
+        if (err.exchange?.status === 429)
+          return error('RATE_LIMITED', `${err.exchange.method} ${err.exchange.url} answered 429; no verdict rests on a rate-limited answer`);
         // Nor one given during an outage (a gateway's 502, 503 or 504 while the service answered nothing).
         if (err.exchange?.outage) return outageResult(finish('fail', err.message), err.exchange);
         const x = err.exchange ?? ctx.exchanges.at(-1);
@@ -552,7 +592,9 @@ export async function runCheck(check: Check, run: RunContext, no5xx?: ServerErro
         if (err.mayHaveApplied && attempt < TRIES_WHEN_LOST) {
           transport.lostRedone = (transport.lostRedone ?? 0) + 1;
           // What that try created is in the ledger (by name before each create), for the cleanup.
-          retried.push(`try ${attempt} ended on ${err.code}: ${err.message}; it may have been applied, so the check was run again from its start, with new data`);
+          retried.push(
+            `try ${attempt} ended on ${err.code}: ${err.message}; it may have been applied, so the check was run again from its start, with new data`,
+          );
           continue;
         }
         return error(err.code, err.message);

@@ -61,9 +61,19 @@ export async function cleanUpAfterOutage(
   if (created.length === 0 && unanswered.length === 0) return { deleted: 0, leftovers: [] };
   const waitMs = options.waitMs ?? outageWaitMs(settings.timeoutMs);
   const pauseMs = options.pauseMs ?? 2_000;
-  options.said?.(`  waiting up to ${Math.round(waitMs / 1000)} s for the target to answer again, to delete the ${created.length + unanswered.length} thing(s) this run created`);
+  options.said?.(
+    `  waiting up to ${Math.round(waitMs / 1000)} s for the target to answer again, to delete the ${created.length + unanswered.length} thing(s) this run created`,
+  );
   const deadline = Date.now() + waitMs;
-  const probe = new HttpClient({ baseUrl: settings.baseUrl, token: settings.token, timeoutMs: Math.min(settings.timeoutMs, 5_000), maxBodyBytes: settings.maxBodyBytes, concurrency: 1, secrets, retry: { maxRetries: 0 } });
+  const probe = new HttpClient({
+    baseUrl: settings.baseUrl,
+    token: settings.token,
+    timeoutMs: Math.min(settings.timeoutMs, 5_000),
+    maxBodyBytes: settings.maxBodyBytes,
+    concurrency: 1,
+    secrets,
+    retry: { maxRetries: 0 },
+  });
   let back = false;
   try {
     while (!back && Date.now() < deadline) {
@@ -86,7 +96,10 @@ export const CLEANUP_PATIENCE_MS = 180_000;
 /** Tries of one of the cleanup's DELETEs whose connection failed before the answer. */
 const DELETE_ATTEMPTS = 4;
 
-export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 'timeoutMs' | 'maxBodyBytes' | 'concurrency' | 'ledgerPath' | 'runId'>, secrets = new Secrets()): Promise<CleanupReport> {
+export async function cleanUp(
+  settings: Pick<RunSettings, 'baseUrl' | 'token' | 'timeoutMs' | 'maxBodyBytes' | 'concurrency' | 'ledgerPath' | 'runId'>,
+  secrets = new Secrets(),
+): Promise<CleanupReport> {
   const ledger = new Ledger(settings.ledgerPath);
   const { created, unanswered } = ledger.open();
   const leftovers: Leftover[] = [];
@@ -126,7 +139,11 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
       // A 2xx is believed only when a second DELETE finds nothing: a target whose deletes are
       // not applied would otherwise have the report say everything is gone.
       const again = ok(res.status) ? await del(entry.deletePath) : undefined;
-      if (again && ok(again.status)) return left(entry, `DELETE ${entry.deletePath} answered ${res.status}, and a second DELETE answered ${again.status}: it is still there (the target does not apply deletes)`);
+      if (again && ok(again.status))
+        return left(
+          entry,
+          `DELETE ${entry.deletePath} answered ${res.status}, and a second DELETE answered ${again.status}: it is still there (the target does not apply deletes)`,
+        );
       ledger.deleted(entry.deletePath);
       // A 404 to the first try: gone before this cleanup. After a try whose answer was lost: that try deleted it.
       if (res.status === 404 && !res.lost) alreadyGone++;
@@ -145,7 +162,10 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
       ledger.settled(intent.key);
       const ids = await findByName((spec) => http.request(spec), intent.collection, intent.name).catch(() => undefined);
       if (ids?.length === 0) return;
-      const named = ids === undefined ? `${intent.collection} could not be searched for it` : `${intent.collection} holds ${ids.length} named so (${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''}), which may be anyone's`;
+      const named =
+        ids === undefined
+          ? `${intent.collection} could not be searched for it`
+          : `${intent.collection} holds ${ids.length} named so (${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''}), which may be anyone's`;
       return left(intent, `${reason}, and its name does not carry the run id: ${named}; check by hand`);
     }
     try {
@@ -153,7 +173,14 @@ export async function cleanUp(settings: Pick<RunSettings, 'baseUrl' | 'token' | 
       if (ids === undefined) return left(intent, `${reason}, and ${intent.collection} could not be searched for its name`);
       // Each one found is written to the ledger by id first (which closes the intent): one whose
       // delete fails then stays there for the next cleanup, instead of being forgotten.
-      const found = ids.map((id) => ({ kind: intent.kind, id, name: intent.name, createdBy: intent.createdBy, deletePath: `${intent.collection}/${encodeURIComponent(id)}`, key: intent.key }));
+      const found = ids.map((id) => ({
+        kind: intent.kind,
+        id,
+        name: intent.name,
+        createdBy: intent.createdBy,
+        deletePath: `${intent.collection}/${encodeURIComponent(id)}`,
+        key: intent.key,
+      }));
       for (const entry of found) ledger.created(entry);
       await Promise.all(found.map(remove));
       if (found.length === 0) ledger.settled(intent.key);

@@ -351,7 +351,11 @@ export function resolveConfig(input: ConfigInput): Config {
   }
   const sources: Record<string, Source> = {};
   const pick = (k: Key): string | number | boolean | undefined => {
-    for (const [src, layer] of [['flag', input.flags], ['env', fromEnv], ['file', fromFile]] as const) {
+    for (const [src, layer] of [
+      ['flag', input.flags],
+      ['env', fromEnv],
+      ['file', fromFile],
+    ] as const) {
       if (layer[k] !== undefined) {
         sources[k] = src;
         return layer[k];
@@ -413,14 +417,16 @@ export function describeConfig(c: Config): string[] {
     row('request budget', `${c.requestBudget} per list operation`, 'request-budget'),
     row('time buffer', `${c.timeBufferSeconds} s (newer records are left out of comparisons)`, 'time-buffer'),
     row('explore', c.explore ? `${c.explore} drawn requests per list operation, and values for key creation (replay with --seed)` : 'off', 'explore'),
-    ...(c.exploreOnly ? [row('explore only', 'the list checks\' fixed probes are off', 'explore-only')] : []),
+    ...(c.exploreOnly ? [row('explore only', "the list checks' fixed probes are off", 'explore-only')] : []),
     row('page length', c.defaultPageLength !== undefined ? String(c.defaultPageLength) : 'GET /v2/settings page_length, else 25', 'default-page-length'),
     ...(c.requireAllEndpoints ? [row('require all', 'absent list operations fail', 'require-all-endpoints')] : []),
     ...(c.allowAll404 ? [row('all 404', 'the checks run even if nothing the contract names is served', 'allow-all-404')] : []),
     ...(c.sources['max-body-bytes'] !== 'default' ? [row('max body', `${c.maxBodyBytes} bytes`, 'max-body-bytes')] : []),
     ...(c.operations.length ? [row('operations', c.operations.join(', '))] : []),
     ...(c.empty.length ? [row('empty', `${c.empty.join(', ')} (declared empty)`, 'empty')] : []),
-    ...(c.catalog.operations || c.catalog.parents ? [row('catalog', `overrides: ${Object.keys(c.catalog.operations ?? {}).length} operation(s), ${Object.keys(c.catalog.parents ?? {}).length} parent(s)`)] : []),
+    ...(c.catalog.operations || c.catalog.parents
+      ? [row('catalog', `overrides: ${Object.keys(c.catalog.operations ?? {}).length} operation(s), ${Object.keys(c.catalog.parents ?? {}).length} parent(s)`)]
+      : []),
     ...(c.reportDir ? [row('report dir', c.reportDir, 'report-dir')] : []),
     ...(c.reporters.length ? [row('reporters', c.reporters.join(', '), 'reporter')] : []),
     ...(c.configFile ? [row('config file', c.configFile)] : []),

@@ -279,12 +279,27 @@ function transportError(err: unknown, what: string, timeoutMs: number, attempts 
   const e = err as { message?: string };
   const code = errorCode(err);
   if (isTimeout(err)) {
-    return new SuiteError('TIMEOUT', `${what}: no complete answer within ${timeoutMs} ms${attempts > 1 ? ` (${attempts} attempts)` : ''}`, { mayHaveApplied: unsafe });
+    return new SuiteError('TIMEOUT', `${what}: no complete answer within ${timeoutMs} ms${attempts > 1 ? ` (${attempts} attempts)` : ''}`, {
+      mayHaveApplied: unsafe,
+    });
   }
-  if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT'].includes(code)) {
+  if (
+    [
+      'ECONNREFUSED',
+      'ENOTFOUND',
+      'EAI_AGAIN',
+      'EHOSTUNREACH',
+      'ENETUNREACH',
+      'UND_ERR_CONNECT_TIMEOUT',
+      'CERT_HAS_EXPIRED',
+      'DEPTH_ZERO_SELF_SIGNED_CERT',
+    ].includes(code)
+  ) {
     return new SuiteError('TARGET_UNREACHABLE', `${what}: cannot reach the target (${code})`);
   }
-  return new SuiteError('CONNECTION_CLOSED', `${what}: the request failed before a full answer (${code || e?.message || 'unknown error'})`, { mayHaveApplied: unsafe });
+  return new SuiteError('CONNECTION_CLOSED', `${what}: the request failed before a full answer (${code || e?.message || 'unknown error'})`, {
+    mayHaveApplied: unsafe,
+  });
 }
 
 /** Header values masked, all in one search. */
@@ -335,7 +350,17 @@ export function responseOf(x: RawExchange, secrets: Secrets, mask = true): HttpR
   const { text } = x;
   // Unmasked: for an answer only judged, whose evidence is made again, masked, if it is ever shown.
   if (!mask) {
-    const raw: Exchange = { method: x.method, url: x.maskedUrl, requestHeaders: x.requestHeaders, ...(x.requestBody !== undefined ? { requestBody: x.requestBody } : {}), status: x.status, responseHeaders: x.responseHeaders, bodyExcerpt: text.slice(0, BODY_EXCERPT_MAX), bodyBytes: x.bodyBytes, durationMs: x.durationMs };
+    const raw: Exchange = {
+      method: x.method,
+      url: x.maskedUrl,
+      requestHeaders: x.requestHeaders,
+      ...(x.requestBody !== undefined ? { requestBody: x.requestBody } : {}),
+      status: x.status,
+      responseHeaders: x.responseHeaders,
+      bodyExcerpt: text.slice(0, BODY_EXCERPT_MAX),
+      bodyBytes: x.bodyBytes,
+      durationMs: x.durationMs,
+    };
     return new HttpResponse(x.status, x.responseHeaders, text, raw, parsed);
   }
   const exchange: Exchange = {
@@ -346,7 +371,10 @@ export function responseOf(x: RawExchange, secrets: Secrets, mask = true): HttpR
     requestBodyBytes: x.requestBody === undefined ? undefined : Buffer.byteLength(x.requestBody),
     status: x.status,
     responseHeaders: maskValues(x.responseHeaders, secrets),
-    bodyExcerpt: text.length <= BODY_EXCERPT_MAX ? secrets.mask(text) : `${secrets.maskedHead(text, BODY_EXCERPT_MAX)}… (${text.length - BODY_EXCERPT_MAX} more characters)`,
+    bodyExcerpt:
+      text.length <= BODY_EXCERPT_MAX
+        ? secrets.mask(text)
+        : `${secrets.maskedHead(text, BODY_EXCERPT_MAX)}… (${text.length - BODY_EXCERPT_MAX} more characters)`,
     bodyBytes: x.bodyBytes,
     durationMs: x.durationMs,
     ...(x.attempts !== undefined ? { attempts: x.attempts } : {}),
@@ -475,16 +503,19 @@ export class HttpClient {
     let over = false;
     const start = (): void => {
       since = performance.now();
-      const t: NodeJS.Timeout = setTimeout(() => {
-        // Given up only after the sockets have been read once more: on a machine so busy that
-        // this timer fires late, an answer that arrived in time is waiting to be read, and the
-        // I/O phase of the event loop runs before setImmediate's callbacks.
-        setImmediate(() => {
-          if (timer !== t) return;
-          timer = undefined;
-          abort.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError'));
-        });
-      }, Math.max(0, left));
+      const t: NodeJS.Timeout = setTimeout(
+        () => {
+          // Given up only after the sockets have been read once more: on a machine so busy that
+          // this timer fires late, an answer that arrived in time is waiting to be read, and the
+          // I/O phase of the event loop runs before setImmediate's callbacks.
+          setImmediate(() => {
+            if (timer !== t) return;
+            timer = undefined;
+            abort.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError'));
+          });
+        },
+        Math.max(0, left),
+      );
       timer = t;
     };
     const a: Attempts = {
@@ -580,7 +611,17 @@ export class HttpClient {
         throw new CheckFailure(`${what}: the response is malformed`, {
           expected: 'a well-formed HTTP response (no body on a 204; a body as long as its Content-Length)',
           actual: 'the body did not match the response framing (a body on a 204, or a wrong Content-Length)',
-          exchange: { method: spec.method, url: secrets.mask(url), requestHeaders: maskHeaders(headers, secrets), status: 0, responseHeaders: {}, bodyExcerpt: '(malformed response)', bodyBytes: 0, durationMs: performance.now() - started, attempts: a.sent },
+          exchange: {
+            method: spec.method,
+            url: secrets.mask(url),
+            requestHeaders: maskHeaders(headers, secrets),
+            status: 0,
+            responseHeaders: {},
+            bodyExcerpt: '(malformed response)',
+            bodyBytes: 0,
+            durationMs: performance.now() - started,
+            attempts: a.sent,
+          },
         });
       }
       // A POST or DELETE lost on the way may have been applied (the work is done again above this
@@ -606,7 +647,22 @@ export class HttpClient {
     // request sent since the first of them reached the service: the service is down, and the
     // answer is no verdict on this request. One answered once has no such time to tell by.
     const outage = GATEWAY_STATUSES.includes(status) && a.sent > 1 && gatewaySince !== undefined && this.#upAt < gatewaySince;
-    return responseOf({ method: spec.method, maskedUrl: what.slice(spec.method.length + 1), requestHeaders: headers, requestBody: body, status, responseHeaders, text, bodyBytes: bytes, durationMs, attempts: a.sent, ...(outage ? { outage } : {}) }, secrets);
+    return responseOf(
+      {
+        method: spec.method,
+        maskedUrl: what.slice(spec.method.length + 1),
+        requestHeaders: headers,
+        requestBody: body,
+        status,
+        responseHeaders,
+        text,
+        bodyBytes: bytes,
+        durationMs,
+        attempts: a.sent,
+        ...(outage ? { outage } : {}),
+      },
+      secrets,
+    );
   }
 
   /**
@@ -635,7 +691,10 @@ export class HttpClient {
           reject(overCap ?? err);
         };
         const refuse = (): void => {
-          overCap = new SuiteError('RESPONSE_TOO_LARGE', `${a.what}: the response body is over the ${maxBodyBytes}-byte cap (--max-body-bytes)${declared > maxBodyBytes ? ` (Content-Length: ${declared})` : ''}; it was not read further`);
+          overCap = new SuiteError(
+            'RESPONSE_TOO_LARGE',
+            `${a.what}: the response body is over the ${maxBodyBytes}-byte cap (--max-body-bytes)${declared > maxBodyBytes ? ` (Content-Length: ${declared})` : ''}; it was not read further`,
+          );
           chunks.length = 0;
           fail(overCap);
           stream.destroy(overCap);
@@ -694,12 +753,22 @@ export class HttpClient {
       }
       if (a.sent > maxRetries || a.waitedMs + wait > maxWaitMs) {
         if (status === undefined) return done(err);
-        const why = a.sent > maxRetries ? `its ${maxRetries} retries are spent` : `${wait} ms more (${header === undefined ? 'backoff' : `Retry-After: ${header}`}) would pass its ${maxWaitMs} ms of waiting`;
-        return done(new SuiteError('RATE_LIMITED', `${a.what}: still ${status} after ${a.sent} attempt${a.sent === 1 ? '' : 's'} and ${Math.round(a.waitedMs)} ms of waiting: ${why}; no verdict rests on a rate-limited answer`));
+        const why =
+          a.sent > maxRetries
+            ? `its ${maxRetries} retries are spent`
+            : `${wait} ms more (${header === undefined ? 'backoff' : `Retry-After: ${header}`}) would pass its ${maxWaitMs} ms of waiting`;
+        return done(
+          new SuiteError(
+            'RATE_LIMITED',
+            `${a.what}: still ${status} after ${a.sent} attempt${a.sent === 1 ? '' : 's'} and ${Math.round(a.waitedMs)} ms of waiting: ${why}; no verdict rests on a rate-limited answer`,
+          ),
+        );
       }
       if (reset && performance.now() - this.#answeredAt > ALIVE_WITHIN_MS) this.#failed(transportError(err, a.what, this.options.timeoutMs), a);
       if (this.#breaker.down) return done(new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`));
-      void this.#nextAttempt(a, wait, reset ? 'reset' : 'answer', status !== undefined).then((go) => done(go ? null : new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`)));
+      void this.#nextAttempt(a, wait, reset ? 'reset' : 'answer', status !== undefined).then((go) =>
+        done(go ? null : new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`)),
+      );
     };
   }
 

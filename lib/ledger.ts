@@ -189,7 +189,13 @@ export class Ledger {
   run(): LedgerRun | undefined {
     const first = this.#lines().find((l) => l.op === 'run');
     if (first?.op !== 'run') return undefined;
-    return { runId: first.runId, baseUrl: first.baseUrl, startedAt: first.startedAt, ...(first.pid !== undefined ? { pid: first.pid } : {}), ...(first.host !== undefined ? { host: first.host } : {}) };
+    return {
+      runId: first.runId,
+      baseUrl: first.baseUrl,
+      startedAt: first.startedAt,
+      ...(first.pid !== undefined ? { pid: first.pid } : {}),
+      ...(first.host !== undefined ? { host: first.host } : {}),
+    };
   }
 
   /** What was created and not (yet) seen deleted, oldest first; and creates whose answer never came. */

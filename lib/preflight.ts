@@ -32,11 +32,21 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
       res = await http.request({ method: 'GET', path });
     } catch (err) {
       if (err instanceof SuiteError) {
-        const why = { TIMEOUT: 'did not answer in time', TARGET_UNREACHABLE: 'cannot be reached', TARGET_DOWN: 'stopped answering', RATE_LIMITED: 'kept answering 429 (rate limited) beyond the retry budget', RESPONSE_TOO_LARGE: 'answered a body over the --max-body-bytes cap', CONNECTION_CLOSED: 'closed the connection' }[err.code as string] ?? 'failed';
+        const why =
+          {
+            TIMEOUT: 'did not answer in time',
+            TARGET_UNREACHABLE: 'cannot be reached',
+            TARGET_DOWN: 'stopped answering',
+            RATE_LIMITED: 'kept answering 429 (rate limited) beyond the retry budget',
+            RESPONSE_TOO_LARGE: 'answered a body over the --max-body-bytes cap',
+            CONNECTION_CLOSED: 'closed the connection',
+          }[err.code as string] ?? 'failed';
         const advice =
-          err.code === 'RATE_LIMITED' ? 'Try again later, or with a lower --concurrency.'
-          : err.code === 'RESPONSE_TOO_LARGE' ? 'Is --base-url the API? If its answers are that large, raise --max-body-bytes.'
-          : 'Check --base-url and that the server is up (and --timeout for a slow one).';
+          err.code === 'RATE_LIMITED'
+            ? 'Try again later, or with a lower --concurrency.'
+            : err.code === 'RESPONSE_TOO_LARGE'
+              ? 'Is --base-url the API? If its answers are that large, raise --max-body-bytes.'
+              : 'Check --base-url and that the server is up (and --timeout for a slow one).';
         return { ok: false, line: `the target ${why}: ${err.message}. ${advice}` };
       }
       throw err;
@@ -50,10 +60,13 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
       const moved = to?.endsWith(path) ? to.slice(0, -path.length) : undefined;
       const host = (u: string): string => (URL.canParse(u) ? new URL(u).host : u);
       const advice =
-        moved === undefined ? `It leads to ${to ?? 'nowhere (no Location header)'}, not to the API: give the API's own base URL with --base-url (not ${base}).`
-        : sameTarget(moved, base) ? 'It sends its clients back to the same address (a redirect loop): the server, or a proxy in front of it, is misconfigured.'
-        : host(moved) !== host(base) ? `It moved to another host (${host(moved)}): if that host is the API's and one you trust with the token, use --base-url ${moved} (not ${base}).`
-        : `Use --base-url ${moved} (not ${base}).`;
+        moved === undefined
+          ? `It leads to ${to ?? 'nowhere (no Location header)'}, not to the API: give the API's own base URL with --base-url (not ${base}).`
+          : sameTarget(moved, base)
+            ? 'It sends its clients back to the same address (a redirect loop): the server, or a proxy in front of it, is misconfigured.'
+            : host(moved) !== host(base)
+              ? `It moved to another host (${host(moved)}): if that host is the API's and one you trust with the token, use --base-url ${moved} (not ${base}).`
+              : `Use --base-url ${moved} (not ${base}).`;
       return { ok: false, line: `the target redirects: ${describe(res)}${to ? ` to ${to}` : ''}. ${advice}` };
     }
     if (res.status === 401 || res.status === 403) {
@@ -69,7 +82,10 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
     }
     const type = res.headers['content-type'];
     if (res.text.length > 0 && (!res.isJson || (type !== undefined && /html/i.test(type)))) {
-      return { ok: false, line: `the target does not answer JSON: ${describe(res)} with ${type ?? 'no Content-Type'}: ${gist(res.text)}. Is --base-url the API (not a web page or a login page)?` };
+      return {
+        ok: false,
+        line: `the target does not answer JSON: ${describe(res)} with ${type ?? 'no Content-Type'}: ${gist(res.text)}. Is --base-url the API (not a web page or a login page)?`,
+      };
     }
     if (res.status !== 404) return { ok: true, note: `${describe(res)}${isJsonContentType(type) ? '' : ` (Content-Type ${type ?? 'none'})`}` };
   }
@@ -80,13 +96,24 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
   // provokes it (spec/contract/README.md#errors.no-5xx).
   if (!api) return failed ? outage(failed) : { ok: true, note: `${describe(last!)} (none of ${READS.join(', ')} is served)` };
   const others = api.paths.filter((p) => !READS.includes(p));
-  const answers = await Promise.all(others.map((path) => http.request({ method: 'GET', path }).then((res) => res, () => undefined)));
+  const answers = await Promise.all(
+    others.map((path) =>
+      http.request({ method: 'GET', path }).then(
+        (res) => res,
+        () => undefined,
+      ),
+    ),
+  );
   const served = answers.find((res) => res !== undefined && res.status !== 404 && res.status < 500);
   if (served) return { ok: true, note: `${describe(served)} (none of ${READS.join(', ')} is served)` };
   failed ??= answers.find((res) => res !== undefined && res.status >= 500);
   if (failed) return outage(failed);
   const tried = READS.length + others.length;
-  if (api.allowAll404) return { ok: true, note: `every one of the ${tried} reads the contract names answered 404 (such as ${describe(last!)}); the checks run all the same (--allow-all-404)` };
+  if (api.allowAll404)
+    return {
+      ok: true,
+      note: `every one of the ${tried} reads the contract names answered 404 (such as ${describe(last!)}); the checks run all the same (--allow-all-404)`,
+    };
   return {
     ok: false,
     line: `the target answers 404 to every one of the ${tried} reads the contract names (such as ${describe(last!)}): this does not look like the API. Check --base-url (${base}): it may lack the API's path prefix. If the server really serves none of them, --allow-all-404 runs the checks anyway.`,
@@ -96,7 +123,10 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
 /** A target that answers its reads with a 5xx, to the end of their waits: down, not judged. */
 function outage(res: HttpResponse): PreflightResult {
   const attempts = res.exchange.attempts !== undefined && res.exchange.attempts > 1 ? ` (still, after ${res.exchange.attempts} attempts)` : '';
-  return { ok: false, line: `the target answers its reads with a server error: ${describe(res)}${attempts}: ${gist(res.text)}. It is not serving the API now (an outage), so nothing is judged: try again when it is up.` };
+  return {
+    ok: false,
+    line: `the target answers its reads with a server error: ${describe(res)}${attempts}: ${gist(res.text)}. It is not serving the API now (an outage), so nothing is judged: try again when it is up.`,
+  };
 }
 
 /** What else to read before a run gives up on a target that serves none of READS. */
@@ -111,9 +141,21 @@ export interface ApiProbe {
  * The preflight on a client of its own (one request at a time), closed when it is done: before
  * a run's checks, and before a cleanup sends its deletes.
  */
-export async function checkTarget(target: { baseUrl: string; token: string; timeoutMs: number; maxBodyBytes: number }, base: string, secrets: Secrets, api?: ApiProbe): Promise<PreflightResult> {
+export async function checkTarget(
+  target: { baseUrl: string; token: string; timeoutMs: number; maxBodyBytes: number },
+  base: string,
+  secrets: Secrets,
+  api?: ApiProbe,
+): Promise<PreflightResult> {
   // One request at a time for the first reads; the rest of the API's reads, if it comes to them, a few at once.
-  const http = new HttpClient({ baseUrl: target.baseUrl, token: target.token, timeoutMs: target.timeoutMs, maxBodyBytes: target.maxBodyBytes, concurrency: api ? 8 : 1, secrets });
+  const http = new HttpClient({
+    baseUrl: target.baseUrl,
+    token: target.token,
+    timeoutMs: target.timeoutMs,
+    maxBodyBytes: target.maxBodyBytes,
+    concurrency: api ? 8 : 1,
+    secrets,
+  });
   try {
     return await preflight(http, base, api);
   } finally {

@@ -269,7 +269,8 @@ export class Secrets {
         re.lastIndex = m.index + 1;
       }
     };
-    const standsAlone = (read: string, i: number, j: number): boolean => !search.short.has(read.slice(i, j)) || (!isWordChar(read[i - 1]) && !isWordChar(read[j]));
+    const standsAlone = (read: string, i: number, j: number): boolean =>
+      !search.short.has(read.slice(i, j)) || (!isWordChar(read[i - 1]) && !isWordChar(read[j]));
     scan(search.values, text, (i, j) => {
       if (i < limit && standsAlone(text, i, j)) hits.push([i, j]);
     });
@@ -335,7 +336,8 @@ export class Secrets {
   maskDeep<T>(value: T): T {
     if (typeof value === 'string') return this.mask(value) as T;
     if (Array.isArray(value)) return (value as unknown[]).map((v) => this.maskDeep(v)) as T;
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'client_secret' && typeof v === 'string' ? MASK : this.maskDeep(v)])) as T;
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'client_secret' && typeof v === 'string' ? MASK : this.maskDeep(v)])) as T;
     return value;
   }
 }

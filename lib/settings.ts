@@ -60,12 +60,21 @@ export type SettingKey = (typeof SETTINGS)[number]['key'];
 
 /** The flags of the settings, as node:util parseArgs declares them. */
 export function settingOptions(): Record<SettingKey, { type: 'string' | 'boolean'; multiple?: true }> {
-  return Object.fromEntries(SETTINGS.map((s) => [s.key, s.kind === 'switch' ? { type: 'boolean' } : s.kind === 'list' ? { type: 'string', multiple: true } : { type: 'string' }])) as Record<SettingKey, { type: 'string' | 'boolean'; multiple?: true }>;
+  return Object.fromEntries(
+    SETTINGS.map((s) => [s.key, s.kind === 'switch' ? { type: 'boolean' } : s.kind === 'list' ? { type: 'string', multiple: true } : { type: 'string' }]),
+  ) as Record<SettingKey, { type: 'string' | 'boolean'; multiple?: true }>;
 }
 
 /** A list flag given several times or with commas (`--x a,b --x c`): its names, once each, in order. */
 export function listOf(given: readonly unknown[] | undefined): string[] {
-  return [...new Set((given ?? []).flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      (given ?? [])
+        .flatMap((x) => String(x).split(','))
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 /** The settings given as flags, as lib/config.ts reads them: a list joined with commas, a switch as true. */

@@ -31,6 +31,8 @@ export function isHtml(text: string): boolean {
  */
 export function gist(text: string, whole = true, max = 120): string {
   const title = isHtml(text) ? (/<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim() ?? '') : undefined;
-  const line = printable(title !== undefined ? `an HTML page${title ? ` titled "${title}"` : ''}${whole ? ` (${text.length} characters)` : ''}` : text.replace(/\s+/g, ' ').trim());
+  const line = printable(
+    title !== undefined ? `an HTML page${title ? ` titled "${title}"` : ''}${whole ? ` (${text.length} characters)` : ''}` : text.replace(/\s+/g, ' ').trim(),
+  );
   return line.length > max ? `${line.slice(0, max)}…` : line || '(empty)';
 }

@@ -81,7 +81,9 @@ export function renderTraceability(statements: readonly Statement[], checks: rea
     '',
     '| statement | level | source | text | checks |',
     '|---|---|---|---|---|',
-    ...checked.map((s) => `| ${statementRef(s.id)} | ${s.level} | ${sourceCell(s, inDocument)} | ${cell(s.text)} | ${s.checks!.map((c) => `\`${c}\``).join(', ')} |`),
+    ...checked.map(
+      (s) => `| ${statementRef(s.id)} | ${s.level} | ${sourceCell(s, inDocument)} | ${cell(s.text)} | ${s.checks!.map((c) => `\`${c}\``).join(', ')} |`,
+    ),
     '',
     '## Statements not checked',
     '',
@@ -93,7 +95,10 @@ export function renderTraceability(statements: readonly Statement[], checks: rea
     '',
     '| check | level | title | clause | statements |',
     '|---|---|---|---|---|',
-    ...checks.map((c) => `| \`${c.id}\` | ${c.level} | ${cell(c.title)} | [${cell(c.clause)}](${fromDocs(c.clauseLink)}) | ${(bySt.get(c.id) ?? []).map(statementRef).join(', ')} |`),
+    ...checks.map(
+      (c) =>
+        `| \`${c.id}\` | ${c.level} | ${cell(c.title)} | [${cell(c.clause)}](${fromDocs(c.clauseLink)}) | ${(bySt.get(c.id) ?? []).map(statementRef).join(', ')} |`,
+    ),
     '',
   ].join('\n');
 }
@@ -118,7 +123,7 @@ function ruleTable(statements: readonly Statement[]): string[] {
 
 function listOperationsTable(catalog: CatalogSpec): string[] {
   const note = (e: { hardOffsetLimit: boolean; extra: boolean }): string =>
-    [e.hardOffsetLimit ? 'hard offset limit' : '', e.extra ? 'not among the contract\'s 26: its list checks run at SHOULD' : ''].filter(Boolean).join('; ');
+    [e.hardOffsetLimit ? 'hard offset limit' : '', e.extra ? "not among the contract's 26: its list checks run at SHOULD" : ''].filter(Boolean).join('; ');
   return [
     '| operation | key (as results name it) | path | note |',
     '|---|---|---|---|',
@@ -126,7 +131,10 @@ function listOperationsTable(catalog: CatalogSpec): string[] {
     '',
     '| placeholder | filled from |',
     '|---|---|',
-    ...Object.entries(catalog.parents).map(([name, p]) => `| \`{${name}}\` | ${'value' in p ? `the value \`${p.value}\`` : `\`${p.field}\` of a record of \`${p.from}\` (the one under which the list holds the most records)`} |`),
+    ...Object.entries(catalog.parents).map(
+      ([name, p]) =>
+        `| \`{${name}}\` | ${'value' in p ? `the value \`${p.value}\`` : `\`${p.field}\` of a record of \`${p.from}\` (the one under which the list holds the most records)`} |`,
+    ),
   ];
 }
 

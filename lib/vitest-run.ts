@@ -78,7 +78,12 @@ class Collector implements Reporter {
       const duration = Math.round(testCase.diagnostic()?.duration ?? 0);
       result = this.#signal?.aborted
         ? errorResult(resultHead(check), 'INTERRUPTED', 'the run was stopped before this check finished', duration)
-        : errorResult(resultHead(check), 'SUITE_BUG', `the check did not report an outcome (${firstLine(errors[0]?.message) || testCase.result().state})`, duration);
+        : errorResult(
+            resultHead(check),
+            'SUITE_BUG',
+            `the check did not report an outcome (${firstLine(errors[0]?.message) || testCase.result().state})`,
+            duration,
+          );
     }
     if (!result || this.muted) return;
     this.results.set(resultKey(result), result);
@@ -265,7 +270,9 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   const results = checks.map(
     (c) =>
       collector.results.get(resultKey(c)) ??
-      (options.signal?.aborted ? errorResult(resultHead(c), 'INTERRUPTED', 'the run was stopped before this check finished') : errorResult(resultHead(c), 'SUITE_BUG', 'the check did not run (see the suite errors)')),
+      (options.signal?.aborted
+        ? errorResult(resultHead(c), 'INTERRUPTED', 'the run was stopped before this check finished')
+        : errorResult(resultHead(c), 'SUITE_BUG', 'the check did not run (see the suite errors)')),
   );
   return { results, suiteErrors: collector.suiteErrors, secrets: [...collector.secrets] };
 }

@@ -45,7 +45,9 @@ function algorithmOf(key: KeyObject): KeyAlgorithm {
 
 /** sha256 of a public key's SubjectPublicKeyInfo (DER), hex: how a bundle names the key that signed it. */
 export function keyHint(publicKey: KeyObject): string {
-  return createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex');
+  return createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex');
 }
 
 /** A PEM private key, read for signing. The message never holds the key. */
@@ -106,7 +108,10 @@ export interface Predicate {
  * check of level MUST, on every operation but the lists beyond the contract's 26.
  */
 export function mustPlan(checks: ReadonlyArray<{ id: string; level: string; operation?: string }>, extraOperations: readonly string[]): string[] {
-  return checks.filter((c) => c.level === 'MUST' && !(c.operation !== undefined && extraOperations.includes(c.operation))).map((c) => resultKey(c)).sort();
+  return checks
+    .filter((c) => c.level === 'MUST' && !(c.operation !== undefined && extraOperations.includes(c.operation)))
+    .map((c) => resultKey(c))
+    .sort();
 }
 
 export const sha256 = (content: string | Buffer): string => createHash('sha256').update(content).digest('hex');
@@ -189,7 +194,8 @@ export function openAttestation(text: string): OpenedAttestation {
   }
   const content = bundle.content;
   if (content.$case !== 'dsseEnvelope') throw new Error('the Sigstore bundle holds no DSSE envelope');
-  if (content.dsseEnvelope.payloadType !== PAYLOAD_TYPE) throw new Error(`the envelope's payloadType is ${JSON.stringify(content.dsseEnvelope.payloadType)}, not ${PAYLOAD_TYPE}`);
+  if (content.dsseEnvelope.payloadType !== PAYLOAD_TYPE)
+    throw new Error(`the envelope's payloadType is ${JSON.stringify(content.dsseEnvelope.payloadType)}, not ${PAYLOAD_TYPE}`);
   const material = bundle.verificationMaterial.content;
   const hint = material?.$case === 'publicKey' ? material.publicKey.hint : '';
   let statement: unknown;
@@ -206,7 +212,10 @@ export function openAttestation(text: string): OpenedAttestation {
  * or timestamp is asked for: the key given is the trust.
  */
 export function verifySignature(opened: OpenedAttestation, publicKey: KeyObject): { ok: true } | { ok: false; why: string } {
-  const trust = toTrustMaterial({ mediaType: '', tlogs: [], certificateAuthorities: [], ctlogs: [], timestampAuthorities: [] }, () => ({ publicKey, validFor: () => true }));
+  const trust = toTrustMaterial({ mediaType: '', tlogs: [], certificateAuthorities: [], ctlogs: [], timestampAuthorities: [] }, () => ({
+    publicKey,
+    validFor: () => true,
+  }));
   try {
     new Verifier(trust, { tlogThreshold: 0, ctlogThreshold: 0, timestampThreshold: 0 }).verify(toSignedEntity(opened.bundle));
     return { ok: true };

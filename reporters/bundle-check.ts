@@ -5,7 +5,17 @@
 import type { KeyObject } from 'node:crypto';
 import { resultKey, type CheckResult } from '../lib/check.js';
 import { describeViolations, SCHEMA, validate } from '../lib/schema.js';
-import { ATTESTATION_FILE, certifiedTarget, openAttestation, PREDICATE_TYPE, sha256, verifySignature, type KeyAlgorithm, type Predicate, type Statement } from './attestation.js';
+import {
+  ATTESTATION_FILE,
+  certifiedTarget,
+  openAttestation,
+  PREDICATE_TYPE,
+  sha256,
+  verifySignature,
+  type KeyAlgorithm,
+  type Predicate,
+  type Statement,
+} from './attestation.js';
 import { settingsOf, summarise, type RunReport, type Summary } from './model.js';
 import { certificationRefuses, certifiedExit, certify, describeProfile, exitFor, type Profile } from './verdict.js';
 
@@ -75,10 +85,21 @@ export function versionWindow(made: string, current: string, window: number): Fi
   const field = { file: 'certificate.json', field: 'suite' };
   if (!a || !b) return { severity: 'invalid', ...field, message: `suite version '${made}' is not a version this suite can place` };
   const newer = a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b[1] : a[2] > b[2];
-  if (newer) return { severity: 'unchecked', ...field, message: `made by conformance ${made}, newer than this suite (${current}): verify it with ${made} or later` };
+  if (newer)
+    return { severity: 'unchecked', ...field, message: `made by conformance ${made}, newer than this suite (${current}): verify it with ${made} or later` };
   const lines = a[0] === b[0] ? b[1] - a[1] : Number.POSITIVE_INFINITY;
-  if (lines > window) return { severity: 'invalid', ...field, message: `made by conformance ${made}, outside the window of accepted versions (${current} and the ${window} release line(s) before it): run the certification again with a current suite` };
-  if (made !== current) return { severity: 'note', ...field, message: `made by conformance ${made}, an earlier version within the window (${current} and the ${window} release line(s) before it)` };
+  if (lines > window)
+    return {
+      severity: 'invalid',
+      ...field,
+      message: `made by conformance ${made}, outside the window of accepted versions (${current} and the ${window} release line(s) before it): run the certification again with a current suite`,
+    };
+  if (made !== current)
+    return {
+      severity: 'note',
+      ...field,
+      message: `made by conformance ${made}, an earlier version within the window (${current} and the ${window} release line(s) before it)`,
+    };
   return undefined;
 }
 
@@ -102,7 +123,9 @@ const json = (files: ReadonlyMap<string, Buffer>, name: string, findings: Findin
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 /** A summary in words: `MUST 808 pass, 0 fail, 0 error, 10 skip; SHOULD ...`. */
 const counted = (s: Summary): string =>
-  (['MUST', 'SHOULD', 'INFO'] as const).map((l) => `${l} ${(['pass', 'fail', 'error', 'skip'] as const).map((o) => `${s.byLevel?.[l]?.[o] ?? '?'} ${o}`).join(', ')}`).join('; ');
+  (['MUST', 'SHOULD', 'INFO'] as const)
+    .map((l) => `${l} ${(['pass', 'fail', 'error', 'skip'] as const).map((o) => `${s.byLevel?.[l]?.[o] ?? '?'} ${o}`).join(', ')}`)
+    .join('; ');
 /** A long reason, cut for one screen (results.json has it whole). */
 const clip = (s: string): string => (s.length > 160 ? `${s.slice(0, 157)}...` : s);
 const show = (v: unknown): string => (v === undefined ? '(absent)' : JSON.stringify(v));
@@ -119,7 +142,16 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
     findings.push({ severity: 'invalid', ...(file ? { file } : {}), ...(field ? { field } : {}), message });
   };
   if (!['certificate.json', 'results.json', ATTESTATION_FILE].some((n) => files.has(n))) {
-    return { findings: [{ severity: 'unchecked', message: 'not a certification bundle: it holds no certificate.json, results.json or attestation.json (a bundle is the folder --certify wrote)' }], facts, exit: 2 };
+    return {
+      findings: [
+        {
+          severity: 'unchecked',
+          message: 'not a certification bundle: it holds no certificate.json, results.json or attestation.json (a bundle is the folder --certify wrote)',
+        },
+      ],
+      facts,
+      exit: 2,
+    };
   }
   for (const name of files.others ?? []) invalid(name, undefined, 'not a plain file: a bundle holds plain files only (no folder, no link)');
 
@@ -143,7 +175,11 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
         const ok = verifySignature(opened, opts.key.key);
         if (ok.ok) facts.push(['signature', `valid, ${opts.key.algorithm} key sha256:${opts.key.hint}`]);
         else {
-          invalid(ATTESTATION_FILE, 'dsseEnvelope.signatures', `the signature does not verify with the key given (sha256:${opts.key.hint}; the bundle names ${named}): ${ok.why}`);
+          invalid(
+            ATTESTATION_FILE,
+            'dsseEnvelope.signatures',
+            `the signature does not verify with the key given (sha256:${opts.key.hint}; the bundle names ${named}): ${ok.why}`,
+          );
           facts.push(['signature', `INVALID for key sha256:${opts.key.hint}`]);
         }
       }
@@ -156,7 +192,8 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
   const names = [...files.keys()].filter((n) => n !== ATTESTATION_FILE).sort();
   if (statement) {
     const signed = new Map(statement.subject.map((s) => [s.name, s.digest.sha256]));
-    for (const name of new Set(statement.subject.map((s) => s.name).filter((n, i, all) => all.indexOf(n) !== i))) invalid(ATTESTATION_FILE, 'subject', `names ${name} more than once`);
+    for (const name of new Set(statement.subject.map((s) => s.name).filter((n, i, all) => all.indexOf(n) !== i)))
+      invalid(ATTESTATION_FILE, 'subject', `names ${name} more than once`);
     let matching = 0;
     for (const name of names) {
       const want = signed.get(name);
@@ -166,7 +203,10 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
       else matching++;
     }
     for (const name of signed.keys()) if (!files.has(name)) invalid(name, undefined, 'removed after signing: the attestation names it');
-    facts.push(['files', opts.key ? `${matching} of ${signed.size} as signed` : `${matching} of ${signed.size} as the statement lists them (its signature not checked)`]);
+    facts.push([
+      'files',
+      opts.key ? `${matching} of ${signed.size} as signed` : `${matching} of ${signed.size} as the statement lists them (its signature not checked)`,
+    ]);
   }
   const sums = files.get('SHA256SUMS');
   if (sums) {
@@ -189,7 +229,8 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
     else report = results as unknown as RunReport;
   }
   // config.json is results.json's config as it is: the settings are judged from one, shown in the other.
-  if (report && config && !same(config, report.config)) invalid('config.json', undefined, "is not results.json's config: the settings a certification is judged by are written twice, the same");
+  if (report && config && !same(config, report.config))
+    invalid('config.json', undefined, "is not results.json's config: the settings a certification is judged by are written twice, the same");
   const predicate = statement?.predicate;
   if (report && certificate) {
     const pairs: Array<[string, unknown, unknown]> = [
@@ -225,10 +266,12 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
       ['profile', certificate.profile, predicate.profile],
       ['exit', (certificate.exit as { code?: unknown } | undefined)?.code, predicate.verdict.exit],
     ];
-    for (const [field, cert, signed] of pairs) if (!same(cert, signed)) invalid('certificate.json', field, `says ${show(cert)}, the signed attestation says ${show(signed)}`);
+    for (const [field, cert, signed] of pairs)
+      if (!same(cert, signed)) invalid('certificate.json', field, `says ${show(cert)}, the signed attestation says ${show(signed)}`);
   }
   if (predicate && report) {
-    if (!same(predicate.counts, report.summary)) invalid('results.json', 'summary', `says ${counted(report.summary)}, the signed attestation says ${counted(predicate.counts)}`);
+    if (!same(predicate.counts, report.summary))
+      invalid('results.json', 'summary', `says ${counted(report.summary)}, the signed attestation says ${counted(predicate.counts)}`);
     const pairs: Array<[string, unknown, unknown]> = [
       ['target', certifiedTarget(report.target), predicate.target.baseUrl],
       ['target.embedded', report.target.embedded, predicate.target.embedded],
@@ -236,7 +279,8 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
       ['finishedAt', report.finishedAt, predicate.run.finishedAt],
       ['tool.version', report.tool.version, predicate.suite.version],
     ];
-    for (const [field, res, signed] of pairs) if (!same(res, signed)) invalid('results.json', field, `says ${show(res)}, the signed attestation says ${show(signed)}`);
+    for (const [field, res, signed] of pairs)
+      if (!same(res, signed)) invalid('results.json', field, `says ${show(res)}, the signed attestation says ${show(signed)}`);
   }
 
   // 4. The results bear out what the certificate claims.
@@ -246,9 +290,18 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
   if (report) {
     const own = report.results as CheckResult[];
     const twice = [...new Set(own.map((r) => resultKey(r)).filter((k, i, all) => all.indexOf(k) !== i))];
-    if (twice.length) invalid('results.json', 'results', `${twice.length} check(s) with more than one result for one operation: ${twice.slice(0, 3).join(', ')}${twice.length > 3 ? ', ...' : ''}`);
-    if (!same(summarise(own), report.summary)) invalid('results.json', 'summary', `says ${counted(report.summary)}, its results add up to ${counted(summarise(own))}`);
-    const refusedBy = certificationRefuses(settingsOf(report), { ...(report.shard ? { shard: report.shard } : {}), ...(report.baseline ? { baseline: report.baseline.file } : {}) });
+    if (twice.length)
+      invalid(
+        'results.json',
+        'results',
+        `${twice.length} check(s) with more than one result for one operation: ${twice.slice(0, 3).join(', ')}${twice.length > 3 ? ', ...' : ''}`,
+      );
+    if (!same(summarise(own), report.summary))
+      invalid('results.json', 'summary', `says ${counted(report.summary)}, its results add up to ${counted(summarise(own))}`);
+    const refusedBy = certificationRefuses(settingsOf(report), {
+      ...(report.shard ? { shard: report.shard } : {}),
+      ...(report.baseline ? { baseline: report.baseline.file } : {}),
+    });
     for (const why of refusedBy) invalid('config.json', undefined, `${why}: the run cannot certify`);
     // What the vendor declared: absent as recorded (a flag of the run), empty as its settings say.
     const declaredAbsent = report.certification?.declaredAbsent ?? [];
@@ -257,16 +310,26 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
     // The certification results.json records is the one its results give, field by field.
     for (const field of ['certifiable', 'why', 'declaredAbsent', 'declaredEmpty', 'profile'] as const) {
       const recorded = (report.certification as Record<string, unknown> | undefined)?.[field];
-      if (!same(recorded, derived[field])) invalid('results.json', `certification.${field}`, `says ${clip(show(recorded))}, its results and declarations give ${clip(show(derived[field]))}`);
+      if (!same(recorded, derived[field]))
+        invalid('results.json', `certification.${field}`, `says ${clip(show(recorded))}, its results and declarations give ${clip(show(derived[field]))}`);
     }
     // The exit the run would have given: its results, then whether they certify.
     const exit = certifiedExit(exitFor(own, report.suiteErrors, settingsOf(report).strict === true), derived);
     if (exit.code !== report.exit.code) invalid('results.json', 'exit.code', `says ${report.exit.code}, its results give ${exit.code} (${exit.reason})`);
-    if (certificate && derived.certifiable !== certificate.certifiable) invalid('certificate.json', 'certifiable', `says ${show(certificate.certifiable)}, results.json's results give ${derived.certifiable} (${derived.why})`);
+    if (certificate && derived.certifiable !== certificate.certifiable)
+      invalid('certificate.json', 'certifiable', `says ${show(certificate.certifiable)}, results.json's results give ${derived.certifiable} (${derived.why})`);
     if (certificate?.certifiable === false) invalid('certificate.json', 'certifiable', `the run did not certify: ${show(certificate.why)}`);
     if (opts.strict) {
       const should = own.filter((r) => r.outcome === 'fail' && r.level === 'SHOULD');
-      if (should.length) invalid('results.json', 'results', `${should.length} SHOULD check(s) failed (--strict): ${should.slice(0, 3).map((r) => resultKey(r)).join(', ')}${should.length > 3 ? ', ...' : ''}`);
+      if (should.length)
+        invalid(
+          'results.json',
+          'results',
+          `${should.length} SHOULD check(s) failed (--strict): ${should
+            .slice(0, 3)
+            .map((r) => resultKey(r))
+            .join(', ')}${should.length > 3 ? ', ...' : ''}`,
+        );
     }
     // Every MUST result planned is there, and held at MUST.
     const planned = predicate?.mustChecks ?? plan?.must;
@@ -274,9 +337,19 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
       const byKey = new Map(own.map((r) => [resultKey(r), r]));
       const missing = planned.filter((k) => !byKey.has(k));
       const lowered = planned.filter((k) => byKey.get(k) && byKey.get(k)!.level !== 'MUST');
-      if (missing.length) invalid('results.json', 'results', `${missing.length} MUST result(s) planned are missing: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`);
+      if (missing.length)
+        invalid(
+          'results.json',
+          'results',
+          `${missing.length} MUST result(s) planned are missing: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`,
+        );
       if (lowered.length) invalid('results.json', 'results', `${lowered.length} MUST result(s) are held at another level: ${lowered.slice(0, 5).join(', ')}`);
-      facts.push(['completeness', missing.length || lowered.length ? `${missing.length + lowered.length} of ${planned.length} planned MUST results missing or lowered` : `${planned.length} planned MUST results present`]);
+      facts.push([
+        'completeness',
+        missing.length || lowered.length
+          ? `${missing.length + lowered.length} of ${planned.length} planned MUST results missing or lowered`
+          : `${planned.length} planned MUST results present`,
+      ]);
     } else invalid('results.json', 'results', 'no plan to judge completeness by: the bundle is not signed, and this suite cannot work out its plan');
     // The plan signed is this suite's plan, when the suite is this version.
     if (predicate && plan && release(predicate.suite.version) === suite.version && !same([...predicate.mustChecks].sort(), [...plan.must].sort())) {
@@ -284,7 +357,11 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
       const theirs = new Set(predicate.mustChecks);
       const gone = plan.must.filter((k) => !theirs.has(k));
       const extra = predicate.mustChecks.filter((k) => !mine.has(k));
-      invalid(ATTESTATION_FILE, 'predicate.mustChecks', `not this suite's plan for the run's settings: ${gone.length} MUST result(s) left out (${gone.slice(0, 3).join(', ')}), ${extra.length} unknown (${extra.slice(0, 3).join(', ')})`);
+      invalid(
+        ATTESTATION_FILE,
+        'predicate.mustChecks',
+        `not this suite's plan for the run's settings: ${gone.length} MUST result(s) left out (${gone.slice(0, 3).join(', ')}), ${extra.length} unknown (${extra.slice(0, 3).join(', ')})`,
+      );
     }
   }
 
@@ -304,9 +381,17 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
       });
     }
     if (predicate && release(version) === suite.version && predicate.suite.digest !== suite.suiteDigest) {
-      findings.push({ severity: opts.strict ? 'invalid' : 'note', file: ATTESTATION_FILE, field: 'predicate.suite.digest', message: `the suite that ran (${predicate.suite.digest}) is not this copy of conformance ${version} (${suite.suiteDigest}): changed, or built differently` });
+      findings.push({
+        severity: opts.strict ? 'invalid' : 'note',
+        file: ATTESTATION_FILE,
+        field: 'predicate.suite.digest',
+        message: `the suite that ran (${predicate.suite.digest}) is not this copy of conformance ${version} (${suite.suiteDigest}): changed, or built differently`,
+      });
     }
-    facts.unshift(['suite', `conformance ${version}${version === suite.version ? ' (this version)' : ''}${predicate ? `, package ${predicate.suite.digest}` : ''}`]);
+    facts.unshift([
+      'suite',
+      `conformance ${version}${version === suite.version ? ' (this version)' : ''}${predicate ? `, package ${predicate.suite.digest}` : ''}`,
+    ]);
   }
   const profile = predicate?.profile ?? report?.certification?.profile;
   if (report) {
@@ -315,7 +400,10 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
       ['target', predicate?.target.baseUrl ?? report.target.baseUrl],
       ['run', `${report.runId}, seed ${report.seed}, ${report.startedAt} to ${report.finishedAt}`],
     );
-    facts.push(['profile', profile ? describeProfile(profile) : '(none)'], ['verdict', `${report.certification?.certifiable ? 'certifiable' : 'NOT certifiable'}: ${clip(report.certification?.why ?? '(no certification)')}`]);
+    facts.push(
+      ['profile', profile ? describeProfile(profile) : '(none)'],
+      ['verdict', `${report.certification?.certifiable ? 'certifiable' : 'NOT certifiable'}: ${clip(report.certification?.why ?? '(no certification)')}`],
+    );
   }
   const exit = findings.some((f) => f.severity === 'invalid') ? 1 : findings.some((f) => f.severity === 'unchecked') ? 2 : 0;
   return { findings, facts, ...(profile ? { profile } : {}), ...(report ? { report } : {}), ...(predicate ? { predicate } : {}), exit };

@@ -70,7 +70,8 @@ export function evidenceLines(r: CheckResult): string[] {
     out.push(`expected: ${printable(e.expected)}`, `actual:   ${printable(e.actual)}`);
     if (e.request) out.push(`request:  ${printable(e.request)}`);
     if (e.status !== undefined) out.push(`status:   ${e.status}`);
-    if (e.bodyExcerpt !== undefined) out.push(`body:     ${e.bodyExcerpt ? (isHtml(e.bodyExcerpt) ? gist(e.bodyExcerpt, false) : printable(e.bodyExcerpt)) : '(empty)'}`);
+    if (e.bodyExcerpt !== undefined)
+      out.push(`body:     ${e.bodyExcerpt ? (isHtml(e.bodyExcerpt) ? gist(e.bodyExcerpt, false) : printable(e.bodyExcerpt)) : '(empty)'}`);
     if (e.exchanges.length > 1) out.push('exchanges:', ...e.exchanges.map((x) => `  ${printable(x)}`));
   }
   return out;
@@ -94,11 +95,14 @@ export function replayCommand(report: RunReport, r: { id: string; operation?: st
   const s = settingsOf(report);
   const list = r.operation !== undefined;
   const words = [
-    'npx', 'conformance',
+    'npx',
+    'conformance',
     ...(s.configFile ? ['--config', s.configFile] : []),
-    '--check', r.id,
+    '--check',
+    r.id,
     ...(r.operation ? ['--operation', r.operation] : []),
-    '--seed', String(report.seed),
+    '--seed',
+    String(report.seed),
     ...(report.target.embedded ? [] : ['--base-url', report.target.baseUrl]),
     // The settings that decide outcomes (lib/settings.ts), as the run had them.
     ...replayWords(report.config ?? {}, list),
@@ -155,7 +159,9 @@ export function interrupted(r: CheckResult): boolean {
 export function transportLine(results: readonly CheckResult[]): string | undefined {
   const t = sumTransport(results.map((r) => r.transport));
   const parts = [
-    t.retries ? `${t.retries} request(s) sent again${t.resetRetries || t.timeoutRetries ? ` (${[t.resetRetries ? `${t.resetRetries} after a connection reset` : '', t.timeoutRetries ? `${t.timeoutRetries} after a timeout` : ''].filter(Boolean).join(', ')})` : ''}` : '',
+    t.retries
+      ? `${t.retries} request(s) sent again${t.resetRetries || t.timeoutRetries ? ` (${[t.resetRetries ? `${t.resetRetries} after a connection reset` : '', t.timeoutRetries ? `${t.timeoutRetries} after a timeout` : ''].filter(Boolean).join(', ')})` : ''}`
+      : '',
     t.waitedOut ? `${t.waitedOut} 429/5xx answer(s) waited out (${(t.waitedMs / 1000).toFixed(1)} s of waiting, added up over the requests in flight)` : '',
     t.lostRedone ? `work done again ${t.lostRedone} time(s), after a POST or DELETE lost before its answer` : '',
     t.concurrencyLoweredTo !== undefined ? `requests in flight lowered to ${t.concurrencyLoweredTo} by 429s` : '',
@@ -214,7 +220,9 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     const cut = unrun.filter((r) => cutShort(r, outage));
     if (cut.length) {
       const ids = cut.map(label);
-      lines.push(`  ${cut.length} check(s) cut short as the target stopped answering (${cut[0]!.errorCode ?? 'no answer'} and the like): ${ids.slice(0, 8).join(', ')}${ids.length > 8 ? `, and ${ids.length - 8} more` : ''}`);
+      lines.push(
+        `  ${cut.length} check(s) cut short as the target stopped answering (${cut[0]!.errorCode ?? 'no answer'} and the like): ${ids.slice(0, 8).join(', ')}${ids.length > 8 ? `, and ${ids.length - 8} more` : ''}`,
+      );
     }
     lines.push('');
   }
@@ -247,8 +255,19 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   const { deleted, leftovers } = report.cleanup;
   // Nothing is created when traffic is only judged: no cleanup to speak of.
   if (!observed) lines.push(p('bold', 'Cleanup'));
-  if (report.cleanup.postponed) lines.push(p('yellow', printable(`  not done: ${report.cleanup.postponed}; ${report.cleanup.pending ?? 0} resource(s) and unanswered create(s) stay in the ledger: 'conformance cleanup --run ${report.runId}' deletes them once the target answers again`)));
-  else if (!observed) lines.push(`  deleted ${deleted} resource(s) this run created and had not deleted${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more were already gone)` : ''}; ${leftovers.length} left over`);
+  if (report.cleanup.postponed)
+    lines.push(
+      p(
+        'yellow',
+        printable(
+          `  not done: ${report.cleanup.postponed}; ${report.cleanup.pending ?? 0} resource(s) and unanswered create(s) stay in the ledger: 'conformance cleanup --run ${report.runId}' deletes them once the target answers again`,
+        ),
+      ),
+    );
+  else if (!observed)
+    lines.push(
+      `  deleted ${deleted} resource(s) this run created and had not deleted${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more were already gone)` : ''}; ${leftovers.length} left over`,
+    );
   for (const l of leftovers) lines.push(p('yellow', leftoverLine(l)));
   if (!observed) lines.push('');
   if (report.baseline) {
@@ -261,20 +280,33 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   // A run the target stopped answering compared no list: nothing to say of their windows.
   if (report.lists && !outage) {
     lines.push(p('bold', 'Lists'));
-    lines.push(`  traversal comparisons used only records created before ${report.lists.comparedBefore} (the run's start minus a ${report.lists.timeBufferSeconds} s time buffer, for eventual consistency)`);
+    lines.push(
+      `  traversal comparisons used only records created before ${report.lists.comparedBefore} (the run's start minus a ${report.lists.timeBufferSeconds} s time buffer, for eventual consistency)`,
+    );
     lines.push(`  at most ${report.lists.requestBudget} requests per list operation`);
     lines.push('');
   }
   const ids = new Set(report.results.map((r) => r.id)).size;
-  const seeds = report.shards ? `shards ${report.shards.map((x) => `${x.shard} run ${x.runId} seed ${x.seed}`).join(', ')}` : observed ? `observed traffic, report ${report.runId}` : `run ${report.runId}, seed ${report.seed}`;
-  lines.push(p('bold', `Summary: ${report.summary.total} results of ${ids} checks (list checks once per operation) in ${(report.durationMs / 1000).toFixed(1)} s (${seeds})`));
+  const seeds = report.shards
+    ? `shards ${report.shards.map((x) => `${x.shard} run ${x.runId} seed ${x.seed}`).join(', ')}`
+    : observed
+      ? `observed traffic, report ${report.runId}`
+      : `run ${report.runId}, seed ${report.seed}`;
+  lines.push(
+    p(
+      'bold',
+      `Summary: ${report.summary.total} results of ${ids} checks (list checks once per operation) in ${(report.durationMs / 1000).toFixed(1)} s (${seeds})`,
+    ),
+  );
   const areas = [...new Set(report.results.map((r) => r.area))];
   const w = Math.max(...areas.map((a) => a.length), 7);
   // (After an outage the areas' lines said as they ended are the whole story: not said twice.)
   for (const area of outage ? [] : areas) {
     const rs = report.results.filter((r) => r.area === area);
     const n = (v: Verdict): number => rs.filter((r) => verdictOf(r, strict) === v).length;
-    lines.push(`  ${area.padEnd(w)} ${String(rs.length).padStart(4)}: ${n('pass')} pass, ${n('fail')} fail, ${n('warn')} warn, ${n('error')} error, ${n('skip')} skip`);
+    lines.push(
+      `  ${area.padEnd(w)} ${String(rs.length).padStart(4)}: ${n('pass')} pass, ${n('fail')} fail, ${n('warn')} warn, ${n('error')} error, ${n('skip')} skip`,
+    );
   }
   // (After an outage nearly every check is an error of the suite: by level says nothing more.)
   for (const level of outage ? [] : LEVELS) {
@@ -285,7 +317,12 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     // fail, unless baselined; SHOULD warns; INFO is noted.
     const failing = report.results.filter((r) => r.level === level && failsRun(r, strict)).length;
     const baselined = c.fail - failing;
-    const failWords = level === 'INFO' ? `${c.fail} noted` : level === 'SHOULD' && !strict ? `${c.fail} warn` : `${failing} fail${baselined ? `, ${baselined} warn (baselined)` : ''}`;
+    const failWords =
+      level === 'INFO'
+        ? `${c.fail} noted`
+        : level === 'SHOULD' && !strict
+          ? `${c.fail} warn`
+          : `${failing} fail${baselined ? `, ${baselined} warn (baselined)` : ''}`;
     lines.push(`  ${level.padEnd(w)} ${String(n).padStart(4)}: ${c.pass} pass, ${failWords}, ${c.error} error, ${c.skip} skip`);
   }
   const transport = transportLine(report.results);

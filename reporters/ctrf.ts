@@ -16,7 +16,9 @@ export function renderCtrf(report: RunReport): string {
   const tests = report.results.map((r) => {
     const v = verdictOf(r, strict);
     const e = r.evidence;
-    const trace = e ? [`expected: ${e.expected}`, `actual: ${e.actual}`, ...(e.request ? [`request: ${e.request}`] : []), ...e.exchanges].join('\n') : undefined;
+    const trace = e
+      ? [`expected: ${e.expected}`, `actual: ${e.actual}`, ...(e.request ? [`request: ${e.request}`] : []), ...e.exchanges].join('\n')
+      : undefined;
     return {
       name: label(r),
       status: STATUS[v],
@@ -26,7 +28,13 @@ export function renderCtrf(report: RunReport): string {
       ...(r.reason !== undefined ? { message: r.reason } : {}),
       ...(trace !== undefined ? { trace } : {}),
       tags: [r.level],
-      labels: { id: r.id, level: r.level, clause: r.clause, ...(r.operation ? { operation: r.operation } : {}), ...(r.errorCode ? { errorCode: r.errorCode } : {}) },
+      labels: {
+        id: r.id,
+        level: r.level,
+        clause: r.clause,
+        ...(r.operation ? { operation: r.operation } : {}),
+        ...(r.errorCode ? { errorCode: r.errorCode } : {}),
+      },
       ...(r.outcome === 'fail' || r.outcome === 'error' ? { extra: { replay: replayCommand(report, r) } } : {}),
     };
   });
@@ -40,7 +48,17 @@ export function renderCtrf(report: RunReport): string {
     generatedBy: `${report.tool.name} ${report.tool.version}`,
     results: {
       tool: { name: report.tool.name, version: report.tool.version },
-      summary: { tests: tests.length, passed: count('passed'), failed: count('failed'), skipped: count('skipped'), pending: 0, other: count('other'), start, stop, duration: report.durationMs },
+      summary: {
+        tests: tests.length,
+        passed: count('passed'),
+        failed: count('failed'),
+        skipped: count('skipped'),
+        pending: 0,
+        other: count('other'),
+        start,
+        stop,
+        duration: report.durationMs,
+      },
       tests,
     },
     extra: { runId: report.runId, seed: report.seed, target: report.target.baseUrl, contractDigest: report.contractDigest, exit: report.exit },

@@ -19,7 +19,16 @@ export function githubAnnotations(report: RunReport): string[] {
     .filter((r) => r.outcome === 'fail' && r.level === 'MUST' && !r.baselined)
     .map((r) => {
       const e = r.evidence;
-      const body = [r.reason ?? '', e ? `expected: ${e.expected}` : '', e ? `actual: ${e.actual}` : '', e?.request ? `request: ${e.request}` : '', `replay: ${replayCommand(report, r)}`, note ?? ''].filter(Boolean).join('\n');
+      const body = [
+        r.reason ?? '',
+        e ? `expected: ${e.expected}` : '',
+        e ? `actual: ${e.actual}` : '',
+        e?.request ? `request: ${e.request}` : '',
+        `replay: ${replayCommand(report, r)}`,
+        note ?? '',
+      ]
+        .filter(Boolean)
+        .join('\n');
       return `::error title=${property(`conformance ${label(r)}`)}::${data(body)}`;
     });
 }
@@ -46,7 +55,8 @@ export function renderMarkdown(report: RunReport): string {
   const bad = report.results.filter((r: CheckResult) => (r.outcome === 'fail' && r.level !== 'INFO') || r.outcome === 'error');
   if (bad.length) {
     lines.push('', '| check | level | outcome | reason |', '|---|---|---|---|');
-    for (const r of bad.slice(0, 50)) lines.push(`| \`${cell(label(r))}\` | ${r.level} | ${verdictOf(r, strict)}${r.baselined ? ' (baselined)' : ''} | ${cell(r.reason ?? '')} |`);
+    for (const r of bad.slice(0, 50))
+      lines.push(`| \`${cell(label(r))}\` | ${r.level} | ${verdictOf(r, strict)}${r.baselined ? ' (baselined)' : ''} | ${cell(r.reason ?? '')} |`);
     if (bad.length > 50) lines.push(`| … | | | ${bad.length - 50} more in the report |`);
   }
   if (report.lists?.absent.length) lines.push('', `Absent operations: ${report.lists.absent.join(', ')}`);

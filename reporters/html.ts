@@ -119,9 +119,18 @@ export function renderHtml(report: RunReport): string {
     ['run', `${report.runId}, seed ${report.seed}${report.shard ? `, shard ${report.shard}` : ''}`],
     ['started', report.startedAt],
     ['duration', `${(report.durationMs / 1000).toFixed(1)} s`],
-    ...(report.certification ? ([['certifiable', `${report.certification.certifiable ? 'yes' : 'no'}: ${report.certification.why}`]] as Array<[string, string]>) : []),
-    ...(report.lists ? ([['lists', `compared records created before ${report.lists.comparedBefore}; absent: ${report.lists.absent.join(', ') || 'none'}`]] as Array<[string, string]>) : []),
-    ['cleanup', `deleted ${report.cleanup.deleted}${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more already gone)` : ''}; left over: ${report.cleanup.leftovers.length ? report.cleanup.leftovers.map((l) => `${l.kind} ${l.id || '(no id)'} (${l.reason})`).join('; ') : 'none'}`],
+    ...(report.certification
+      ? ([['certifiable', `${report.certification.certifiable ? 'yes' : 'no'}: ${report.certification.why}`]] as Array<[string, string]>)
+      : []),
+    ...(report.lists
+      ? ([['lists', `compared records created before ${report.lists.comparedBefore}; absent: ${report.lists.absent.join(', ') || 'none'}`]] as Array<
+          [string, string]
+        >)
+      : []),
+    [
+      'cleanup',
+      `deleted ${report.cleanup.deleted}${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more already gone)` : ''}; left over: ${report.cleanup.leftovers.length ? report.cleanup.leftovers.map((l) => `${l.kind} ${l.id || '(no id)'} (${l.reason})`).join('; ') : 'none'}`,
+    ],
   ];
   const summary = `<table><tr><th>level</th>${VERDICTS.map((v) => `<th>${v}</th>`).join('')}</tr>${LEVELS.map((l) => `<tr><td>${l}</td>${VERDICTS.map((v) => `<td class="${count(v, l) ? `o-${v} l-${l}` : ''}">${count(v, l)}</td>`).join('')}</tr>`).join('')}</table>`;
   const filters = `<div class="filters"><fieldset><legend>outcome</legend>${VERDICTS.map((v) => `<label><input type="checkbox" data-filter="outcome" value="${v}" checked> ${v} (${count(v)})</label>`).join('')}</fieldset><fieldset><legend>level</legend>${LEVELS.map((l) => `<label><input type="checkbox" data-filter="level" value="${l}" checked> ${l}</label>`).join('')}</fieldset><span class="count" id="shown"></span></div>`;
@@ -130,7 +139,10 @@ export function renderHtml(report: RunReport): string {
     return `<tr id="${anchorOf(r)}" class="result o-${v} l-${r.level}" data-outcome="${v}" data-level="${r.level}"><td><code>${esc(r.id)}</code></td><td>${esc(r.operation ?? '')}</td><td>${r.level}</td><td>${v}${r.baselined ? ' (baselined)' : ''}</td><td>${esc(r.title)}<br><small>${esc(r.clause)}</small></td><td>${evidence(report, r, v)}</td></tr>`;
   });
   const note = replayTokenNote(report);
-  const replayNote = note && report.results.some((r) => r.outcome === 'fail' || r.outcome === 'error') ? `<p class="note" id="replay-note">${esc(note.charAt(0).toUpperCase() + note.slice(1))}.</p>` : '';
+  const replayNote =
+    note && report.results.some((r) => r.outcome === 'fail' || r.outcome === 'error')
+      ? `<p class="note" id="replay-note">${esc(note.charAt(0).toUpperCase() + note.slice(1))}.</p>`
+      : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Conformance report: ${esc(report.target.baseUrl)} (run ${esc(report.runId)})</title>

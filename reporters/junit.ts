@@ -44,7 +44,8 @@ interface Case {
 function renderCase(c: Case): string {
   const head = `    <testcase classname="${attr(c.classname)}" name="${attr(c.name)}" time="${c.seconds.toFixed(3)}"`;
   const inner: string[] = [];
-  if (c.properties?.length) inner.push('      <properties>', ...c.properties.map(([k, v]) => `        <property name="${attr(k)}" value="${attr(v)}"/>`), '      </properties>');
+  if (c.properties?.length)
+    inner.push('      <properties>', ...c.properties.map(([k, v]) => `        <property name="${attr(k)}" value="${attr(v)}"/>`), '      </properties>');
   const o = c.outcome;
   if (o) {
     const open = `      <${o.element} message="${attr(o.message)}"${o.type ? ` type="${attr(o.type)}"` : ''}`;
@@ -71,7 +72,14 @@ function caseOf(report: RunReport, r: CheckResult, strict: boolean): Case {
       const verdict = whyNotCounted(report, r);
       return {
         ...base,
-        properties: [['level', r.level], ['clause', r.clause], ['outcome', 'fail'], ['verdict', verdict], ['reason', reason], ['replay', replayCommand(report, r)]],
+        properties: [
+          ['level', r.level],
+          ['clause', r.clause],
+          ['outcome', 'fail'],
+          ['verdict', verdict],
+          ['reason', reason],
+          ['replay', replayCommand(report, r)],
+        ],
         out: `${verdict}\n${detail()}`,
       };
     }
@@ -97,7 +105,10 @@ function runCases(report: RunReport): Case[] {
       classname: 'conformance',
       name: 'certification',
       seconds: 0,
-      properties: [['certifiable', c.certifiable ? 'yes' : 'no'], ['why', why]],
+      properties: [
+        ['certifiable', c.certifiable ? 'yes' : 'no'],
+        ['why', why],
+      ],
       // Exit 2 (an incomplete run) cannot certify: that is an error, as the exit code says.
       ...(failed ? { outcome: { element: report.exit.code === 1 ? 'failure' : 'error', message: `not certifiable: ${why}`, type: 'certification' } } : {}),
     });

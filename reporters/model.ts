@@ -28,7 +28,13 @@ export interface RunReport {
   /** Known failures that did not fail the run (--baseline). */
   baseline?: BaselineReport;
   /** Certification mode (--certify). */
-  certification?: { certifiable: boolean; why: string; declaredAbsent?: string[]; declaredEmpty?: DeclaredEmpty[]; profile?: { name: 'full' | 'partial'; absent: string[]; empty: string[] } };
+  certification?: {
+    certifiable: boolean;
+    why: string;
+    declaredAbsent?: string[];
+    declaredEmpty?: DeclaredEmpty[];
+    profile?: { name: 'full' | 'partial'; absent: string[]; empty: string[] };
+  };
   /** How list traversals were bounded and compared (absent when no list check ran). */
   lists?: ListsReport;
   summary: Summary;
@@ -77,7 +83,8 @@ export function settingsOf(report: Pick<RunReport, 'config'>): OutcomeSettings {
   const num = (k: string): number | undefined => (typeof c[k] === 'number' ? c[k] : undefined);
   const bool = (k: string): boolean | undefined => (typeof c[k] === 'boolean' ? c[k] : undefined);
   const str = (k: string): string | undefined => (typeof c[k] === 'string' ? c[k] : undefined);
-  const strs = (k: string): string[] | undefined => (Array.isArray(c[k]) && (c[k] as unknown[]).every((x) => typeof x === 'string') ? [...(c[k] as string[])] : undefined);
+  const strs = (k: string): string[] | undefined =>
+    Array.isArray(c[k]) && (c[k] as unknown[]).every((x) => typeof x === 'string') ? [...(c[k] as string[])] : undefined;
   const out: OutcomeSettings = {
     configFile: str('configFile'),
     timeoutMs: num('timeoutMs'),

@@ -74,7 +74,11 @@ const safePart = (s: string, max: number): string =>
  * name `taken` already gets a suffix (-2, -3, ...).
  */
 export function bundleName(entry: Pick<RecordEntry, 'product' | 'productVersion' | 'runId'>, taken: ReadonlySet<string>): string {
-  const base = [safePart(entry.product ?? '', 60) || 'product', safePart(entry.productVersion ?? '', 40) || 'unversioned', safePart(entry.runId, 40) || 'run'].join('-');
+  const base = [
+    safePart(entry.product ?? '', 60) || 'product',
+    safePart(entry.productVersion ?? '', 40) || 'unversioned',
+    safePart(entry.runId, 40) || 'run',
+  ].join('-');
   let name = base;
   for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
   return name;
@@ -142,7 +146,10 @@ td.links a{display:block;white-space:nowrap}
 /** The profile cell: full, or partial with the operations declared absent or empty. */
 function profileCell(p: Profile): string {
   if (p.name === 'full') return 'full';
-  const lists = [p.absent.length ? `<li>absent: ${p.absent.map(esc).join(', ')}</li>` : '', p.empty.length ? `<li>empty: ${p.empty.map(esc).join(', ')}</li>` : ''].join('');
+  const lists = [
+    p.absent.length ? `<li>absent: ${p.absent.map(esc).join(', ')}</li>` : '',
+    p.empty.length ? `<li>empty: ${p.empty.map(esc).join(', ')}</li>` : '',
+  ].join('');
   return `<span class="partial">partial</span>${lists ? `<ul class="lists">${lists}</ul>` : ''}`;
 }
 

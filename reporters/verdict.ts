@@ -93,7 +93,10 @@ export function exitFor(results: readonly CheckResult[], suiteErrors: readonly s
 }
 
 /** The exit of a certification run: a run that passed but cannot certify exits 1, saying why. */
-export function certifiedExit(exit: { code: 0 | 1 | 2; reason: string }, certification: Pick<Certification, 'certifiable' | 'why'> | undefined): { code: 0 | 1 | 2; reason: string } {
+export function certifiedExit(
+  exit: { code: 0 | 1 | 2; reason: string },
+  certification: Pick<Certification, 'certifiable' | 'why'> | undefined,
+): { code: 0 | 1 | 2; reason: string } {
   return certification && !certification.certifiable && exit.code === 0 ? { code: 1, reason: `exit 1: not certifiable: ${certification.why}` } : exit;
 }
 
@@ -144,13 +147,20 @@ export function describeProfile(p: Profile): string {
  * request budget to each list operation. The run's verdict and `conformance verify` both ask this.
  */
 export function certificationRefuses(s: OutcomeSettings, run: { shard?: string; baseline?: string }): string[] {
-  const narrowed = [s.checks?.length ? '--check' : '', s.grep !== undefined ? '--grep' : '', s.operations?.length ? '--operation' : '', run.shard ? '--shard' : ''].filter(Boolean);
+  const narrowed = [
+    s.checks?.length ? '--check' : '',
+    s.grep !== undefined ? '--grep' : '',
+    s.operations?.length ? '--operation' : '',
+    run.shard ? '--shard' : '',
+  ].filter(Boolean);
   return [
     ...(narrowed.length ? [`the run was narrowed by ${narrowed.join(', ')}: a certification runs every check`] : []),
     ...(run.baseline ? [`the run had a baseline (${run.baseline}): a certification judges every failure`] : []),
     ...(s.explore === 0 ? ['the run drew no requests (--explore 0): a certification explores'] : []),
     ...(s.exploreOnly ? ['the run had the fixed probes off (--explore-only)'] : []),
-    ...(s.requestBudget !== undefined && s.requestBudget < DEFAULT_REQUEST_BUDGET ? [`the request budget was ${s.requestBudget}, below the default ${DEFAULT_REQUEST_BUDGET}: a certification sends no fewer`] : []),
+    ...(s.requestBudget !== undefined && s.requestBudget < DEFAULT_REQUEST_BUDGET
+      ? [`the request budget was ${s.requestBudget}, below the default ${DEFAULT_REQUEST_BUDGET}: a certification sends no fewer`]
+      : []),
   ];
 }
 
@@ -181,7 +191,11 @@ export function observeEmpty(results: readonly CheckResult[], operation: string)
   const seen = mine.filter((r) => r.records !== undefined);
   const most = seen.reduce<CheckResult | undefined>((a, r) => (a && a.records! >= r.records! ? a : r), undefined);
   if (most) return { operation, observed: most.records! > 0 ? 'records' : 'empty', evidence: `${most.id} saw ${records(most.records!)}`, notExercised };
-  const why = !mine.length ? 'no check ran on it' : mine.some((r) => r.absent) ? 'its collection answered 404 (absent)' : 'no result says whether it holds records';
+  const why = !mine.length
+    ? 'no check ran on it'
+    : mine.some((r) => r.absent)
+      ? 'its collection answered 404 (absent)'
+      : 'no result says whether it holds records';
   return { operation, observed: 'unknown', evidence: why, notExercised };
 }
 
@@ -194,7 +208,8 @@ export function certify(results: readonly CheckResult[], suiteErrors: readonly s
   const failed = must.filter((r) => r.outcome === 'fail');
   const errors = results.filter((r) => r.outcome === 'error').length + suiteErrors.length;
   const excused = (r: CheckResult): boolean =>
-    r.operation !== undefined && ((declaredAbsent.includes(r.operation) && r.outcome === 'skip' && r.absent === true) || (seenEmpty.has(r.operation) && wantsRecords(r)));
+    r.operation !== undefined &&
+    ((declaredAbsent.includes(r.operation) && r.outcome === 'skip' && r.absent === true) || (seenEmpty.has(r.operation) && wantsRecords(r)));
   const skipped = must.filter((r) => r.outcome === 'skip' && !excused(r));
   const claimed = declaredAbsent.filter((op) => results.some((r) => r.operation === op && r.id === 'list.endpoint.present' && r.outcome === 'pass'));
   const filled = declaredEmpty.filter((d) => d.observed === 'records');
@@ -207,14 +222,22 @@ export function certify(results: readonly CheckResult[], suiteErrors: readonly s
     // Skipped for want of records on lists the run saw empty and nobody declared: --empty is
     // the way to say so, if they are empty on purpose. A list seen holding records is not
     // named: declaring it would only be refused.
-    const undeclared = [...new Set(skipped.flatMap((r) => (r.operation !== undefined && wantsRecords(r) && !scope.declaredEmpty?.includes(r.operation) ? [r.operation] : [])))];
+    const undeclared = [
+      ...new Set(skipped.flatMap((r) => (r.operation !== undefined && wantsRecords(r) && !scope.declaredEmpty?.includes(r.operation) ? [r.operation] : []))),
+    ];
     const seenEmptyToo = undeclared.filter((op) => observeEmpty(results, op).observed === 'empty');
-    if (seenEmptyToo.length) why.push(`if ${seenEmptyToo.length > 1 ? 'these lists are' : 'this list is'} legitimately empty, declare ${seenEmptyToo.length > 1 ? 'them' : 'it'}${scope.declaredEmpty?.length ? ' too' : ''}: --empty ${seenEmptyToo.join(',')}`);
+    if (seenEmptyToo.length)
+      why.push(
+        `if ${seenEmptyToo.length > 1 ? 'these lists are' : 'this list is'} legitimately empty, declare ${seenEmptyToo.length > 1 ? 'them' : 'it'}${scope.declaredEmpty?.length ? ' too' : ''}: --empty ${seenEmptyToo.join(',')}`,
+      );
   }
   if (claimed.length) why.push(`declared absent but served: ${claimed.join(', ')}`);
   // A declaration the run contradicts does not certify: the certificate would say a list is
   // empty, and its checks not exercised, when the product holds records there.
-  if (filled.length) why.push(`declared empty but holding records: ${filled.map((d) => `${d.operation} (${d.evidence})`).join('; ')}; drop --empty for ${filled.length > 1 ? 'them' : 'it'}`);
+  if (filled.length)
+    why.push(
+      `declared empty but holding records: ${filled.map((d) => `${d.operation} (${d.evidence})`).join('; ')}; drop --empty for ${filled.length > 1 ? 'them' : 'it'}`,
+    );
   const report = { declaredAbsent: [...declaredAbsent], declaredEmpty, profile: profileOf(declaredAbsent, scope.declaredEmpty ?? []) };
   if (why.length) return { certifiable: false, why: why.join('; '), ...report };
   const notes = [

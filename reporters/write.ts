@@ -40,7 +40,12 @@ export interface Attest {
  * (reporters/attestation.ts). It is not masked: it holds only digests and what the masked
  * files say, and a byte changed would break its signature.
  */
-export function bundleFiles(report: RunReport, mask: (s: string) => string, attest?: Attest, suite: { digest: string } = { digest: suiteDigest() }): OutputFile[] {
+export function bundleFiles(
+  report: RunReport,
+  mask: (s: string) => string,
+  attest?: Attest,
+  suite: { digest: string } = { digest: suiteDigest() },
+): OutputFile[] {
   const certification = report.certification;
   const certificate = {
     product: report.product?.name ?? null,

@@ -65,7 +65,11 @@ export interface RunOutcome {
 
 const TOKEN = 'selftest-token-7d3f91';
 
-async function withServer(options: Partial<ReferenceServerOptions>, seed: number, work: (url: string, dir: string) => Promise<Omit<RunOutcome, 'ms'>>): Promise<RunOutcome> {
+async function withServer(
+  options: Partial<ReferenceServerOptions>,
+  seed: number,
+  work: (url: string, dir: string) => Promise<Omit<RunOutcome, 'ms'>>,
+): Promise<RunOutcome> {
   const started = performance.now();
   const server = await startReferenceServer({ token: TOKEN, seed, ...options });
   const dir = mkdtempSync(join(tmpdir(), 'conformance-selftest-'));
@@ -82,12 +86,21 @@ async function withServer(options: Partial<ReferenceServerOptions>, seed: number
  * --base-url, --token, --seed, --operation and --report-dir, an empty environment and a
  * working directory of its own (no config file, no CONFORMANCE_* variables leak in).
  */
-export function runThroughCli(main: CliMain, options: Partial<ReferenceServerOptions>, operations: readonly string[], seed: number, extra: readonly string[] = []): Promise<RunOutcome> {
+export function runThroughCli(
+  main: CliMain,
+  options: Partial<ReferenceServerOptions>,
+  operations: readonly string[],
+  seed: number,
+  extra: readonly string[] = [],
+): Promise<RunOutcome> {
   return withServer(options, seed, async (url, dir) => {
     const output: string[] = [];
     const report = join(dir, 'report');
     const io = { out: (l: string) => output.push(l), err: (l: string) => output.push(l), env: {}, cwd: dir, isTTY: false };
-    const code = await main(['--base-url', url, '--token', TOKEN, '--seed', String(seed), '--operation', operations.join(','), '--report-dir', report, ...extra], io);
+    const code = await main(
+      ['--base-url', url, '--token', TOKEN, '--seed', String(seed), '--operation', operations.join(','), '--report-dir', report, ...extra],
+      io,
+    );
     const file = join(report, 'results.json');
     const run = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunReport) : undefined;
     // A mutant may keep the run from deleting what it made; its server is gone after this row,
@@ -217,7 +230,15 @@ export function mutantRow(fault: Fault, run: RunOutcome): MutantRow {
   const alsoFailed = failed.filter((id) => !fault.caughtBy.includes(id));
   const expectedExit = results.some((r) => r.outcome === 'fail' && r.level === 'MUST') ? 1 : 0;
   const errored = run.code === 2 || run.suiteErrors.length > 0 || results.length === 0 || results.some((r) => r.outcome === 'error');
-  const outcome = errored ? 'error' : !caughtBy.length ? (failed.length ? 'caught-wrongly' : 'survived') : run.code !== expectedExit || (level === 'MUST' && run.code !== 1) ? 'wrong-exit' : 'caught';
+  const outcome = errored
+    ? 'error'
+    : !caughtBy.length
+      ? failed.length
+        ? 'caught-wrongly'
+        : 'survived'
+      : run.code !== expectedExit || (level === 'MUST' && run.code !== 1)
+        ? 'wrong-exit'
+        : 'caught';
   return { fault, level, outcome, exitCode: run.code, expectedExit, caughtBy, alsoFailed, results, run };
 }
 
@@ -243,7 +264,9 @@ export async function runSelftest(options: SelftestOptions = {}): Promise<{ muta
   const parallel = options.parallel ?? Math.min(8, Math.max(2, availableParallelism()));
   const { main } = options;
   if (!options.quick && !main) throw new Error('runSelftest: main is needed to run through the CLI (or quick: true)');
-  const runOne = options.quick ? runChecksDirectly : (o: Partial<ReferenceServerOptions>, ops: readonly string[], s: number) => runThroughCli(main!, o, ops, s, options.exploreOnly ? ['--explore-only'] : []);
+  const runOne = options.quick
+    ? runChecksDirectly
+    : (o: Partial<ReferenceServerOptions>, ops: readonly string[], s: number) => runThroughCli(main!, o, ops, s, options.exploreOnly ? ['--explore-only'] : []);
   const faults = FAULTS.filter((f) => !options.faults || options.faults.includes(f.name));
   const variants = VARIANTS.filter((v) => !options.variants || options.variants.includes(v.name));
   // One queue for both, so the pool stays full to the end.
@@ -337,12 +360,17 @@ export function renderExploredFigure(rows: readonly MutantRow[]): string {
   const fig = exploredFigure(rows);
   const w = Math.max(...fig.map((x) => x.rule.length), 4);
   const lines = [`${'rule'.padEnd(w)}  caught with the fixed probes off   (mutants written for exploration)   missed`];
-  for (const x of fig) lines.push(`${x.rule.padEnd(w)}  ${`${x.caught}/${x.mutants}`.padEnd(33)}  ${(x.explored ? `${x.exploredCaught}/${x.explored}` : '-').padEnd(34)}  ${x.missed.join(', ') || '-'}`);
+  for (const x of fig)
+    lines.push(
+      `${x.rule.padEnd(w)}  ${`${x.caught}/${x.mutants}`.padEnd(33)}  ${(x.explored ? `${x.exploredCaught}/${x.explored}` : '-').padEnd(34)}  ${x.missed.join(', ') || '-'}`,
+    );
   const mutants = rows.filter((m) => listRules(m.fault).length);
   const caught = mutants.filter((m) => m.caughtBy.length > 0).length;
   lines.push('', `list mutants caught by the model and the exploration alone: ${caught}/${mutants.length}`);
   const ways = caughtByWay(mutants);
-  lines.push(`  of them caught by ${(Object.entries(FOUND_BY) as Array<[Source, string]>).map(([way, words]) => `${words} ${ways[way]}`).join(', ')} (a mutant caught several ways counts under each)`);
+  lines.push(
+    `  of them caught by ${(Object.entries(FOUND_BY) as Array<[Source, string]>).map(([way, words]) => `${words} ${ways[way]}`).join(', ')} (a mutant caught several ways counts under each)`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -352,17 +380,36 @@ export function renderSelftest(result: { mutants: MutantRow[]; variants: Variant
   const w = Math.max(...mutants.map((m) => m.fault.name.length), 8);
   const lines = mutants.length ? [`${'mutant'.padEnd(w)}  level   exit  outcome          expected check(s) → caught by`] : [];
   for (const m of mutants) {
-    lines.push(`${m.fault.name.padEnd(w)}  ${m.level.padEnd(6)}  ${`${m.exitCode}${m.exitCode === m.expectedExit ? '' : `≠${m.expectedExit}`}`.padEnd(4)}  ${m.outcome.padEnd(15)}  ${m.fault.caughtBy.join(', ')} → ${m.caughtBy.join(', ') || '(none)'}${m.alsoFailed.length ? `  (also failed: ${m.alsoFailed.join(', ')})` : ''}`);
-    if (m.outcome === 'error') for (const l of [...m.run.suiteErrors, ...m.results.filter((r) => r.outcome === 'error').map((r) => `${r.id}: ${r.reason ?? ''}`)].slice(0, 3)) lines.push(`${''.padEnd(w)}    ! ${l.split('\n')[0]}`);
+    lines.push(
+      `${m.fault.name.padEnd(w)}  ${m.level.padEnd(6)}  ${`${m.exitCode}${m.exitCode === m.expectedExit ? '' : `≠${m.expectedExit}`}`.padEnd(4)}  ${m.outcome.padEnd(15)}  ${m.fault.caughtBy.join(', ')} → ${m.caughtBy.join(', ') || '(none)'}${m.alsoFailed.length ? `  (also failed: ${m.alsoFailed.join(', ')})` : ''}`,
+    );
+    if (m.outcome === 'error')
+      for (const l of [...m.run.suiteErrors, ...m.results.filter((r) => r.outcome === 'error').map((r) => `${r.id}: ${r.reason ?? ''}`)].slice(0, 3))
+        lines.push(`${''.padEnd(w)}    ! ${l.split('\n')[0]}`);
   }
-  if (mutants.length) lines.push('', scoreLine('mutation score, MUST mutants (exit 1 expected)', mutants.filter((m) => m.level === 'MUST')), scoreLine('mutation score, SHOULD/INFO mutants', mutants.filter((m) => m.level !== 'MUST')), '');
+  if (mutants.length)
+    lines.push(
+      '',
+      scoreLine(
+        'mutation score, MUST mutants (exit 1 expected)',
+        mutants.filter((m) => m.level === 'MUST'),
+      ),
+      scoreLine(
+        'mutation score, SHOULD/INFO mutants',
+        mutants.filter((m) => m.level !== 'MUST'),
+      ),
+      '',
+    );
   const v = Math.max(...variants.map((x) => x.name.length), 8);
   if (variants.length) lines.push(`${'variant'.padEnd(v)}  exit  MUST failures  warnings (SHOULD/INFO)`);
   for (const x of variants) {
     const undeclared = x.warnings.filter((id) => !x.declaredWarnings.includes(id));
-    lines.push(`${x.name.padEnd(v)}  ${String(x.exitCode).padEnd(4)}  ${String(x.mustFailures.length).padEnd(13)}  ${x.warnings.join(', ') || '-'}${undeclared.length ? `  (undeclared: ${undeclared.join(', ')})` : ''}${x.errors.length || x.run.suiteErrors.length ? `  ERRORS: ${x.errors.length + x.run.suiteErrors.length}` : ''}`);
+    lines.push(
+      `${x.name.padEnd(v)}  ${String(x.exitCode).padEnd(4)}  ${String(x.mustFailures.length).padEnd(13)}  ${x.warnings.join(', ') || '-'}${undeclared.length ? `  (undeclared: ${undeclared.join(', ')})` : ''}${x.errors.length || x.run.suiteErrors.length ? `  ERRORS: ${x.errors.length + x.run.suiteErrors.length}` : ''}`,
+    );
     for (const f of x.mustFailures) lines.push(`${''.padEnd(v)}    ✗ ${f.id}${f.operation ? ` [${f.operation}]` : ''}: ${f.reason ?? ''}`);
-    for (const e of [...x.run.suiteErrors, ...x.errors.map((r) => `${r.id}: ${r.reason ?? ''}`)].slice(0, 3)) lines.push(`${''.padEnd(v)}    ! ${e.split('\n')[0]}`);
+    for (const e of [...x.run.suiteErrors, ...x.errors.map((r) => `${r.id}: ${r.reason ?? ''}`)].slice(0, 3))
+      lines.push(`${''.padEnd(v)}    ! ${e.split('\n')[0]}`);
   }
   const bad = variants.filter((x) => x.exitCode !== 0 || x.mustFailures.length || x.errors.length).length;
   if (variants.length) lines.push('', `variants: ${variants.length - bad}/${variants.length} exit 0 with no MUST failure (expected: all)`);

@@ -25,7 +25,10 @@ export const LEGAL_SPACE: readonly Dimension[] = [
   { name: 'name length unit', options: [{}, { nameLengthUnit: 'utf16' }] },
   { name: 'custom API rules', options: [{}, { customApiPlatformRules: true }] },
   // Everywhere
-  { name: 'timestamp style', options: (['iso-ms-z', 'seconds-z', 'seconds-offset', 'micros-z', 'mixed-offsets'] as const).map((timestampStyle) => ({ timestampStyle })) },
+  {
+    name: 'timestamp style',
+    options: (['iso-ms-z', 'seconds-z', 'seconds-offset', 'micros-z', 'mixed-offsets'] as const).map((timestampStyle) => ({ timestampStyle })),
+  },
   { name: 'extra fields', options: [{}, { extraFields: true }] },
   { name: 'links', options: [{}, { links: false }, { listLinks: 'extra' }] },
   // Lists

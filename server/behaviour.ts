@@ -304,7 +304,11 @@ export interface ListFaultScope {
  * The behaviour named by `names` in `table` (the faults, or the variants), one piece per name in
  * order; an unknown name is refused with the known ones. One function for both tables.
  */
-export function namedBehaviours(kind: 'fault' | 'variant', table: ReadonlyArray<{ name: string; behaviour: Partial<Behaviour> }>, names: readonly string[]): Array<Partial<Behaviour>> {
+export function namedBehaviours(
+  kind: 'fault' | 'variant',
+  table: ReadonlyArray<{ name: string; behaviour: Partial<Behaviour> }>,
+  names: readonly string[],
+): Array<Partial<Behaviour>> {
   return names.map((name) => {
     const entry = table.find((x) => x.name === name);
     if (!entry) throw new Error(`unknown ${kind} '${name}'; known: ${table.map((x) => x.name).join(', ')}`);
@@ -448,12 +452,17 @@ export function scopedBehaviour(b: Behaviour, template: string | undefined, quer
   const short = limit !== null && Number(limit) <= 5;
   const now =
     scope.when === undefined ||
-    (scope.when === 'offset' ? offset
-      : scope.when === 'filter' ? filter
-      : scope.when === 'no-limit' ? limit === null
-      : scope.when === 'short-pages' ? short
-      : scope.when === 'filter-and-short-pages' ? filter && short
-      : filter && offset);
+    (scope.when === 'offset'
+      ? offset
+      : scope.when === 'filter'
+        ? filter
+        : scope.when === 'no-limit'
+          ? limit === null
+          : scope.when === 'short-pages'
+            ? short
+            : scope.when === 'filter-and-short-pages'
+              ? filter && short
+              : filter && offset);
   const parents = scope.parents === undefined || laterParent;
   if (onPath && now && parents) return b;
   const out: Behaviour = { ...b };

@@ -131,7 +131,7 @@ export class RecordBytes<R extends Placed = Placed> {
     if (records.length > 0) size--;
     const out = take(size);
     let p = out.write(head, 0);
-    for (let i = 0; i < records.length; ) {
+    for (let i = 0; i < records.length;) {
       const first = place[records[i]!.seq]!;
       let last = first;
       for (i++; i < records.length && place[records[i]!.seq] === last + 1; i++) last++;

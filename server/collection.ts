@@ -210,7 +210,11 @@ export class Collection {
     if (this.#idCmp === numeric) {
       // Numeric ids compare as numbers; a value that is not a whole number has no place in that order.
       for (const t of q.filters) {
-        if (t.field === 'id' && t.values.some((v) => !DIGITS.test(String(v)))) throw new HttpError(400, `Could not parse the supplied filter: ids are whole numbers, got '${String(t.values.find((v) => !DIGITS.test(String(v)))).slice(0, 40)}'.`);
+        if (t.field === 'id' && t.values.some((v) => !DIGITS.test(String(v))))
+          throw new HttpError(
+            400,
+            `Could not parse the supplied filter: ids are whole numbers, got '${String(t.values.find((v) => !DIGITS.test(String(v)))).slice(0, 40)}'.`,
+          );
       }
       q = { ...q, filters: q.filters.map((t) => (t.field === 'id' ? { ...t, values: t.values.map((v) => String(v).replace(/^0+(?=\d)/, '')) } : t)) };
     }

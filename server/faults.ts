@@ -15,7 +15,10 @@ function readAs(query: URLSearchParams, name: string, read: (value: string) => s
 }
 
 /** A run of digits read into an integer of `bits` bits, as a language without big numbers does (C, Go, Java, PHP). */
-const wrapped = (bits: number, signed: boolean) => (v: string): string => (/^\d+$/.test(v) ? String(signed ? BigInt.asIntN(bits, BigInt(v)) : BigInt.asUintN(bits, BigInt(v))) : v);
+const wrapped =
+  (bits: number, signed: boolean) =>
+  (v: string): string =>
+    /^\d+$/.test(v) ? String(signed ? BigInt.asIntN(bits, BigInt(v)) : BigInt.asUintN(bits, BigInt(v))) : v;
 
 /** Whether the parentheses of a filter expression pair up, and no term is empty. */
 const wellFormed = (filter: string): boolean => {
@@ -44,71 +47,258 @@ export interface Fault {
 }
 
 /** The by-release paths of spec/list-operations.yaml: the lists of a given catalog's release. */
-const BY_RELEASE = endpointsOf(loadCatalogSpec()).filter((e) => e.variant === 'by-release').map((e) => e.path);
+const BY_RELEASE = endpointsOf(loadCatalogSpec())
+  .filter((e) => e.variant === 'by-release')
+  .map((e) => e.path);
 
 export const FAULTS: readonly Fault[] = [
   // Delete a Custom API
-  { name: 'delete-200-with-body', breaks: 'Delete answers 204 with an empty body', caughtBy: ['delete.existing.204'], behaviour: { deleteStatus: 200, deleteBody: true } },
+  {
+    name: 'delete-200-with-body',
+    breaks: 'Delete answers 204 with an empty body',
+    caughtBy: ['delete.existing.204'],
+    behaviour: { deleteStatus: 200, deleteBody: true },
+  },
   { name: 'delete-204-with-body', breaks: 'the 204 of a delete has an empty body', caughtBy: ['delete.existing.204'], behaviour: { deleteBodyOn204: true } },
-  { name: 'delete-not-applied', breaks: 'a deleted Custom API is gone (second delete 404)', caughtBy: ['delete.repeat.404'], behaviour: { deleteApplies: false } },
-  { name: 'delete-soft-reads-find-it', breaks: 'a deleted Custom API is gone (a soft delete: a second DELETE answers 404, yet a read of the id still finds it)', caughtBy: ['delete.repeat.404'], behaviour: { deleteHidesOnly: true } },
+  {
+    name: 'delete-not-applied',
+    breaks: 'a deleted Custom API is gone (second delete 404)',
+    caughtBy: ['delete.repeat.404'],
+    behaviour: { deleteApplies: false },
+  },
+  {
+    name: 'delete-soft-reads-find-it',
+    breaks: 'a deleted Custom API is gone (a soft delete: a second DELETE answers 404, yet a read of the id still finds it)',
+    caughtBy: ['delete.repeat.404'],
+    behaviour: { deleteHidesOnly: true },
+  },
   { name: 'delete-unknown-204', breaks: '404 for an id that does not exist', caughtBy: ['delete.unknown-id.404'], behaviour: { deleteUnknownStatus: 204 } },
-  { name: 'delete-malformed-404', breaks: '400 for an id that fails validation', caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'], behaviour: { malformedIdStatus: 404 } },
-  { name: 'uuid-case-sensitive', breaks: '404 for a well-formed UUID that does not exist (an upper-case one answered 400)', caughtBy: ['delete.unknown-id.404'], behaviour: { uuidCaseSensitive: true } },
-  { name: 'uuid-partial-match', breaks: '400 for an id that is not UUID-shaped (one that merely contains a UUID passes validation)', caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'], behaviour: { uuidPartialMatch: true } },
-  { name: 'delete-without-auth', breaks: 'Delete requires the bearer token', caughtBy: ['delete.unauthenticated.refused', 'delete.unauthenticated.401'], behaviour: { deleteWithoutAuth: true } },
-  { name: 'auth-missing-403', breaks: 'a missing token answers 401 (SHOULD)', caughtBy: ['delete.unauthenticated.401'], behaviour: { missingTokenStatus: 403 } },
+  {
+    name: 'delete-malformed-404',
+    breaks: '400 for an id that fails validation',
+    caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'],
+    behaviour: { malformedIdStatus: 404 },
+  },
+  {
+    name: 'uuid-case-sensitive',
+    breaks: '404 for a well-formed UUID that does not exist (an upper-case one answered 400)',
+    caughtBy: ['delete.unknown-id.404'],
+    behaviour: { uuidCaseSensitive: true },
+  },
+  {
+    name: 'uuid-partial-match',
+    breaks: '400 for an id that is not UUID-shaped (one that merely contains a UUID passes validation)',
+    caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'],
+    behaviour: { uuidPartialMatch: true },
+  },
+  {
+    name: 'delete-without-auth',
+    breaks: 'Delete requires the bearer token',
+    caughtBy: ['delete.unauthenticated.refused', 'delete.unauthenticated.401'],
+    behaviour: { deleteWithoutAuth: true },
+  },
+  {
+    name: 'auth-missing-403',
+    breaks: 'a missing token answers 401 (SHOULD)',
+    caughtBy: ['delete.unauthenticated.401'],
+    behaviour: { missingTokenStatus: 403 },
+  },
   { name: 'auth-any-token', breaks: 'a wrong bearer token is refused', caughtBy: ['delete.bad-token.refused'], behaviour: { acceptAnyToken: true } },
   // A 5xx fails the check that provoked it, wherever it comes (errors.no-5xx): in a check's
   // setup, to a request without a token or with a wrong one, to an id that fails validation.
-  { name: 'custom-api-create-500', breaks: 'no request gets a 5xx: the Custom API a delete check creates first answers 500', caughtBy: ['delete.existing.204', 'delete.repeat.404', 'delete.unauthenticated.refused'], behaviour: { crashCustomApiCreate: true } },
-  { name: 'delete-unauthenticated-500', breaks: 'no request gets a 5xx: a DELETE without a token, or with a wrong one, answers 500 (it is not applied)', caughtBy: ['delete.unauthenticated.refused', 'delete.bad-token.refused'], behaviour: { crashUnauthenticatedDelete: true } },
-  { name: 'delete-malformed-500', breaks: 'no request gets a 5xx: a DELETE with an id that is not UUID-shaped answers 500', caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'], behaviour: { malformedIdStatus: 500 } },
+  {
+    name: 'custom-api-create-500',
+    breaks: 'no request gets a 5xx: the Custom API a delete check creates first answers 500',
+    caughtBy: ['delete.existing.204', 'delete.repeat.404', 'delete.unauthenticated.refused'],
+    behaviour: { crashCustomApiCreate: true },
+  },
+  {
+    name: 'delete-unauthenticated-500',
+    breaks: 'no request gets a 5xx: a DELETE without a token, or with a wrong one, answers 500 (it is not applied)',
+    caughtBy: ['delete.unauthenticated.refused', 'delete.bad-token.refused'],
+    behaviour: { crashUnauthenticatedDelete: true },
+  },
+  {
+    name: 'delete-malformed-500',
+    breaks: 'no request gets a 5xx: a DELETE with an id that is not UUID-shaped answers 500',
+    caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'],
+    behaviour: { malformedIdStatus: 500 },
+  },
 
   // Errors
-  { name: 'error-status-number', breaks: 'errors[].status is the status code as a string', caughtBy: ['delete.unknown-id.404', 'delete.repeat.404', 'delete.malformed-id.rejected', 'create.reject.missing-name'], behaviour: { errorStatusAsNumber: true } },
-  { name: 'error-without-array', breaks: 'error bodies have an errors array', caughtBy: ['delete.unknown-id.404', 'create.name.empty.rejected'], behaviour: { errorsArray: false } },
-  { name: 'error-text-plain', breaks: 'error bodies are served as application/json (SHOULD)', caughtBy: ['errors.content-type.json'], behaviour: { errorContentType: 'text/plain' } },
-  { name: 'unauthorized-plain-text', breaks: 'undocumented errors (401) keep the Error shape (SHOULD)', caughtBy: ['errors.undocumented.shape', 'delete.unauthenticated.401'], behaviour: { unauthorizedAsJson: false } },
+  {
+    name: 'error-status-number',
+    breaks: 'errors[].status is the status code as a string',
+    caughtBy: ['delete.unknown-id.404', 'delete.repeat.404', 'delete.malformed-id.rejected', 'create.reject.missing-name'],
+    behaviour: { errorStatusAsNumber: true },
+  },
+  {
+    name: 'error-without-array',
+    breaks: 'error bodies have an errors array',
+    caughtBy: ['delete.unknown-id.404', 'create.name.empty.rejected'],
+    behaviour: { errorsArray: false },
+  },
+  {
+    name: 'error-text-plain',
+    breaks: 'error bodies are served as application/json (SHOULD)',
+    caughtBy: ['errors.content-type.json'],
+    behaviour: { errorContentType: 'text/plain' },
+  },
+  {
+    name: 'unauthorized-plain-text',
+    breaks: 'undocumented errors (401) keep the Error shape (SHOULD)',
+    caughtBy: ['errors.undocumented.shape', 'delete.unauthenticated.401'],
+    behaviour: { unauthorizedAsJson: false },
+  },
 
   // Create an Application Key: the success answer
-  { name: 'create-requires-rate-limit', breaks: 'a valid body (no reserved_rate_limit) gets a 2xx', caughtBy: ['create.valid.2xx'], behaviour: { requireRateLimit: true } },
+  {
+    name: 'create-requires-rate-limit',
+    breaks: 'a valid body (no reserved_rate_limit) gets a 2xx',
+    caughtBy: ['create.valid.2xx'],
+    behaviour: { requireRateLimit: true },
+  },
   { name: 'create-202', breaks: 'Created is 201 (SHOULD): answered 202 Accepted', caughtBy: ['create.valid.201'], behaviour: { createStatus: 202 } },
   { name: 'create-numeric-id', breaks: 'data.id is a UUID', caughtBy: ['create.response.schema'], behaviour: { idFormat: 'numeric' } },
   { name: 'create-wrong-type-echo', breaks: 'data.type is application_key', caughtBy: ['create.response.schema'], behaviour: { echoType: 'applicationKey' } },
-  { name: 'create-last-used-set', breaks: 'last_used_at is null for a key never used', caughtBy: ['create.response.last-used-null'], behaviour: { lastUsedAtSet: true } },
-  { name: 'create-top-level-links-missing', breaks: 'the answer has data, meta and links (SHOULD): links left out', caughtBy: ['create.response.top-level-parts'], behaviour: { topLevelLinks: false } },
+  {
+    name: 'create-last-used-set',
+    breaks: 'last_used_at is null for a key never used',
+    caughtBy: ['create.response.last-used-null'],
+    behaviour: { lastUsedAtSet: true },
+  },
+  {
+    name: 'create-top-level-links-missing',
+    breaks: 'the answer has data, meta and links (SHOULD): links left out',
+    caughtBy: ['create.response.top-level-parts'],
+    behaviour: { topLevelLinks: false },
+  },
   { name: 'create-repeated-secret', breaks: 'client_secret is unique', caughtBy: ['create.keys.distinct'], behaviour: { repeatSecrets: true } },
-  { name: 'rate-limit-echo-wrong', breaks: 'a reserved_rate_limit in the answer is the one sent', caughtBy: ['create.rate-limit.echo'], behaviour: { rateLimitEchoWrong: true } },
-  { name: 'name-html-escaped', breaks: 'data.name is the name sent, byte for byte (not HTML-escaped)', caughtBy: ['create.name.verbatim'], behaviour: { nameHtmlEscaped: true } },
-  { name: 'name-trimmed', breaks: 'data.name is the name sent, byte for byte (not trimmed)', caughtBy: ['create.name.verbatim'], behaviour: { nameTrimmed: true } },
-  { name: 'name-normalized-nfc', breaks: 'data.name is the name sent, byte for byte (not normalised to NFC)', caughtBy: ['create.name.verbatim'], behaviour: { nameNormalizedNfc: true }, explored: true },
-  { name: 'rate-limit-int32', breaks: 'a reserved_rate_limit in the answer is the integer sent (kept in 32 bits, 2^31 wraps)', caughtBy: ['create.rate-limit.echo'], behaviour: { rateLimitInt32: true, maxRateLimit: Number.MAX_SAFE_INTEGER }, explored: true },
-  { name: 'client-id-from-name', breaks: 'client_id is unique (derived from the name, two keys named alike share it)', caughtBy: ['create.keys.distinct'], behaviour: { clientIdFromName: true }, explored: true },
+  {
+    name: 'rate-limit-echo-wrong',
+    breaks: 'a reserved_rate_limit in the answer is the one sent',
+    caughtBy: ['create.rate-limit.echo'],
+    behaviour: { rateLimitEchoWrong: true },
+  },
+  {
+    name: 'name-html-escaped',
+    breaks: 'data.name is the name sent, byte for byte (not HTML-escaped)',
+    caughtBy: ['create.name.verbatim'],
+    behaviour: { nameHtmlEscaped: true },
+  },
+  {
+    name: 'name-trimmed',
+    breaks: 'data.name is the name sent, byte for byte (not trimmed)',
+    caughtBy: ['create.name.verbatim'],
+    behaviour: { nameTrimmed: true },
+  },
+  {
+    name: 'name-normalized-nfc',
+    breaks: 'data.name is the name sent, byte for byte (not normalised to NFC)',
+    caughtBy: ['create.name.verbatim'],
+    behaviour: { nameNormalizedNfc: true },
+    explored: true,
+  },
+  {
+    name: 'rate-limit-int32',
+    breaks: 'a reserved_rate_limit in the answer is the integer sent (kept in 32 bits, 2^31 wraps)',
+    caughtBy: ['create.rate-limit.echo'],
+    behaviour: { rateLimitInt32: true, maxRateLimit: Number.MAX_SAFE_INTEGER },
+    explored: true,
+  },
+  {
+    name: 'client-id-from-name',
+    breaks: 'client_id is unique (derived from the name, two keys named alike share it)',
+    caughtBy: ['create.keys.distinct'],
+    behaviour: { clientIdFromName: true },
+    explored: true,
+  },
 
-  { name: 'create-deep-nesting-500', breaks: 'bodies the contract leaves open never get a 5xx (a recursive parser overflows its stack past 1,000 levels of nesting)', caughtBy: ['create.request.open-shapes'], behaviour: { readBody: (text) => { let depth = 0; for (const c of text) if ((depth += c === '[' || c === '{' ? 1 : c === ']' || c === '}' ? -1 : 0) > 1000) throw new RangeError('Maximum call stack size exceeded'); } }, explored: true },
-  { name: 'create-bom-500', breaks: 'bodies the contract leaves open never get a 5xx (a body after a byte order mark crashes the parser)', caughtBy: ['create.request.open-shapes'], behaviour: { readBody: (text) => { if (text.startsWith('\ufeff')) throw new TypeError('Unexpected token \ufeff'); } }, explored: true },
+  {
+    name: 'create-deep-nesting-500',
+    breaks: 'bodies the contract leaves open never get a 5xx (a recursive parser overflows its stack past 1,000 levels of nesting)',
+    caughtBy: ['create.request.open-shapes'],
+    behaviour: {
+      readBody: (text) => {
+        let depth = 0;
+        for (const c of text)
+          if ((depth += c === '[' || c === '{' ? 1 : c === ']' || c === '}' ? -1 : 0) > 1000) throw new RangeError('Maximum call stack size exceeded');
+      },
+    },
+    explored: true,
+  },
+  {
+    name: 'create-bom-500',
+    breaks: 'bodies the contract leaves open never get a 5xx (a body after a byte order mark crashes the parser)',
+    caughtBy: ['create.request.open-shapes'],
+    behaviour: {
+      readBody: (text) => {
+        if (text.startsWith('\ufeff')) throw new TypeError('Unexpected token \ufeff');
+      },
+    },
+    explored: true,
+  },
 
   // Create an Application Key: name length
   { name: 'name-min-2', breaks: 'a name of 1 character is valid', caughtBy: ['create.name.1-char'], behaviour: { nameMin: 2 } },
   { name: 'name-max-254', breaks: 'a name of 255 characters is valid', caughtBy: ['create.name.255-chars'], behaviour: { nameMax: 254 } },
   { name: 'name-max-256', breaks: 'a name of 256 characters is refused', caughtBy: ['create.name.256-chars.rejected'], behaviour: { nameMax: 256 } },
   { name: 'name-empty-accepted', breaks: 'an empty name is refused', caughtBy: ['create.name.empty.rejected'], behaviour: { nameMin: 0 } },
-  { name: 'name-counts-bytes', breaks: 'the name length counts characters, not bytes', caughtBy: ['create.name.255-non-ascii', 'create.name.astral'], behaviour: { nameLengthUnit: 'bytes' } },
+  {
+    name: 'name-counts-bytes',
+    breaks: 'the name length counts characters, not bytes',
+    caughtBy: ['create.name.255-non-ascii', 'create.name.astral'],
+    behaviour: { nameLengthUnit: 'bytes' },
+  },
 
   // Create an Application Key: bodies to refuse
   { name: 'create-accepts-unwrapped', breaks: 'data is required', caughtBy: ['create.reject.missing-data'], behaviour: { acceptUnwrapped: true } },
-  { name: 'create-crash-on-non-object-data', breaks: 'data must be an object (refused with 4xx, not 5xx)', caughtBy: ['create.reject.data-not-object'], behaviour: { crashOnNonObjectData: true } },
+  {
+    name: 'create-crash-on-non-object-data',
+    breaks: 'data must be an object (refused with 4xx, not 5xx)',
+    caughtBy: ['create.reject.data-not-object'],
+    behaviour: { crashOnNonObjectData: true },
+  },
   { name: 'create-name-optional', breaks: 'name is required', caughtBy: ['create.reject.missing-name'], behaviour: { requireName: false, nameMin: 0 } },
   { name: 'create-name-coerced', breaks: 'name is a string', caughtBy: ['create.reject.name-not-string'], behaviour: { coerceName: true } },
   { name: 'create-type-optional', breaks: 'type is required', caughtBy: ['create.reject.missing-type'], behaviour: { requireType: false } },
   { name: 'create-type-unchecked', breaks: 'type is always application_key', caughtBy: ['create.reject.wrong-type'], behaviour: { checkTypeValue: false } },
-  { name: 'type-case-insensitive', breaks: 'type is exactly application_key (not Application_Key, not with spaces around it)', caughtBy: ['create.reject.wrong-type'], behaviour: { typeCaseInsensitive: true } },
-  { name: 'validation-403', breaks: 'a body that fails validation is refused with 400 or 422 (403 says nothing about the body)', caughtBy: ['create.reject.missing-name', 'create.name.empty.rejected'], behaviour: { validationStatus: 403 } },
-  { name: 'null-rate-limit-500', breaks: 'a shape left open (reserved_rate_limit null) gets a 2xx or a 4xx, never a 5xx', caughtBy: ['create.request.open-shapes'], behaviour: { nullRateLimit: 'crash' } },
-  { name: 'rate-limit-coerced', breaks: 'reserved_rate_limit is an integer, not a string', caughtBy: ['create.reject.rate-limit-string'], behaviour: { coerceRateLimit: true } },
-  { name: 'rate-limit-fraction-accepted', breaks: 'reserved_rate_limit is an integer', caughtBy: ['create.reject.rate-limit-fraction'], behaviour: { acceptFractionalRateLimit: true } },
-  { name: 'malformed-json-500', breaks: 'a body that is not JSON is refused with 4xx, never 5xx', caughtBy: ['create.reject.not-json'], behaviour: { malformedJsonStatus: 500 } },
+  {
+    name: 'type-case-insensitive',
+    breaks: 'type is exactly application_key (not Application_Key, not with spaces around it)',
+    caughtBy: ['create.reject.wrong-type'],
+    behaviour: { typeCaseInsensitive: true },
+  },
+  {
+    name: 'validation-403',
+    breaks: 'a body that fails validation is refused with 400 or 422 (403 says nothing about the body)',
+    caughtBy: ['create.reject.missing-name', 'create.name.empty.rejected'],
+    behaviour: { validationStatus: 403 },
+  },
+  {
+    name: 'null-rate-limit-500',
+    breaks: 'a shape left open (reserved_rate_limit null) gets a 2xx or a 4xx, never a 5xx',
+    caughtBy: ['create.request.open-shapes'],
+    behaviour: { nullRateLimit: 'crash' },
+  },
+  {
+    name: 'rate-limit-coerced',
+    breaks: 'reserved_rate_limit is an integer, not a string',
+    caughtBy: ['create.reject.rate-limit-string'],
+    behaviour: { coerceRateLimit: true },
+  },
+  {
+    name: 'rate-limit-fraction-accepted',
+    breaks: 'reserved_rate_limit is an integer',
+    caughtBy: ['create.reject.rate-limit-fraction'],
+    behaviour: { acceptFractionalRateLimit: true },
+  },
+  {
+    name: 'malformed-json-500',
+    breaks: 'a body that is not JSON is refused with 4xx, never 5xx',
+    caughtBy: ['create.reject.not-json'],
+    behaviour: { malformedJsonStatus: 500 },
+  },
 
   // Lists: page length
   { name: 'limit-uncapped', breaks: 'page[limit] can be set up to 100', caughtBy: ['list.limit.max'], behaviour: { maxLimit: Number.MAX_SAFE_INTEGER } },
@@ -117,73 +307,339 @@ export const FAULTS: readonly Fault[] = [
 
   // Lists: offsets and page numbers
   { name: 'offset-in-pages', breaks: 'page[offset] counts records, not pages', caughtBy: ['list.offset.records'], behaviour: { offsetUnit: 'pages' } },
-  { name: 'offset-ignored', breaks: 'page[offset] skips records (every page is the first; traversals must stop at once)', caughtBy: ['list.offset.records', 'list.offset.traversal'], behaviour: { offsetUnit: 'ignored' } },
+  {
+    name: 'offset-ignored',
+    breaks: 'page[offset] skips records (every page is the first; traversals must stop at once)',
+    caughtBy: ['list.offset.records', 'list.offset.traversal'],
+    behaviour: { offsetUnit: 'ignored' },
+  },
   { name: 'offset-one-based', breaks: 'page[offset] is zero-based', caughtBy: ['list.offset.records'], behaviour: { offsetUnit: 'one-based' } },
   { name: 'page-total-in-records', breaks: 'page[total] is the page count', caughtBy: ['list.page.arithmetic'], behaviour: { pageTotalUnit: 'records' } },
   { name: 'current-from-zero', breaks: 'page[current] is offset/limit + 1', caughtBy: ['list.page.arithmetic'], behaviour: { currentFromZero: true } },
-  { name: 'drop-page-boundary', breaks: 'paging by offset meets every record (the first of each later page is lost)', caughtBy: ['list.offset.traversal', 'list.total.unfiltered'], behaviour: { dropPageBoundary: true } },
-  { name: 'soft-offset-500', breaks: 'page[offset] > 10,000 on a list without the hard limit never gets a 5xx', caughtBy: ['list.offset.soft-limit-5xx', 'list.offset.soft-limit'], behaviour: { softOffsetLimit: true, hardOffsetStatus: 500 }, operations: ['accounts'] },
-  { name: 'hard-limit-missing', breaks: 'no record past offset 10,000 on /v2/orders and /v2/files', caughtBy: ['list.offset.hard-limit', 'list.offset.hard-limit-error'], behaviour: { hardOffsetLimit: false }, operations: ['orders'] },
+  {
+    name: 'drop-page-boundary',
+    breaks: 'paging by offset meets every record (the first of each later page is lost)',
+    caughtBy: ['list.offset.traversal', 'list.total.unfiltered'],
+    behaviour: { dropPageBoundary: true },
+  },
+  {
+    name: 'soft-offset-500',
+    breaks: 'page[offset] > 10,000 on a list without the hard limit never gets a 5xx',
+    caughtBy: ['list.offset.soft-limit-5xx', 'list.offset.soft-limit'],
+    behaviour: { softOffsetLimit: true, hardOffsetStatus: 500 },
+    operations: ['accounts'],
+  },
+  {
+    name: 'hard-limit-missing',
+    breaks: 'no record past offset 10,000 on /v2/orders and /v2/files',
+    caughtBy: ['list.offset.hard-limit', 'list.offset.hard-limit-error'],
+    behaviour: { hardOffsetLimit: false },
+    operations: ['orders'],
+  },
 
   // Lists: totals and empty pages
-  { name: 'total-ignores-filter', breaks: 'results.total counts the records after the filter', caughtBy: ['list.total.filtered'], behaviour: { totalIgnoresFilter: true } },
-  { name: 'meta-missing-when-empty', breaks: 'pagination fields are present when the result is empty', caughtBy: ['list.meta.empty-filter', 'list.meta.past-end'], behaviour: { emptyMeta: 'missing' } },
-  { name: 'meta-null-when-empty', breaks: 'pagination fields are present when the result is empty', caughtBy: ['list.meta.empty-filter', 'list.meta.past-end'], behaviour: { emptyMeta: 'null' } },
+  {
+    name: 'total-ignores-filter',
+    breaks: 'results.total counts the records after the filter',
+    caughtBy: ['list.total.filtered'],
+    behaviour: { totalIgnoresFilter: true },
+  },
+  {
+    name: 'meta-missing-when-empty',
+    breaks: 'pagination fields are present when the result is empty',
+    caughtBy: ['list.meta.empty-filter', 'list.meta.past-end'],
+    behaviour: { emptyMeta: 'missing' },
+  },
+  {
+    name: 'meta-null-when-empty',
+    breaks: 'pagination fields are present when the result is empty',
+    caughtBy: ['list.meta.empty-filter', 'list.meta.past-end'],
+    behaviour: { emptyMeta: 'null' },
+  },
 
   // Lists: sorting, filtering, keyset traversal
-  { name: 'ge-as-gt', breaks: 'ge includes records equal to the value (keyset walks lose records tied on a timestamp)', caughtBy: ['list.filter.ge', 'list.keyset.created-at', 'list.keyset.updated-at'], behaviour: { geAsGt: true } },
+  {
+    name: 'ge-as-gt',
+    breaks: 'ge includes records equal to the value (keyset walks lose records tied on a timestamp)',
+    caughtBy: ['list.filter.ge', 'list.keyset.created-at', 'list.keyset.updated-at'],
+    behaviour: { geAsGt: true },
+  },
   { name: 'gt-as-ge', breaks: 'gt excludes records equal to the value', caughtBy: ['list.keyset.id', 'list.filter.gt'], behaviour: { gtAsGe: true } },
-  { name: 'gt-hidden-precision', breaks: 'gt returns only records whose shown value is greater (a store comparing finer than it shows returns records shown equal)', caughtBy: ['list.filter.gt'], behaviour: { hiddenPrecision: true } },
-  { name: 'filter-ignored', breaks: 'a filter selects records (it is parsed, then ignored)', caughtBy: ['list.filter.gt', 'list.filter.ge'], behaviour: { ignoreFilter: true } },
-  { name: 'sort-ignored', breaks: 'sort orders the records', caughtBy: ['list.sort.id', 'list.sort.updated-at', 'list.sort.descending'], behaviour: { ignoreSort: true } },
-  { name: 'unstable-ties', breaks: 'a stable order: records tied on the sort key come in the same order past offset 0 as at offset 0', caughtBy: ['list.offset.traversal'], behaviour: { unstableTies: true } },
+  {
+    name: 'gt-hidden-precision',
+    breaks: 'gt returns only records whose shown value is greater (a store comparing finer than it shows returns records shown equal)',
+    caughtBy: ['list.filter.gt'],
+    behaviour: { hiddenPrecision: true },
+  },
+  {
+    name: 'filter-ignored',
+    breaks: 'a filter selects records (it is parsed, then ignored)',
+    caughtBy: ['list.filter.gt', 'list.filter.ge'],
+    behaviour: { ignoreFilter: true },
+  },
+  {
+    name: 'sort-ignored',
+    breaks: 'sort orders the records',
+    caughtBy: ['list.sort.id', 'list.sort.updated-at', 'list.sort.descending'],
+    behaviour: { ignoreSort: true },
+  },
+  {
+    name: 'unstable-ties',
+    breaks: 'a stable order: records tied on the sort key come in the same order past offset 0 as at offset 0',
+    caughtBy: ['list.offset.traversal'],
+    behaviour: { unstableTies: true },
+  },
 
   // Lists: faults of one operation, one kind of path, or one kind of request (a test of a
   // single endpoint, or of the first page, misses them)
-  { name: 'customers-total-ignores-filter', breaks: 'results.total counts the records after the filter (wrong on /v2/customers only)', caughtBy: ['list.total.filtered'], behaviour: { totalIgnoresFilter: true, listFaultScope: { paths: ['/v2/customers'] } }, operations: ['customers'] },
-  { name: 'nested-drop-page-boundary', breaks: 'paging by offset meets every record (lost at page boundaries on nested paths only)', caughtBy: ['list.offset.traversal'], behaviour: { dropPageBoundary: true, listFaultScope: { paths: 'nested' } } },
-  { name: 'sort-ignored-past-first-page', breaks: 'sort orders every page (past offset 0 the store\'s natural order, newest first, comes back)', caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'], behaviour: { ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { when: 'offset' } } },
-  { name: 'filter-offset-ignored', breaks: 'page[offset] skips records under a filter too (ignored when a filter is present)', caughtBy: ['list.filter.ge'], behaviour: { offsetUnit: 'ignored', listFaultScope: { when: 'filter' } } },
+  {
+    name: 'customers-total-ignores-filter',
+    breaks: 'results.total counts the records after the filter (wrong on /v2/customers only)',
+    caughtBy: ['list.total.filtered'],
+    behaviour: { totalIgnoresFilter: true, listFaultScope: { paths: ['/v2/customers'] } },
+    operations: ['customers'],
+  },
+  {
+    name: 'nested-drop-page-boundary',
+    breaks: 'paging by offset meets every record (lost at page boundaries on nested paths only)',
+    caughtBy: ['list.offset.traversal'],
+    behaviour: { dropPageBoundary: true, listFaultScope: { paths: 'nested' } },
+  },
+  {
+    name: 'sort-ignored-past-first-page',
+    breaks: "sort orders every page (past offset 0 the store's natural order, newest first, comes back)",
+    caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'],
+    behaviour: { ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { when: 'offset' } },
+  },
+  {
+    name: 'filter-offset-ignored',
+    breaks: 'page[offset] skips records under a filter too (ignored when a filter is present)',
+    caughtBy: ['list.filter.ge'],
+    behaviour: { offsetUnit: 'ignored', listFaultScope: { when: 'filter' } },
+  },
 
   // Lists: the classes a fixed set of probes never asks about (each shows only on requests the
   // model and the exploration draw: another shape of request, another kind of answer, a value
   // between records, a parent other than the first)
-  { name: 'filter-ignored-without-limit', breaks: 'a filter selects records whether or not page[limit] is given (ignored without it)', caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'], behaviour: { ignoreFilter: true, listFaultScope: { when: 'no-limit' } }, explored: true },
-  { name: 'offset-echo-page-start', breaks: 'meta.page.offset echoes the offset asked for (on /v2/accounts it says where the page of that number starts)', caughtBy: ['list.page.arithmetic'], behaviour: { offsetEchoPageStart: true, listFaultScope: { paths: ['/v2/accounts'] } }, explored: true },
-  { name: 'page-total-ignores-filter', breaks: 'meta.page.total counts the pages of the filtered result (under a filter past offset 0 it counts the whole list)', caughtBy: ['list.page.arithmetic'], behaviour: { pageTotalIgnoresFilter: true, listFaultScope: { when: 'filter-and-offset' } }, explored: true },
-  { name: 'total-zero-past-end', breaks: 'meta.results.total counts every record the request selects (past the end it says 0)', caughtBy: ['list.total.unfiltered', 'list.total.filtered'], behaviour: { totalFromOffset: true }, explored: true },
-  { name: 'filter-value-to-second', breaks: 'ge and gt compare instants (a value is cut to the whole second first)', caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'], behaviour: { filterValueToSecond: true }, explored: true },
-  { name: 'filter-value-offset-ignored', breaks: 'ge and gt compare instants (a value written with a numeric offset is read as UTC)', caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'], behaviour: { filterValueOffsetIgnored: true }, explored: true },
-  { name: 'nested-later-parents-total-ignores-filter', breaks: 'results.total counts the records after the filter (wrong on nested lists under every parent but the first, whose lists are empty)', caughtBy: ['list.total.filtered'], behaviour: { firstParentEmpty: true, totalIgnoresFilter: true, listFaultScope: { paths: 'nested', parents: 'later' } }, explored: true },
-  { name: 'nested-later-parents-sort-ignored', breaks: 'sort orders the records (ignored on nested lists under every parent but the first, whose lists are empty)', caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'], behaviour: { firstParentEmpty: true, ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { paths: 'nested', parents: 'later' } }, explored: true },
+  {
+    name: 'filter-ignored-without-limit',
+    breaks: 'a filter selects records whether or not page[limit] is given (ignored without it)',
+    caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'],
+    behaviour: { ignoreFilter: true, listFaultScope: { when: 'no-limit' } },
+    explored: true,
+  },
+  {
+    name: 'offset-echo-page-start',
+    breaks: 'meta.page.offset echoes the offset asked for (on /v2/accounts it says where the page of that number starts)',
+    caughtBy: ['list.page.arithmetic'],
+    behaviour: { offsetEchoPageStart: true, listFaultScope: { paths: ['/v2/accounts'] } },
+    explored: true,
+  },
+  {
+    name: 'page-total-ignores-filter',
+    breaks: 'meta.page.total counts the pages of the filtered result (under a filter past offset 0 it counts the whole list)',
+    caughtBy: ['list.page.arithmetic'],
+    behaviour: { pageTotalIgnoresFilter: true, listFaultScope: { when: 'filter-and-offset' } },
+    explored: true,
+  },
+  {
+    name: 'total-zero-past-end',
+    breaks: 'meta.results.total counts every record the request selects (past the end it says 0)',
+    caughtBy: ['list.total.unfiltered', 'list.total.filtered'],
+    behaviour: { totalFromOffset: true },
+    explored: true,
+  },
+  {
+    name: 'filter-value-to-second',
+    breaks: 'ge and gt compare instants (a value is cut to the whole second first)',
+    caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'],
+    behaviour: { filterValueToSecond: true },
+    explored: true,
+  },
+  {
+    name: 'filter-value-offset-ignored',
+    breaks: 'ge and gt compare instants (a value written with a numeric offset is read as UTC)',
+    caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'],
+    behaviour: { filterValueOffsetIgnored: true },
+    explored: true,
+  },
+  {
+    name: 'nested-later-parents-total-ignores-filter',
+    breaks: 'results.total counts the records after the filter (wrong on nested lists under every parent but the first, whose lists are empty)',
+    caughtBy: ['list.total.filtered'],
+    behaviour: { firstParentEmpty: true, totalIgnoresFilter: true, listFaultScope: { paths: 'nested', parents: 'later' } },
+    explored: true,
+  },
+  {
+    name: 'nested-later-parents-sort-ignored',
+    breaks: 'sort orders the records (ignored on nested lists under every parent but the first, whose lists are empty)',
+    caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'],
+    behaviour: { firstParentEmpty: true, ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { paths: 'nested', parents: 'later' } },
+    explored: true,
+  },
   // In a store shaped as real ones grow (storeShape 'realistic': the first parents hold one
   // record or none, the oldest catalog was never published): a suite that judges a nested list
   // under the first parent holding any record, or calls an operation absent on the first 404, misses them
-  { name: 'big-parents-sort-ignored', breaks: 'sort orders the records (ignored on nested lists under every parent but the first, in a store whose early parents hold one record or none)', caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'], behaviour: { storeShape: 'realistic', ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { paths: 'nested', parents: 'later' } } },
-  { name: 'published-catalogs-total-ignores-filter', breaks: 'results.total counts the records after the filter (wrong on the by-release lists of every catalog but the oldest, which was never published)', caughtBy: ['list.total.filtered'], behaviour: { storeShape: 'realistic', totalIgnoresFilter: true, listFaultScope: { paths: BY_RELEASE, parents: 'later' } } },
+  {
+    name: 'big-parents-sort-ignored',
+    breaks: 'sort orders the records (ignored on nested lists under every parent but the first, in a store whose early parents hold one record or none)',
+    caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'],
+    behaviour: { storeShape: 'realistic', ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { paths: 'nested', parents: 'later' } },
+  },
+  {
+    name: 'published-catalogs-total-ignores-filter',
+    breaks: 'results.total counts the records after the filter (wrong on the by-release lists of every catalog but the oldest, which was never published)',
+    caughtBy: ['list.total.filtered'],
+    behaviour: { storeShape: 'realistic', totalIgnoresFilter: true, listFaultScope: { paths: BY_RELEASE, parents: 'later' } },
+  },
 
   // Lists: the illegal side of the parameters (drawn by exploration: numbers past 2^64, arrays,
   // unknown sorts, malformed filters), each a fault of the request's parser (Behaviour.readQuery)
-  { name: 'offset-overflow-500', breaks: 'invalid page[offset] never gets a 5xx (a number past 2^53 overflows the parser: a 500)', caughtBy: ['list.params.invalid'], behaviour: { readQuery: (q) => { if (/^\d{16,}$/.test(q.get('page[offset]') ?? '')) throw new Error('integer overflow'); return q; } }, explored: true },
-  { name: 'offset-wraps-uint64', breaks: 'page[offset] past what the store holds is refused or read as past the end (read as an unsigned 64-bit integer, 2^64 + 5 wraps to 5 and serves records)', caughtBy: ['list.params.invalid'], behaviour: { readQuery: (q) => readAs(q, 'page[offset]', wrapped(64, false)) }, explored: true },
-  { name: 'limit-wraps-int32', breaks: 'page[limit] past 100 is clamped or refused (read as a signed 32-bit integer, 2^32 + 5 wraps to 5)', caughtBy: ['list.params.invalid'], behaviour: { readQuery: (q) => readAs(q, 'page[limit]', wrapped(32, true)) }, explored: true },
-  { name: 'paging-array-500', breaks: 'invalid page[limit]/page[offset] never get a 5xx (one sent as an array, page[limit][]=5, or twice, crashes the parser)', caughtBy: ['list.params.invalid'], behaviour: { readQuery: (q) => { if ([...q.keys()].some((k) => /^page(\[\w*\])*\[\]$/.test(k)) || q.getAll('page[limit]').length > 1 || q.getAll('page[offset]').length > 1) throw new TypeError('Cannot convert an array to an integer'); return q; } }, explored: true },
-  { name: 'sort-unknown-500', breaks: 'a sort the target cannot read is refused with a 4xx or ignored, never a 5xx (an unknown attribute crashes the query builder)', caughtBy: ['list.params.invalid'], behaviour: { readQuery: (q) => { const s = q.get('sort'); if (s !== null && !/^-?(created_at|updated_at|id)$/.test(s)) throw new Error(`column "${s}" does not exist`); return q; } }, explored: true },
-  { name: 'filter-malformed-500', breaks: 'a malformed filter is refused with a 4xx, never a 5xx (unbalanced parentheses or an empty term crash the filter parser)', caughtBy: ['list.params.invalid'], behaviour: { readQuery: (q) => { const f = q.get('filter'); if (f !== null && !wellFormed(f)) throw new RangeError('unbalanced filter expression'); return q; } }, explored: true },
+  {
+    name: 'offset-overflow-500',
+    breaks: 'invalid page[offset] never gets a 5xx (a number past 2^53 overflows the parser: a 500)',
+    caughtBy: ['list.params.invalid'],
+    behaviour: {
+      readQuery: (q) => {
+        if (/^\d{16,}$/.test(q.get('page[offset]') ?? '')) throw new Error('integer overflow');
+        return q;
+      },
+    },
+    explored: true,
+  },
+  {
+    name: 'offset-wraps-uint64',
+    breaks:
+      'page[offset] past what the store holds is refused or read as past the end (read as an unsigned 64-bit integer, 2^64 + 5 wraps to 5 and serves records)',
+    caughtBy: ['list.params.invalid'],
+    behaviour: { readQuery: (q) => readAs(q, 'page[offset]', wrapped(64, false)) },
+    explored: true,
+  },
+  {
+    name: 'limit-wraps-int32',
+    breaks: 'page[limit] past 100 is clamped or refused (read as a signed 32-bit integer, 2^32 + 5 wraps to 5)',
+    caughtBy: ['list.params.invalid'],
+    behaviour: { readQuery: (q) => readAs(q, 'page[limit]', wrapped(32, true)) },
+    explored: true,
+  },
+  {
+    name: 'paging-array-500',
+    breaks: 'invalid page[limit]/page[offset] never get a 5xx (one sent as an array, page[limit][]=5, or twice, crashes the parser)',
+    caughtBy: ['list.params.invalid'],
+    behaviour: {
+      readQuery: (q) => {
+        if ([...q.keys()].some((k) => /^page(\[\w*\])*\[\]$/.test(k)) || q.getAll('page[limit]').length > 1 || q.getAll('page[offset]').length > 1)
+          throw new TypeError('Cannot convert an array to an integer');
+        return q;
+      },
+    },
+    explored: true,
+  },
+  {
+    name: 'sort-unknown-500',
+    breaks: 'a sort the target cannot read is refused with a 4xx or ignored, never a 5xx (an unknown attribute crashes the query builder)',
+    caughtBy: ['list.params.invalid'],
+    behaviour: {
+      readQuery: (q) => {
+        const s = q.get('sort');
+        if (s !== null && !/^-?(created_at|updated_at|id)$/.test(s)) throw new Error(`column "${s}" does not exist`);
+        return q;
+      },
+    },
+    explored: true,
+  },
+  {
+    name: 'filter-malformed-500',
+    breaks: 'a malformed filter is refused with a 4xx, never a 5xx (unbalanced parentheses or an empty term crash the filter parser)',
+    caughtBy: ['list.params.invalid'],
+    behaviour: {
+      readQuery: (q) => {
+        const f = q.get('filter');
+        if (f !== null && !wellFormed(f)) throw new RangeError('unbalanced filter expression');
+        return q;
+      },
+    },
+    explored: true,
+  },
   // Lists: conditions that meet only together (the covering array asks every pair of them)
-  { name: 'hard-limit-ignored-under-filter', breaks: 'no record is served past the hard offset limit (the limit is checked only without a filter)', caughtBy: ['list.offset.hard-limit'], behaviour: { hardOffsetLimit: false, listFaultScope: { when: 'filter' } }, operations: ['orders'], explored: true },
-  { name: 'hard-limit-plain-digits-only', breaks: 'no record is served past the hard offset limit (a guard that reads only plain digits lets +10040 or 010040 through to a lenient parser)', caughtBy: ['list.offset.hard-limit'], behaviour: { hardOffsetIn: 'plain-digits', readQuery: (q) => readAs(q, 'page[offset]', (v) => (Number.isNaN(parseInt(v.trim(), 10)) ? v : String(parseInt(v.trim(), 10)))) }, operations: ['orders'], explored: true },
-  { name: 'hard-limit-in-pages', breaks: 'no record is served past the hard offset limit of 10,000 records (counted in pages: offset / limit)', caughtBy: ['list.offset.hard-limit'], behaviour: { hardOffsetIn: 'pages' }, operations: ['orders'], explored: true },
+  {
+    name: 'hard-limit-ignored-under-filter',
+    breaks: 'no record is served past the hard offset limit (the limit is checked only without a filter)',
+    caughtBy: ['list.offset.hard-limit'],
+    behaviour: { hardOffsetLimit: false, listFaultScope: { when: 'filter' } },
+    operations: ['orders'],
+    explored: true,
+  },
+  {
+    name: 'hard-limit-plain-digits-only',
+    breaks: 'no record is served past the hard offset limit (a guard that reads only plain digits lets +10040 or 010040 through to a lenient parser)',
+    caughtBy: ['list.offset.hard-limit'],
+    behaviour: {
+      hardOffsetIn: 'plain-digits',
+      readQuery: (q) => readAs(q, 'page[offset]', (v) => (Number.isNaN(parseInt(v.trim(), 10)) ? v : String(parseInt(v.trim(), 10)))),
+    },
+    operations: ['orders'],
+    explored: true,
+  },
+  {
+    name: 'hard-limit-in-pages',
+    breaks: 'no record is served past the hard offset limit of 10,000 records (counted in pages: offset / limit)',
+    caughtBy: ['list.offset.hard-limit'],
+    behaviour: { hardOffsetIn: 'pages' },
+    operations: ['orders'],
+    explored: true,
+  },
   // Lists: an order of ties that changes between pages, at page sizes no fixed probe uses
-  { name: 'unstable-ties-filtered-short-pages', breaks: 'a filter selects each record once when paged by offset (under a filter, with page[limit] of 5 or less, tied records come in another order on every other page)', caughtBy: ['list.filter.ge'], behaviour: { unstableTies: 'odd-pages', listFaultScope: { when: 'filter-and-short-pages' } }, explored: true },
-  { name: 'unstable-ties-short-pages', breaks: 'paging by offset meets every record once (with page[limit] of 5 or less, tied records come in another order on every other page)', caughtBy: ['list.offset.traversal'], behaviour: { unstableTies: 'odd-pages', listFaultScope: { when: 'short-pages' } }, explored: true },
+  {
+    name: 'unstable-ties-filtered-short-pages',
+    breaks:
+      'a filter selects each record once when paged by offset (under a filter, with page[limit] of 5 or less, tied records come in another order on every other page)',
+    caughtBy: ['list.filter.ge'],
+    behaviour: { unstableTies: 'odd-pages', listFaultScope: { when: 'filter-and-short-pages' } },
+    explored: true,
+  },
+  {
+    name: 'unstable-ties-short-pages',
+    breaks: 'paging by offset meets every record once (with page[limit] of 5 or less, tied records come in another order on every other page)',
+    caughtBy: ['list.offset.traversal'],
+    behaviour: { unstableTies: 'odd-pages', listFaultScope: { when: 'short-pages' } },
+    explored: true,
+  },
 
   // Lists: bad parameters
-  { name: 'bad-paging-500', breaks: 'invalid page[limit]/page[offset] never get a 5xx', caughtBy: ['list.params.invalid'], behaviour: { crashOnBadPaging: true } },
-  { name: 'past-end-500', breaks: 'an offset past the end gets an empty page, never a 5xx', caughtBy: ['list.meta.past-end', 'list.offset.soft-limit-5xx', 'list.offset.soft-limit'], behaviour: { crashPastEnd: true } },
+  {
+    name: 'bad-paging-500',
+    breaks: 'invalid page[limit]/page[offset] never get a 5xx',
+    caughtBy: ['list.params.invalid'],
+    behaviour: { crashOnBadPaging: true },
+  },
+  {
+    name: 'past-end-500',
+    breaks: 'an offset past the end gets an empty page, never a 5xx',
+    caughtBy: ['list.meta.past-end', 'list.offset.soft-limit-5xx', 'list.offset.soft-limit'],
+    behaviour: { crashPastEnd: true },
+  },
   { name: 'list-items-not-data', breaks: 'records are the array data', caughtBy: ['list.endpoint.present'], behaviour: { listDataKey: 'items' } },
-  { name: 'meta-as-strings', breaks: 'the pagination fields are integers', caughtBy: ['list.meta.fields', 'list.meta.empty-filter'], behaviour: { metaAsStrings: true } },
+  {
+    name: 'meta-as-strings',
+    breaks: 'the pagination fields are integers',
+    caughtBy: ['list.meta.fields', 'list.meta.empty-filter'],
+    behaviour: { metaAsStrings: true },
+  },
   // Lists: faults written on the finished page (Behaviour.rewritePage), with no knob of their own
-  { name: 'page-last-record-twice', breaks: 'a page holds the records of its stretch, each once (the last one is sent twice)', caughtBy: ['list.limit.exact'], behaviour: { rewritePage: (page) => (Array.isArray(page.data) && page.data.length ? { ...page, data: [...(page.data as unknown[]), (page.data as unknown[]).at(-1)] } : page) } },
-  { name: 'sort-inverted', breaks: 'sort=attr is ascending', caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id', 'list.sort.descending'], behaviour: { invertSort: true } },
+  {
+    name: 'page-last-record-twice',
+    breaks: 'a page holds the records of its stretch, each once (the last one is sent twice)',
+    caughtBy: ['list.limit.exact'],
+    behaviour: {
+      rewritePage: (page) =>
+        Array.isArray(page.data) && page.data.length ? { ...page, data: [...(page.data as unknown[]), (page.data as unknown[]).at(-1)] } : page,
+    },
+  },
+  {
+    name: 'sort-inverted',
+    breaks: 'sort=attr is ascending',
+    caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id', 'list.sort.descending'],
+    behaviour: { invertSort: true },
+  },
 ];

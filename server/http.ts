@@ -89,7 +89,12 @@ export function sendEmpty(res: ServerResponse, status: number): void {
 }
 
 export function errorBody(status: number, detail: string, b: Behaviour): unknown {
-  const item = { title: TITLES[status] ?? 'Error', status: b.errorStatusAsNumber ? status : String(status), detail, ...(b.extraFields ? { source: { pointer: '' }, meta: { code: `E${status}` } } : {}) };
+  const item = {
+    title: TITLES[status] ?? 'Error',
+    status: b.errorStatusAsNumber ? status : String(status),
+    detail,
+    ...(b.extraFields ? { source: { pointer: '' }, meta: { code: `E${status}` } } : {}),
+  };
   return b.errorsArray ? { errors: [item], ...(b.extraFields ? { meta: { request_id: 'req-0' } } : {}) } : { error: item };
 }
 

@@ -70,7 +70,11 @@ function accessOf(header: string | undefined, want: Buffer, store: Store, now: (
 }
 
 export function resolveBehaviour(options: Pick<ReferenceServerOptions, 'faults' | 'variants' | 'behaviour'>): Behaviour {
-  return combineBehaviours([...namedBehaviours('variant', VARIANTS, options.variants ?? []), ...namedBehaviours('fault', FAULTS, options.faults ?? []), ...(options.behaviour ? [options.behaviour] : [])]);
+  return combineBehaviours([
+    ...namedBehaviours('variant', VARIANTS, options.variants ?? []),
+    ...namedBehaviours('fault', FAULTS, options.faults ?? []),
+    ...(options.behaviour ? [options.behaviour] : []),
+  ]);
 }
 
 /**
@@ -84,7 +88,10 @@ function requireToken(options: Partial<Pick<ReferenceServerOptions, 'token'>> | 
   return token;
 }
 
-export function createReferenceHandler(options: ReferenceServerOptions, given?: Store): {
+export function createReferenceHandler(
+  options: ReferenceServerOptions,
+  given?: Store,
+): {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   behaviour: Behaviour;
   store: Store;
@@ -92,10 +99,20 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
   const token = Buffer.from(requireToken(options, 'createReferenceHandler'));
   const b = resolveBehaviour(options);
   // The list data follows the behaviour: microsecond times for the micros style, its id format.
-  const store = given ?? new Store({ seed: options.seed, records: options.records, emptyList: options.emptyList, recentRecords: options.recentRecords, shape: dataShapeOf(b), maxRecords: options.maxRecords });
+  const store =
+    given ??
+    new Store({
+      seed: options.seed,
+      records: options.records,
+      emptyList: options.emptyList,
+      recentRecords: options.recentRecords,
+      shape: dataShapeOf(b),
+      maxRecords: options.maxRecords,
+    });
 
   const lifetimeSeconds = options.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS;
-  if (!Number.isInteger(lifetimeSeconds) || lifetimeSeconds < 1) throw new TypeError(`tokenLifetimeSeconds must be a whole number of seconds, at least 1 (got ${lifetimeSeconds})`);
+  if (!Number.isInteger(lifetimeSeconds) || lifetimeSeconds < 1)
+    throw new TypeError(`tokenLifetimeSeconds must be a whole number of seconds, at least 1 (got ${lifetimeSeconds})`);
   const now = options.now ?? Date.now;
   const routes = [...ROUTES, tokenRoute({ lifetimeSeconds, now })];
 
@@ -121,7 +138,11 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
     if (!authenticated && !open) {
       req.resume();
       if (route?.crashesUnauthenticated?.(b)) throw new HttpError(500, 'The server failed to read the credentials.');
-      throw new HttpError(access === 'missing' ? b.missingTokenStatus : b.wrongTokenStatus, access === 'missing' ? 'An Authorization header with a bearer token is required.' : 'The bearer token is not valid.', { 'www-authenticate': 'Bearer' });
+      throw new HttpError(
+        access === 'missing' ? b.missingTokenStatus : b.wrongTokenStatus,
+        access === 'missing' ? 'An Authorization header with a bearer token is required.' : 'The bearer token is not valid.',
+        { 'www-authenticate': 'Bearer' },
+      );
     }
     if (!route) {
       req.resume();
@@ -137,7 +158,10 @@ export function createReferenceHandler(options: ReferenceServerOptions, given?: 
     }
     let params: string[];
     try {
-      params = route.pattern.exec(path)!.slice(1).map((p) => decodeURIComponent(p));
+      params = route.pattern
+        .exec(path)!
+        .slice(1)
+        .map((p) => decodeURIComponent(p));
     } catch {
       throw new HttpError(400, 'The request path is not correctly percent-encoded.');
     }

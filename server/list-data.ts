@@ -103,7 +103,7 @@ const TIE_START = 0.15 / (4 - 0.45);
 function tieUp(records: readonly Draft[], field: 'created' | 'updated', random: () => number): void {
   // Ties in generation order (a stable sort).
   const sorted = timeIndex(records, field, (a, b) => a[field] - b[field]);
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     if (random() >= TIE_START) {
       i++;
       continue;
@@ -136,7 +136,10 @@ export function generateRecords(seed: number, label: string, count: number, now:
   let serial = 0;
   const idOf = (seq: number): string => {
     if (shape.ids === 'uuid') return uuid(seq, random);
-    if (shape.ids === 'prefixed') return `rec_${String(seq).padStart(8, '0')}${Math.floor(random() * 16 ** 6).toString(16).padStart(6, '0')}`;
+    if (shape.ids === 'prefixed')
+      return `rec_${String(seq).padStart(8, '0')}${Math.floor(random() * 16 ** 6)
+        .toString(16)
+        .padStart(6, '0')}`;
     serial += int(1, 9);
     return String(serial);
   };
@@ -259,7 +262,12 @@ export class ListData {
     const parent = this.collection(parentTemplate, concrete, under);
     // The order a read of the parent list without parameters is served in: a fault scoped to
     // other lists or requests (ListFaultScope) leaves it the conforming one.
-    const seen = scopedBehaviour(under.b, parentTemplate.template, new URLSearchParams(), under.b.listFaultScope?.parents === 'later' && this.laterParent(parentTemplate, under));
+    const seen = scopedBehaviour(
+      under.b,
+      parentTemplate.template,
+      new URLSearchParams(),
+      under.b.listFaultScope?.parents === 'later' && this.laterParent(parentTemplate, under),
+    );
     const records = parent.query({ offset: 0, limit: FAR, sort: defaultOrder(seen), filters: [] }).records;
     const place = records.findIndex((r) => (source.field === 'slug' ? slugOf(r) : r.id) === under.values[name]);
     return place < 0 ? FAR : place;
@@ -289,7 +297,8 @@ export class ListData {
         if (value !== source.value) throw new HttpError(404, `Release '${value}' not found`);
         // storeShape 'realistic': the oldest catalog (the first record of the list before the
         // release in the path) was never published, so its latestPublished release is not there.
-        if (b?.storeShape === 'realistic' && before !== undefined && this.placeOf(before, { values, b }) === 0) throw new HttpError(404, `Catalog '${values[before]}' has no published release '${value}'`);
+        if (b?.storeShape === 'realistic' && before !== undefined && this.placeOf(before, { values, b }) === 0)
+          throw new HttpError(404, `Catalog '${values[before]}' has no published release '${value}'`);
         continue;
       }
       before = name;

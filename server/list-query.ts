@@ -5,7 +5,6 @@ import type { Behaviour } from './behaviour.js';
 import { parseFilter, SORT_FIELDS, type FilterTerm, type Query, type SortField } from './collection.js';
 import { HttpError, type RequestUrl } from './http.js';
 
-
 import { defaultOrder, HARD_OFFSET_LIMIT, S } from './list-data.js';
 
 // --- Query parameters ------------------------------------------------------------------
@@ -31,7 +30,6 @@ function intParam(ctx: PageRequest, name: string): number | undefined {
   }
   return Number(raw);
 }
-
 
 /**
  * The parameters as a lenient server reads them (the variant lenient-parameters): a paging number
@@ -79,7 +77,8 @@ export function parseQuery(ctx: PageRequest, hardOffsetLimit: boolean): Query {
   if (((hardOffsetLimit && b.hardOffsetLimit) || b.softOffsetLimit) && counted > HARD_OFFSET_LIMIT) {
     throw new HttpError(b.hardOffsetStatus, `page[offset] must not exceed ${HARD_OFFSET_LIMIT} on this endpoint; use keyset-style traversal.`);
   }
-  const offset = b.offsetUnit === 'pages' ? rawOffset * limit : b.offsetUnit === 'one-based' ? Math.max(0, rawOffset - 1) : b.offsetUnit === 'ignored' ? 0 : rawOffset;
+  const offset =
+    b.offsetUnit === 'pages' ? rawOffset * limit : b.offsetUnit === 'one-based' ? Math.max(0, rawOffset - 1) : b.offsetUnit === 'ignored' ? 0 : rawOffset;
   const sortRaw = ctx.query.get('sort');
   let sort = defaultOrder(b);
   if (sortRaw !== null) {
@@ -94,7 +93,9 @@ export function parseQuery(ctx: PageRequest, hardOffsetLimit: boolean): Query {
   if (filterRaw !== null && b.filterValueOffsetIgnored) filterRaw = filterRaw.replace(/(\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)[+-]\d{2}:?\d{2}(?=\)(?::|$))/g, '$1Z');
   let filters: FilterTerm[] = filterRaw === null || filterRaw === '' ? [] : parseFilter(filterRaw);
   if (b.filterValueToSecond) {
-    filters = filters.map((t) => (t.field === 'created_at' || t.field === 'updated_at' ? { ...t, values: t.values.map((v) => Math.floor((v as number) / S) * S) } : t));
+    filters = filters.map((t) =>
+      t.field === 'created_at' || t.field === 'updated_at' ? { ...t, values: t.values.map((v) => Math.floor((v as number) / S) * S) } : t,
+    );
   }
   if (b.ignoreFilter) filters = [];
   if (b.hiddenPrecision) {
@@ -131,6 +132,7 @@ function ownSpellingOnly(raw: string, b: Behaviour): void {
   const { digits, zone } = spelling(b);
   for (const m of raw.matchAll(/(?:created_at|updated_at),([^)]*)\)/g)) {
     const v = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.(\d+))?(.*)$/.exec(m[1]!);
-    if (!v || (v[1] ?? '').length > digits || !zone.test(v[2]!)) throw new HttpError(400, `Could not parse the supplied filter: '${m[1]}' is not a timestamp as this store writes them.`);
+    if (!v || (v[1] ?? '').length > digits || !zone.test(v[2]!))
+      throw new HttpError(400, `Could not parse the supplied filter: '${m[1]}' is not a timestamp as this store writes them.`);
   }
 }

@@ -70,10 +70,12 @@ export function socketLimits(options: SocketLimits = {}): Required<SocketLimits>
   for (const name of Object.keys(DEFAULT_SOCKET_LIMITS) as Array<keyof SocketLimits>) {
     const value: unknown = options[name];
     if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new TypeError(`${name} must be a whole number, at least 1 (got ${String(value)})`);
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+      throw new TypeError(`${name} must be a whole number, at least 1 (got ${String(value)})`);
     limits[name] = value;
   }
-  if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new TypeError(`headersTimeoutMs (${limits.headersTimeoutMs}) must not be more than requestTimeoutMs (${limits.requestTimeoutMs})`);
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs)
+    throw new TypeError(`headersTimeoutMs (${limits.headersTimeoutMs}) must not be more than requestTimeoutMs (${limits.requestTimeoutMs})`);
   return limits;
 }
 
@@ -87,7 +89,9 @@ function checkingInterval(limits: Required<SocketLimits>): number {
   return Math.max(10, Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
 }
 
-const BUSY_BODY = JSON.stringify({ errors: [{ title: 'Service Unavailable', status: '503', detail: 'Every connection the server keeps has a request under way; try again in a second.' }] });
+const BUSY_BODY = JSON.stringify({
+  errors: [{ title: 'Service Unavailable', status: '503', detail: 'Every connection the server keeps has a request under way; try again in a second.' }],
+});
 const BUSY_ANSWER = `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(BUSY_BODY)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n${BUSY_BODY}`;
 
 /**

@@ -6,11 +6,21 @@ import { giveBack } from './bytes.js';
 import { Collection, slugOf, type ListRecord, type OrderField } from './collection.js';
 import { HttpError, sendJsonText } from './http.js';
 
-
 import { MS, S } from './list-data.js';
 import { parseQuery, type PageRequest } from './list-query.js';
 
-export { dataShapeOf, generateRecords, HARD_OFFSET_LIMIT, ListData, listTemplates, PLAIN_DATA, type DataShape, type ListOptions, type ListTemplate, type ParentValues } from './list-data.js';
+export {
+  dataShapeOf,
+  generateRecords,
+  HARD_OFFSET_LIMIT,
+  ListData,
+  listTemplates,
+  PLAIN_DATA,
+  type DataShape,
+  type ListOptions,
+  type ListTemplate,
+  type ParentValues,
+} from './list-data.js';
 export { parseQuery, type PageRequest } from './list-query.js';
 export { scopedBehaviour } from './behaviour.js';
 // --- Rendering -------------------------------------------------------------------------
@@ -98,7 +108,7 @@ function reverseTies(records: ListRecord[], field: OrderField): ListRecord[] {
   if (field === 'id' || field === 'insertion') return records;
   const k = field === 'updated_at' ? 'updated' : 'created';
   const out: ListRecord[] = [];
-  for (let i = 0; i < records.length; ) {
+  for (let i = 0; i < records.length;) {
     let j = i + 1;
     while (j < records.length && records[j]![k] === records[i]![k]) j++;
     for (let x = j - 1; x >= i; x--) out.push(records[x]!);
@@ -174,7 +184,13 @@ export function sendPage(ctx: PageRequest, collection: Collection, source: PageS
   if (b.rewritePage) {
     // A fault on the finished page (server/faults.ts): the page as a value, then what it makes of it.
     const rewrite = b.rewritePage;
-    const request = { ...(source.template !== undefined ? { template: source.template } : {}), query: ctx.query, limit: q.limit, offset: q.offset, total: page.total };
+    const request = {
+      ...(source.template !== undefined ? { template: source.template } : {}),
+      query: ctx.query,
+      limit: q.limit,
+      offset: q.offset,
+      total: page.total,
+    };
     const text = `${head}${records.map((r) => (render ? JSON.stringify(render(r)) : recordText(r, ctx.b))).join(',')}${tail}`;
     return sendJsonText(ctx.res, 200, JSON.stringify(rewrite(JSON.parse(text) as Record<string, unknown>, request)));
   }
@@ -209,8 +225,14 @@ function links(ctx: PageRequest, limit: number, offset: number, total: number, c
   // its parameters, and page[offset] is one of them exactly once.
   const parts = params.toString().split('&');
   const at = parts.indexOf(`${OFFSET_PARAM}0`);
-  const before = `${queryAt < 0 ? path : path.slice(0, queryAt)}?${parts.slice(0, at).map((p) => `${p}&`).join('')}${OFFSET_PARAM}`;
-  const behind = `${parts.slice(at + 1).map((p) => `&${p}`).join('')}${hashAt < 0 ? '' : href.slice(hashAt)}`;
+  const before = `${queryAt < 0 ? path : path.slice(0, queryAt)}?${parts
+    .slice(0, at)
+    .map((p) => `${p}&`)
+    .join('')}${OFFSET_PARAM}`;
+  const behind = `${parts
+    .slice(at + 1)
+    .map((p) => `&${p}`)
+    .join('')}${hashAt < 0 ? '' : href.slice(hashAt)}`;
   // JSON escapes character by character, and the offset is digits (or, from String(), text
   // like 1e+21, form-encoded as set() would): a link's JSON is the escaped text around it.
   // A URL has no control or non-ASCII character (they are percent-encoded); a quote (in the

@@ -74,7 +74,11 @@ const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 async function readForm(req: IncomingMessage): Promise<Map<string, string>> {
   const raw = await readBody(req);
   const type = req.headers['content-type'];
-  if (!type || !FORM_TYPE.test(type)) throw new HttpError(415, 'Send the parameters form-encoded (Content-Type: application/x-www-form-urlencoded), as grant_type=client_credentials&client_id=...&client_secret=...');
+  if (!type || !FORM_TYPE.test(type))
+    throw new HttpError(
+      415,
+      'Send the parameters form-encoded (Content-Type: application/x-www-form-urlencoded), as grant_type=client_credentials&client_id=...&client_secret=...',
+    );
   const params = new Map<string, string>();
   for (const [name, value] of new URLSearchParams(raw.toString('utf8'))) {
     if (params.has(name)) throw new HttpError(400, `The parameter '${name.slice(0, 40)}' is given more than once.`);
@@ -87,7 +91,8 @@ async function readForm(req: IncomingMessage): Promise<Map<string, string>> {
 export function issueToken(store: Store, params: ReadonlyMap<string, string>, options: TokenOptions): TokenAnswer {
   const grant = params.get('grant_type');
   if (!grant) throw new HttpError(400, "The parameter 'grant_type' is required: client_credentials or implicit.");
-  if (!(GRANTS as readonly string[]).includes(grant)) throw new HttpError(400, `The grant_type '${grant.slice(0, 40)}' is not supported: use client_credentials or implicit.`);
+  if (!(GRANTS as readonly string[]).includes(grant))
+    throw new HttpError(400, `The grant_type '${grant.slice(0, 40)}' is not supported: use client_credentials or implicit.`);
   const clientId = params.get('client_id');
   if (!clientId) throw new HttpError(400, "The parameter 'client_id' is required.");
   const secret = params.get('client_secret');

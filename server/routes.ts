@@ -127,7 +127,12 @@ function createCustomApi(ctx: RouteContext, body: unknown): CustomApi {
     if (typeof d.api_type !== 'string' || !API_TYPE.test(d.api_type)) bad("The field 'api_type' must match ^[a-z0-9_]{1,59}_ext$.");
   }
   if (d.description !== undefined && typeof d.description !== 'string') bad("The field 'description' must be a string.");
-  if (typeof d.description === 'string' && d.description.length > MAX_DESCRIPTION && (d.description.length > 2 * MAX_DESCRIPTION || [...d.description].length > MAX_DESCRIPTION)) bad(`The field 'description' must be at most ${MAX_DESCRIPTION} characters long.`);
+  if (
+    typeof d.description === 'string' &&
+    d.description.length > MAX_DESCRIPTION &&
+    (d.description.length > 2 * MAX_DESCRIPTION || [...d.description].length > MAX_DESCRIPTION)
+  )
+    bad(`The field 'description' must be at most ${MAX_DESCRIPTION} characters long.`);
   if (b.customApiPlatformRules) {
     for (const c of store.customApis.values()) {
       if (c.slug === d.slug) throw new HttpError(409, `A Custom API with slug '${String(d.slug)}' already exists.`);
@@ -160,7 +165,8 @@ function nameLength(name: string, b: Behaviour): number {
 
 function keyJson(k: ApplicationKey, ctx: RouteContext): Record<string, unknown> {
   const t = timestamp(k.created, ctx.b, k.serial);
-  const limit = k.reserved_rate_limit === undefined || !ctx.b.echoRateLimit ? undefined : ctx.b.rateLimitEchoWrong ? k.reserved_rate_limit + 1 : k.reserved_rate_limit;
+  const limit =
+    k.reserved_rate_limit === undefined || !ctx.b.echoRateLimit ? undefined : ctx.b.rateLimitEchoWrong ? k.reserved_rate_limit + 1 : k.reserved_rate_limit;
   return {
     id: k.id,
     type: k.type,
@@ -242,7 +248,12 @@ export function listRoute(t: ListTemplate): Route {
       // and a fault scoped to parents 'later' shows only under another.
       const under = { values, b: ctx.b };
       const laterParent = ctx.b.listFaultScope?.parents === 'later' && lists.laterParent(t, under);
-      sendPage(ctx, lists.collection(t, concrete, under), { template: t.template, hardOffsetLimit: t.hardOffsetLimit, catalogStyle: t.catalogStyle, laterParent });
+      sendPage(ctx, lists.collection(t, concrete, under), {
+        template: t.template,
+        hardOffsetLimit: t.hardOffsetLimit,
+        catalogStyle: t.catalogStyle,
+        laterParent,
+      });
     },
   };
 }
@@ -355,7 +366,13 @@ export const ROUTES: Route[] = [
       store.applicationKeys.set(k.id, k);
       const data = keyJson(k, ctx);
       const body = b.topLevelMetaLinks
-        ? { data, meta: { ...(b.extraFields ? { request_id: store.uuid() } : {}) }, ...(b.links && b.topLevelLinks ? { links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}`, ...(b.extraFields ? { related: `${ctx.baseUrl}${APPLICATION_KEYS}` } : {}) } } : {}) }
+        ? {
+            data,
+            meta: { ...(b.extraFields ? { request_id: store.uuid() } : {}) },
+            ...(b.links && b.topLevelLinks
+              ? { links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}`, ...(b.extraFields ? { related: `${ctx.baseUrl}${APPLICATION_KEYS}` } : {}) } }
+              : {}),
+          }
         : { data };
       sendJson(ctx.res, b.createStatus, body);
     },

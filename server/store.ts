@@ -82,7 +82,14 @@ export class Store {
     this.maxRecords = maxRecords;
     const seed = options.seed ?? Date.now() % 2 ** 31;
     this.#random = seededRandom(seed);
-    this.lists = new ListData({ seed, records: options.records ?? 130, now: Date.now(), emptyList: options.emptyList ?? true, recent: options.recentRecords ?? false, shape: options.shape ?? PLAIN_DATA });
+    this.lists = new ListData({
+      seed,
+      records: options.records ?? 130,
+      now: Date.now(),
+      emptyList: options.emptyList ?? true,
+      recent: options.recentRecords ?? false,
+      shape: options.shape ?? PLAIN_DATA,
+    });
   }
 
   /** A version 4 UUID from the store's seeded generator. */

@@ -18,47 +18,262 @@ export interface Variant {
   operations?: readonly string[];
 }
 
-const TIMESTAMPS = 'contract § Resources: the timestamp format is not shown; the reading (spec/contract/README.md#list-endpoints): sorts and filters compare instants, not strings';
+const TIMESTAMPS =
+  'contract § Resources: the timestamp format is not shown; the reading (spec/contract/README.md#list-endpoints): sorts and filters compare instants, not strings';
 const EMPTY_PAGE = 'the reading (spec/contract/README.md#list-endpoints): when nothing matches, current and total may each be 0 or 1';
-const DEFAULT_ORDER = 'the reading (spec/contract/README.md#list-endpoints): no order is fixed for a list read without sort; offset traversal only needs it to be stable';
-const LIST_IDS = 'the reading (spec/contract/README.md#create-application-key) and #delete-custom-api: only those ids must be UUIDs; the id format of list records is open, and sort=id is judged in the order the target sorts them';
+const DEFAULT_ORDER =
+  'the reading (spec/contract/README.md#list-endpoints): no order is fixed for a list read without sort; offset traversal only needs it to be stable';
+const LIST_IDS =
+  'the reading (spec/contract/README.md#create-application-key) and #delete-custom-api: only those ids must be UUIDs; the id format of list records is open, and sort=id is judged in the order the target sorts them';
 
 export const VARIANTS: readonly Variant[] = [
-  { name: 'validation-422', choice: 'validation errors answer 422 instead of 400', allowedBy: 'the reading (spec/contract/README.md#create-application-key): a refused body may get 400 or 422', warns: ['delete.malformed-id.400'], behaviour: { validationStatus: 422, malformedIdStatus: 422 } },
-  { name: 'auth-403', choice: 'a wrong token answers 403 instead of 401', allowedBy: 'contract § Authentication: the answer to a wrong token is not shown; the reading (spec/contract) asks 401 only for a missing header, as a SHOULD', warns: [], behaviour: { wrongTokenStatus: 403 } },
-  { name: 'created-as-200', choice: 'Created answered as 200', allowedBy: 'contract § Create an Application Key: the numeric status of Created is not shown; the reading (spec/contract) asks 201 as a SHOULD', warns: ['create.valid.201'], behaviour: { createStatus: 200 } },
-  { name: 'create-open', choice: 'Create an Application Key needs no token', allowedBy: 'contract § Authentication: whether Create needs a token is not shown', warns: [], behaviour: { createWithoutAuth: true } },
-  { name: 'timestamps-no-millis', choice: 'timestamps without milliseconds (2026-01-01T00:00:00Z)', allowedBy: TIMESTAMPS, warns: [], behaviour: { timestampStyle: 'seconds-z' } },
-  { name: 'timestamps-offset', choice: 'timestamps with a numeric offset (+00:00) instead of Z', allowedBy: TIMESTAMPS, warns: [], behaviour: { timestampStyle: 'seconds-offset' } },
-  { name: 'timestamps-micros', choice: 'timestamps to the microsecond (…00.123456Z), records apart only below the millisecond, filters compared to the microsecond', allowedBy: TIMESTAMPS, warns: [], behaviour: { timestampStyle: 'micros-z' } },
-  { name: 'timestamps-mixed-offsets', choice: 'each record\'s timestamps with its own numeric offset (+02:00, -05:00, +05:30…): string order is not time order', allowedBy: TIMESTAMPS, warns: [], behaviour: { timestampStyle: 'mixed-offsets' } },
-  { name: 'timestamps-elsewhere', choice: 'list records keep created_at/updated_at among their attributes, not at meta.timestamps', allowedBy: 'the reading (spec/contract/README.md#list-endpoints): where records keep their timestamps is a fact of the real platform (EP), and the reading says such facts are no requirement: checks that need them skip', warns: [], behaviour: { timestampsAt: 'attributes' } },
-  { name: 'extra-fields', choice: 'undocumented extra fields and links everywhere: answers, records, errors, list meta and links', allowedBy: 'the reading (spec/contract/README.md#create-application-key) and #errors: fields are held to their types when present; nothing rules out others', warns: [], behaviour: { extraFields: true } },
-  { name: 'no-links', choice: 'no links at all: not in answers, records or lists', allowedBy: 'contract § Resources: links.self is optional; the reading (spec/contract) asks the top-level links part only as a SHOULD', warns: ['create.response.top-level-parts'], behaviour: { links: false } },
-  { name: 'custom-api-platform', choice: 'creating a Custom API needs slug and api_type exactly as the real platform (patterns, unique slug)', allowedBy: 'the reading (spec/contract/README.md#delete-custom-api): the suite creates its Custom API with the real platform\'s slug and api_type rules', warns: [], behaviour: { customApiPlatformRules: true } },
-  { name: 'data-only', choice: 'the create answer has only data', allowedBy: 'the reading (spec/contract/README.md#create-application-key): the top-level meta and links parts are a SHOULD, since the platform\'s own OpenAPI file shows only data', warns: ['create.response.top-level-parts'], behaviour: { topLevelMetaLinks: false } },
-  { name: 'rate-limit-409', choice: 'a reserved_rate_limit over the allowance is refused with 409', allowedBy: 'the reading (spec/contract/README.md#create-application-key): a valid reserved_rate_limit may be refused with 409, and the echo check then skips', warns: [], behaviour: { maxRateLimit: 0 } },
-  { name: 'rate-limit-not-echoed', choice: 'the create answer leaves out reserved_rate_limit', allowedBy: 'contract § Resources: data.reserved_rate_limit is optional in the answer; the reading (spec/contract) holds only a present one to the value sent', warns: [], behaviour: { echoRateLimit: false } },
-  { name: 'null-rate-limit-accepted', choice: 'reserved_rate_limit null is taken as absent', allowedBy: 'contract § Resources: reserved_rate_limit is optional; the reading (spec/contract/README.md#create-application-key) does not list null for it among the bodies to refuse', warns: [], behaviour: { nullRateLimit: 'accept' } },
-  { name: 'lenient-content-type', choice: 'Create takes a JSON body whatever its Content-Type (text/plain, none)', allowedBy: 'the reading (spec/contract/README.md#create-application-key): the bodies to refuse are those that are not JSON; the media type a JSON body is sent with is left open', warns: [], behaviour: { lenientContentType: true } },
-  { name: 'utf16-names', choice: 'name length in UTF-16 units (only characters outside the BMP differ)', allowedBy: 'the reading (spec/contract/README.md#create-application-key): names outside the Basic Multilingual Plane are INFO only', warns: ['create.name.astral'], behaviour: { nameLengthUnit: 'utf16' } },
-  { name: 'page-length-40', choice: 'the store\'s page_length is 40 (GET /v2/settings), the default page length', allowedBy: 'contract § Limits: the default page length can be changed for a project; the reading (spec/contract/README.md#list-endpoints): the default is then the store\'s page_length', warns: [], behaviour: { pageLength: 40 } },
-  { name: 'limit-over-100-refused', choice: 'page[limit] over 100 refused with 400 instead of clamped', allowedBy: 'the reading (spec/contract/README.md#list-endpoints): over 100 a target may clamp or refuse with a 4xx', warns: [], behaviour: { rejectOverLimit: true } },
-  { name: 'hard-limit-422', choice: 'the hard offset limit answered with 422', allowedBy: 'the reading (spec/contract/README.md#list-endpoints): past the hard offset limit no record may be served, and the 4xx asked for is any 4xx with the Error shape', warns: [], behaviour: { hardOffsetStatus: 422 }, operations: ['orders'] },
-  { name: 'soft-limit-enforced', choice: 'offsets over 10,000 refused on every list', allowedBy: 'contract § Limits: what happens past the soft offset limit is not shown; the reading (spec/contract): INFO only', warns: [], behaviour: { softOffsetLimit: true } },
-  { name: 'extra-list-links', choice: 'extra members in list links', allowedBy: 'the reading (spec/contract/README.md#list-endpoints): the list links described are the platform\'s, not a closed set, and no check asks for them', warns: [], behaviour: { listLinks: 'extra' } },
+  {
+    name: 'validation-422',
+    choice: 'validation errors answer 422 instead of 400',
+    allowedBy: 'the reading (spec/contract/README.md#create-application-key): a refused body may get 400 or 422',
+    warns: ['delete.malformed-id.400'],
+    behaviour: { validationStatus: 422, malformedIdStatus: 422 },
+  },
+  {
+    name: 'auth-403',
+    choice: 'a wrong token answers 403 instead of 401',
+    allowedBy:
+      'contract § Authentication: the answer to a wrong token is not shown; the reading (spec/contract) asks 401 only for a missing header, as a SHOULD',
+    warns: [],
+    behaviour: { wrongTokenStatus: 403 },
+  },
+  {
+    name: 'created-as-200',
+    choice: 'Created answered as 200',
+    allowedBy: 'contract § Create an Application Key: the numeric status of Created is not shown; the reading (spec/contract) asks 201 as a SHOULD',
+    warns: ['create.valid.201'],
+    behaviour: { createStatus: 200 },
+  },
+  {
+    name: 'create-open',
+    choice: 'Create an Application Key needs no token',
+    allowedBy: 'contract § Authentication: whether Create needs a token is not shown',
+    warns: [],
+    behaviour: { createWithoutAuth: true },
+  },
+  {
+    name: 'timestamps-no-millis',
+    choice: 'timestamps without milliseconds (2026-01-01T00:00:00Z)',
+    allowedBy: TIMESTAMPS,
+    warns: [],
+    behaviour: { timestampStyle: 'seconds-z' },
+  },
+  {
+    name: 'timestamps-offset',
+    choice: 'timestamps with a numeric offset (+00:00) instead of Z',
+    allowedBy: TIMESTAMPS,
+    warns: [],
+    behaviour: { timestampStyle: 'seconds-offset' },
+  },
+  {
+    name: 'timestamps-micros',
+    choice: 'timestamps to the microsecond (…00.123456Z), records apart only below the millisecond, filters compared to the microsecond',
+    allowedBy: TIMESTAMPS,
+    warns: [],
+    behaviour: { timestampStyle: 'micros-z' },
+  },
+  {
+    name: 'timestamps-mixed-offsets',
+    choice: "each record's timestamps with its own numeric offset (+02:00, -05:00, +05:30…): string order is not time order",
+    allowedBy: TIMESTAMPS,
+    warns: [],
+    behaviour: { timestampStyle: 'mixed-offsets' },
+  },
+  {
+    name: 'timestamps-elsewhere',
+    choice: 'list records keep created_at/updated_at among their attributes, not at meta.timestamps',
+    allowedBy:
+      'the reading (spec/contract/README.md#list-endpoints): where records keep their timestamps is a fact of the real platform (EP), and the reading says such facts are no requirement: checks that need them skip',
+    warns: [],
+    behaviour: { timestampsAt: 'attributes' },
+  },
+  {
+    name: 'extra-fields',
+    choice: 'undocumented extra fields and links everywhere: answers, records, errors, list meta and links',
+    allowedBy:
+      'the reading (spec/contract/README.md#create-application-key) and #errors: fields are held to their types when present; nothing rules out others',
+    warns: [],
+    behaviour: { extraFields: true },
+  },
+  {
+    name: 'no-links',
+    choice: 'no links at all: not in answers, records or lists',
+    allowedBy: 'contract § Resources: links.self is optional; the reading (spec/contract) asks the top-level links part only as a SHOULD',
+    warns: ['create.response.top-level-parts'],
+    behaviour: { links: false },
+  },
+  {
+    name: 'custom-api-platform',
+    choice: 'creating a Custom API needs slug and api_type exactly as the real platform (patterns, unique slug)',
+    allowedBy: "the reading (spec/contract/README.md#delete-custom-api): the suite creates its Custom API with the real platform's slug and api_type rules",
+    warns: [],
+    behaviour: { customApiPlatformRules: true },
+  },
+  {
+    name: 'data-only',
+    choice: 'the create answer has only data',
+    allowedBy:
+      "the reading (spec/contract/README.md#create-application-key): the top-level meta and links parts are a SHOULD, since the platform's own OpenAPI file shows only data",
+    warns: ['create.response.top-level-parts'],
+    behaviour: { topLevelMetaLinks: false },
+  },
+  {
+    name: 'rate-limit-409',
+    choice: 'a reserved_rate_limit over the allowance is refused with 409',
+    allowedBy:
+      'the reading (spec/contract/README.md#create-application-key): a valid reserved_rate_limit may be refused with 409, and the echo check then skips',
+    warns: [],
+    behaviour: { maxRateLimit: 0 },
+  },
+  {
+    name: 'rate-limit-not-echoed',
+    choice: 'the create answer leaves out reserved_rate_limit',
+    allowedBy:
+      'contract § Resources: data.reserved_rate_limit is optional in the answer; the reading (spec/contract) holds only a present one to the value sent',
+    warns: [],
+    behaviour: { echoRateLimit: false },
+  },
+  {
+    name: 'null-rate-limit-accepted',
+    choice: 'reserved_rate_limit null is taken as absent',
+    allowedBy:
+      'contract § Resources: reserved_rate_limit is optional; the reading (spec/contract/README.md#create-application-key) does not list null for it among the bodies to refuse',
+    warns: [],
+    behaviour: { nullRateLimit: 'accept' },
+  },
+  {
+    name: 'lenient-content-type',
+    choice: 'Create takes a JSON body whatever its Content-Type (text/plain, none)',
+    allowedBy:
+      'the reading (spec/contract/README.md#create-application-key): the bodies to refuse are those that are not JSON; the media type a JSON body is sent with is left open',
+    warns: [],
+    behaviour: { lenientContentType: true },
+  },
+  {
+    name: 'utf16-names',
+    choice: 'name length in UTF-16 units (only characters outside the BMP differ)',
+    allowedBy: 'the reading (spec/contract/README.md#create-application-key): names outside the Basic Multilingual Plane are INFO only',
+    warns: ['create.name.astral'],
+    behaviour: { nameLengthUnit: 'utf16' },
+  },
+  {
+    name: 'page-length-40',
+    choice: "the store's page_length is 40 (GET /v2/settings), the default page length",
+    allowedBy:
+      "contract § Limits: the default page length can be changed for a project; the reading (spec/contract/README.md#list-endpoints): the default is then the store's page_length",
+    warns: [],
+    behaviour: { pageLength: 40 },
+  },
+  {
+    name: 'limit-over-100-refused',
+    choice: 'page[limit] over 100 refused with 400 instead of clamped',
+    allowedBy: 'the reading (spec/contract/README.md#list-endpoints): over 100 a target may clamp or refuse with a 4xx',
+    warns: [],
+    behaviour: { rejectOverLimit: true },
+  },
+  {
+    name: 'hard-limit-422',
+    choice: 'the hard offset limit answered with 422',
+    allowedBy:
+      'the reading (spec/contract/README.md#list-endpoints): past the hard offset limit no record may be served, and the 4xx asked for is any 4xx with the Error shape',
+    warns: [],
+    behaviour: { hardOffsetStatus: 422 },
+    operations: ['orders'],
+  },
+  {
+    name: 'soft-limit-enforced',
+    choice: 'offsets over 10,000 refused on every list',
+    allowedBy: 'contract § Limits: what happens past the soft offset limit is not shown; the reading (spec/contract): INFO only',
+    warns: [],
+    behaviour: { softOffsetLimit: true },
+  },
+  {
+    name: 'extra-list-links',
+    choice: 'extra members in list links',
+    allowedBy:
+      "the reading (spec/contract/README.md#list-endpoints): the list links described are the platform's, not a closed set, and no check asks for them",
+    warns: [],
+    behaviour: { listLinks: 'extra' },
+  },
   { name: 'empty-page-total-1', choice: 'a zero-result page says current 1, total 1', allowedBy: EMPTY_PAGE, warns: [], behaviour: { emptyPageTotal: 1 } },
   { name: 'empty-page-zero', choice: 'a zero-result page says current 0, total 0', allowedBy: EMPTY_PAGE, warns: [], behaviour: { emptyCurrent: 'zero' } },
-  { name: 'empty-page-current-formula', choice: 'a zero-result page says current offset/limit + 1 (5 at offset 100, limit 25), total 0', allowedBy: `${EMPTY_PAGE}; current = offset/limit + 1 holds for any offset that is a multiple of the limit`, warns: [], behaviour: { emptyCurrent: 'formula' } },
-  { name: 'default-order-newest-first', choice: 'without sort, newest created first', allowedBy: DEFAULT_ORDER, warns: [], behaviour: { defaultOrder: '-created_at' } },
+  {
+    name: 'empty-page-current-formula',
+    choice: 'a zero-result page says current offset/limit + 1 (5 at offset 100, limit 25), total 0',
+    allowedBy: `${EMPTY_PAGE}; current = offset/limit + 1 holds for any offset that is a multiple of the limit`,
+    warns: [],
+    behaviour: { emptyCurrent: 'formula' },
+  },
+  {
+    name: 'default-order-newest-first',
+    choice: 'without sort, newest created first',
+    allowedBy: DEFAULT_ORDER,
+    warns: [],
+    behaviour: { defaultOrder: '-created_at' },
+  },
   { name: 'default-order-id', choice: 'without sort, by id', allowedBy: DEFAULT_ORDER, warns: [], behaviour: { defaultOrder: 'id' } },
   { name: 'default-order-updated', choice: 'without sort, by updated_at', allowedBy: DEFAULT_ORDER, warns: [], behaviour: { defaultOrder: 'updated_at' } },
-  { name: 'list-ids-numeric', choice: 'list records with digit-only ids, sorted and compared as numbers (9 before 10)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'numeric' } },
-  { name: 'list-ids-numeric-as-string', choice: 'list records with digit-only ids, sorted and compared as strings (10 before 9)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'numeric-as-string' } },
-  { name: 'current-rounds-up', choice: 'for an offset that is not a multiple of the limit, meta.page.current is ceil(offset/limit) + 1', allowedBy: 'the reading (spec/contract/README.md#pagination-information): current = offset/limit + 1 is fixed for offsets that are multiples of the limit only; between them floor and ceiling both pass', warns: [], behaviour: { currentRounding: 'ceil' } },
-  { name: 'filter-values-own-spelling', choice: 'timestamp filter values accepted only as the server writes them (no finer fraction, the same zone designator); others refused with 400', allowedBy: 'the reading (spec/contract/README.md#list-endpoints): which spellings of a value a filter takes is not stated; a refusal (400 or 422) is never judged as a wrong answer', warns: [], behaviour: { filterValuesOwnSpelling: true } },
-  { name: 'first-parent-empty', choice: 'nested lists under the first record of each parent list hold no records', allowedBy: 'the reading (spec/contract/README.md#list-operations): a placeholder is filled from a record of its parent list, and nothing says the first one has children', warns: [], behaviour: { firstParentEmpty: true } },
-  { name: 'lenient-parameters', choice: 'list parameters read leniently: a paging number is the integer its text starts with (5.5 as 5, +7 as 7, 1e3 as 1), clamped to 1 or 0, ignored when there is none; arrays and repeats give their first value; an unknown sort or a filter it cannot parse is ignored', allowedBy: 'the reading (spec/contract/README.md#list-endpoints): how a target reads a value the contract does not define is open (#lists.invalid-params: never a 5xx, and a page for it right for the reading made)', warns: [], behaviour: { readQuery: lenientQuery } },
-  { name: 'realistic-store', choice: 'records spread as in a real store: nested lists under the first parents hold nothing or one record and the big ones come later, a hierarchy\'s first list of nodes is empty, and the oldest catalog was never published (its latestPublished release answers 404, with the Error shape, on every by-release path)', allowedBy: 'the reading (spec/contract/README.md#list-operations): a placeholder is filled from a record of its parent list, and nothing says which parents hold records or that every catalog has a published release; a 404 under one parent is that parent\'s answer, not the operation\'s', warns: [], behaviour: { storeShape: 'realistic' }, operations: ['hierarchies@by-release', 'node-products', 'prices'] },
+  {
+    name: 'list-ids-numeric',
+    choice: 'list records with digit-only ids, sorted and compared as numbers (9 before 10)',
+    allowedBy: LIST_IDS,
+    warns: [],
+    behaviour: { listIds: 'numeric' },
+  },
+  {
+    name: 'list-ids-numeric-as-string',
+    choice: 'list records with digit-only ids, sorted and compared as strings (10 before 9)',
+    allowedBy: LIST_IDS,
+    warns: [],
+    behaviour: { listIds: 'numeric-as-string' },
+  },
+  {
+    name: 'current-rounds-up',
+    choice: 'for an offset that is not a multiple of the limit, meta.page.current is ceil(offset/limit) + 1',
+    allowedBy:
+      'the reading (spec/contract/README.md#pagination-information): current = offset/limit + 1 is fixed for offsets that are multiples of the limit only; between them floor and ceiling both pass',
+    warns: [],
+    behaviour: { currentRounding: 'ceil' },
+  },
+  {
+    name: 'filter-values-own-spelling',
+    choice: 'timestamp filter values accepted only as the server writes them (no finer fraction, the same zone designator); others refused with 400',
+    allowedBy:
+      'the reading (spec/contract/README.md#list-endpoints): which spellings of a value a filter takes is not stated; a refusal (400 or 422) is never judged as a wrong answer',
+    warns: [],
+    behaviour: { filterValuesOwnSpelling: true },
+  },
+  {
+    name: 'first-parent-empty',
+    choice: 'nested lists under the first record of each parent list hold no records',
+    allowedBy:
+      'the reading (spec/contract/README.md#list-operations): a placeholder is filled from a record of its parent list, and nothing says the first one has children',
+    warns: [],
+    behaviour: { firstParentEmpty: true },
+  },
+  {
+    name: 'lenient-parameters',
+    choice:
+      'list parameters read leniently: a paging number is the integer its text starts with (5.5 as 5, +7 as 7, 1e3 as 1), clamped to 1 or 0, ignored when there is none; arrays and repeats give their first value; an unknown sort or a filter it cannot parse is ignored',
+    allowedBy:
+      'the reading (spec/contract/README.md#list-endpoints): how a target reads a value the contract does not define is open (#lists.invalid-params: never a 5xx, and a page for it right for the reading made)',
+    warns: [],
+    behaviour: { readQuery: lenientQuery },
+  },
+  {
+    name: 'realistic-store',
+    choice:
+      "records spread as in a real store: nested lists under the first parents hold nothing or one record and the big ones come later, a hierarchy's first list of nodes is empty, and the oldest catalog was never published (its latestPublished release answers 404, with the Error shape, on every by-release path)",
+    allowedBy:
+      "the reading (spec/contract/README.md#list-operations): a placeholder is filled from a record of its parent list, and nothing says which parents hold records or that every catalog has a published release; a 404 under one parent is that parent's answer, not the operation's",
+    warns: [],
+    behaviour: { storeShape: 'realistic' },
+    operations: ['hierarchies@by-release', 'node-products', 'prices'],
+  },
   { name: 'list-ids-prefixed', choice: 'list records with prefixed ids (rec_00000042…)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'prefixed' } },
 ];

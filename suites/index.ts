@@ -45,8 +45,26 @@ export function judgesTraffic(check: { id: string; observe?: unknown }): boolean
 
 /** Every check as data (what --list shows and the id snapshot freezes). */
 export const checkDefinitions: readonly CheckDefinition[] = [
-  ...staticChecks.map((c) => ({ id: c.id, area: c.area, clause: c.clause, clauseLink: c.clauseLink, level: c.level, title: c.title, perOperation: false, observed: judgesTraffic(c) })),
-  ...listChecks.map((c) => ({ id: c.id, area: PAGINATION, clause: c.clause, clauseLink: c.clauseLink, level: c.level, title: c.title, perOperation: true, observed: judgesTraffic(c) })),
+  ...staticChecks.map((c) => ({
+    id: c.id,
+    area: c.area,
+    clause: c.clause,
+    clauseLink: c.clauseLink,
+    level: c.level,
+    title: c.title,
+    perOperation: false,
+    observed: judgesTraffic(c),
+  })),
+  ...listChecks.map((c) => ({
+    id: c.id,
+    area: PAGINATION,
+    clause: c.clause,
+    clauseLink: c.clauseLink,
+    level: c.level,
+    title: c.title,
+    perOperation: true,
+    observed: judgesTraffic(c),
+  })),
 ];
 
 /** The checks of one area, as they run: list checks expanded over the operations. */

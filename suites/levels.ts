@@ -17,7 +17,8 @@ export function ruleLevels(statements: readonly Statement[]): Record<string, Lev
   for (const s of statements) {
     if (s.level === '-') continue;
     for (const id of s.checks ?? []) {
-      if (out[id] !== undefined && out[id] !== s.level) throw new Error(`check ${id}: the rules that name it differ in level (${out[id]}, ${s.level}): a check has one level`);
+      if (out[id] !== undefined && out[id] !== s.level)
+        throw new Error(`check ${id}: the rules that name it differ in level (${out[id]}, ${s.level}): a check has one level`);
       out[id] = s.level;
     }
   }
@@ -66,10 +67,16 @@ export const NO_5XX: ServerErrorRule = { id: RUN_RULES[0], level: RUN_RULE_LEVEL
  * `checks` as the catalogue holds them: each with its rule's level (a check no rule names is
  * refused) and its clause as text and link (lib/clauses.ts).
  */
-export function leveled<T extends { id: string; clause: Clause }>(checks: readonly T[], levels: Readonly<Record<string, Level>> = RULE_LEVELS): Array<Omit<T, 'clause'> & { level: Level; clause: string; clauseLink: string }> {
+export function leveled<T extends { id: string; clause: Clause }>(
+  checks: readonly T[],
+  levels: Readonly<Record<string, Level>> = RULE_LEVELS,
+): Array<Omit<T, 'clause'> & { level: Level; clause: string; clauseLink: string }> {
   return checks.map((c) => {
     const level = levels[c.id];
-    if (level === undefined) throw new Error(`check ${c.id}: no rule of spec/contract/statements.yaml names it, so it has no level (name it under the rule it enforces, then run npm run generate)`);
+    if (level === undefined)
+      throw new Error(
+        `check ${c.id}: no rule of spec/contract/statements.yaml names it, so it has no level (name it under the rule it enforces, then run npm run generate)`,
+      );
     return { ...c, level, clause: clauseText(c.clause), clauseLink: clauseLink(c.clause) };
   });
 }

@@ -55,7 +55,11 @@ function templatePattern(template: string): RegExp {
 }
 
 /** Which operation of the contract an exchange falls on, if any. */
-function classify(x: Observed, lists: ReadonlyArray<{ e: Endpoint; pattern: RegExp }>, basePath: string): { operation: ObservedOperation; id?: string; endpoint?: Endpoint } | undefined {
+function classify(
+  x: Observed,
+  lists: ReadonlyArray<{ e: Endpoint; pattern: RegExp }>,
+  basePath: string,
+): { operation: ObservedOperation; id?: string; endpoint?: Endpoint } | undefined {
   let path: string;
   try {
     path = new URL(x.url).pathname;
@@ -175,7 +179,8 @@ export class TrafficJudge {
     try {
       this.#see(x, index);
     } catch (e) {
-      if (this.counts.faults.length < 20) this.counts.faults.push(`judging exchange #${index + 1} (${x.method} ${this.#secrets.mask(x.url)}) failed: ${(e as Error)?.message ?? String(e)}`);
+      if (this.counts.faults.length < 20)
+        this.counts.faults.push(`judging exchange #${index + 1} (${x.method} ${this.#secrets.mask(x.url)}) failed: ${(e as Error)?.message ?? String(e)}`);
     }
   }
 
@@ -188,7 +193,15 @@ export class TrafficJudge {
     if (!where || x.status === 429) return learnAnswer(x, this.#secrets);
     const credentials = x.requestHeaders.authorization !== undefined ? 'present' : this.#settings.credentialsStripped ? 'unknown' : 'absent';
     // Judged unmasked; the evidence of a failure is made again, masked, when it is reported (resultOf).
-    const seen: Seen = { index, x, res: observedResponse(x, this.#secrets, false), operation: where.operation, ...(where.id !== undefined ? { id: where.id } : {}), sent, credentials };
+    const seen: Seen = {
+      index,
+      x,
+      res: observedResponse(x, this.#secrets, false),
+      operation: where.operation,
+      ...(where.id !== undefined ? { id: where.id } : {}),
+      sent,
+      credentials,
+    };
     const ok = seen.res.status >= 200 && seen.res.status < 300;
     // A DELETE's success tells later exchanges the id is gone, whether or not it is judged itself.
     // (Kept before the checks see this exchange: a read is held to a delete only once its answer had come, so never to its own.)
@@ -242,7 +255,8 @@ export class TrafficJudge {
     const idOrder = learned ?? (asked.sort?.attr === 'id' ? followedOrder(asked.sort.descending ? [...page.records].reverse() : page.records) : undefined);
     // Terms on id where the collation is not known and the ids are digits (strings and numbers
     // order them differently): not judged, as a run would not judge them without its sort=id listing.
-    const q: ListQuery = learned === undefined && page.records.some((r) => /^\d+$/.test(r.id)) ? { ...asked, filters: asked.filters.filter((t) => t.attr !== 'id') } : asked;
+    const q: ListQuery =
+      learned === undefined && page.records.some((r) => /^\d+$/.test(r.id)) ? { ...asked, filters: asked.filters.filter((t) => t.attr !== 'id') } : asked;
     const model = observerModel(new URL(seen.x.url).pathname, defaultLength, e.hardOffsetLimit, idOrder);
     const examined = new Set<string>();
     const found = judge(model, q, page, () => OPAQUE, examined);
@@ -293,9 +307,17 @@ export class TrafficJudge {
     const key = traversalKey(seen, q, limit);
     const offset = q.offset ?? 0;
     const total = page.meta?.results?.total;
-    const mine: PageSeen = { offset, total: typeof total === 'number' ? total : undefined, records: new Map(page.records.map((r) => [r.id, r.created])), seen: slim(seen) };
+    const mine: PageSeen = {
+      offset,
+      total: typeof total === 'number' ? total : undefined,
+      records: new Map(page.records.map((r) => [r.id, r.created])),
+      seen: slim(seen),
+    };
     const earlier = this.#traversals.get(key) ?? [];
-    const pairs = earlier.filter((p) => p.offset !== offset && p.total !== undefined && p.total === mine.total).map((p): [PageSeen, PageSeen] => (p.offset < offset ? [p, mine] : [mine, p])).filter(([first, later]) => first.offset + first.records.size <= later.offset);
+    const pairs = earlier
+      .filter((p) => p.offset !== offset && p.total !== undefined && p.total === mine.total)
+      .map((p): [PageSeen, PageSeen] => (p.offset < offset ? [p, mine] : [mine, p]))
+      .filter(([first, later]) => first.offset + first.records.size <= later.offset);
     if (pairs.length) {
       record(t, seen, () => {
         for (const [first, later] of pairs) {
@@ -307,11 +329,14 @@ export class TrafficJudge {
           const tied = (id: string): boolean => times.filter((v) => v === first.records.get(id)).length > 2;
           const both = [...later.records.keys()].filter((id) => first.records.has(id) && (first.records.get(id) ?? '') < before && !tied(id));
           if (both.length) {
-            throw new CheckFailure(`a later page of the same query repeats records of an earlier one (offsets ${first.offset} and ${later.offset}, the same results.total)`, {
-              expected: 'pages of one query without overlap',
-              actual: `in both: ${both.slice(0, 6).join(', ')}${both.length > 6 ? `, … (${both.length})` : ''}`,
-              exchange: seen.res.exchange,
-            });
+            throw new CheckFailure(
+              `a later page of the same query repeats records of an earlier one (offsets ${first.offset} and ${later.offset}, the same results.total)`,
+              {
+                expected: 'pages of one query without overlap',
+                actual: `in both: ${both.slice(0, 6).join(', ')}${both.length > 6 ? `, … (${both.length})` : ''}`,
+                exchange: seen.res.exchange,
+              },
+            );
           }
         }
         return true;
@@ -352,7 +377,11 @@ function storeOf(x: Observed): string {
 function slim(seen: Seen): Seen {
   const parsed: { ok: true; value: unknown } | { ok: false } = seen.res.isJson ? { ok: true, value: seen.res.json() } : { ok: false };
   const { responseBody: _body, ...x } = seen.x;
-  return { ...seen, x: { ...x, responseBody: '' }, res: new HttpResponse(seen.res.status, seen.res.headers, '', { ...seen.res.exchange, bodyExcerpt: '' }, parsed) };
+  return {
+    ...seen,
+    x: { ...x, responseBody: '' },
+    res: new HttpResponse(seen.res.status, seen.res.headers, '', { ...seen.res.exchange, bodyExcerpt: '' }, parsed),
+  };
 }
 
 /** The instant key (pages.ts instantKey) of epoch milliseconds: what record timestamps compare with. */
@@ -385,7 +414,15 @@ export type ObservedResult = CheckResult & { replay?: string };
 /** A check's result over the traffic: failed by the first exchange that broke it, passed where some exchange kept it, else not exercised. */
 function resultOf(t: Tally, secrets: Secrets): ObservedResult {
   const c = t.check;
-  const head = { id: c.id, area: c.area, clause: c.clause, clauseLink: c.clauseLink, level: c.level as Level, title: c.title, ...(c.operation ? { operation: c.operation } : {}) };
+  const head = {
+    id: c.id,
+    area: c.area,
+    clause: c.clause,
+    clauseLink: c.clauseLink,
+    level: c.level as Level,
+    title: c.title,
+    ...(c.operation ? { operation: c.operation } : {}),
+  };
   const counted = { observed: t.exercised, durationMs: 0 };
   if (t.first) {
     const { failure, seen } = t.first;
@@ -394,13 +431,24 @@ function resultOf(t: Tally, secrets: Secrets): ObservedResult {
     return {
       ...head,
       outcome: 'fail',
-      reason: secrets.mask(t.broken > 1 ? `${failure.message} (${t.broken} of ${t.exercised} observed exchanges broke this rule; the first is shown)` : failure.message),
-      evidence: { expected: secrets.mask(failure.expected), actual: secrets.mask(failure.actual), request: toCurl(x), status: x.status, bodyExcerpt: x.bodyExcerpt, exchanges: [`#${seen.index + 1} ${exchangeLine(x)}`] },
+      reason: secrets.mask(
+        t.broken > 1 ? `${failure.message} (${t.broken} of ${t.exercised} observed exchanges broke this rule; the first is shown)` : failure.message,
+      ),
+      evidence: {
+        expected: secrets.mask(failure.expected),
+        actual: secrets.mask(failure.actual),
+        request: toCurl(x),
+        status: x.status,
+        bodyExcerpt: x.bodyExcerpt,
+        exchanges: [`#${seen.index + 1} ${exchangeLine(x)}`],
+      },
       replay: toCurl(x),
       ...counted,
     };
   }
   if (t.exercised > 0) return { ...head, outcome: 'pass', notes: [`${t.exercised} observed exchange(s) could show this rule; none broke it`], ...counted };
-  const why = judgesTraffic(c) ? 'not exercised: no observed exchange could show this rule' : 'not exercised: an exchange the suite did not send cannot show this rule (run the suite for it)';
+  const why = judgesTraffic(c)
+    ? 'not exercised: no observed exchange could show this rule'
+    : 'not exercised: an exchange the suite did not send cannot show this rule (run the suite for it)';
   return { ...head, outcome: 'skip', reason: why, ...counted };
 }

@@ -2,13 +2,24 @@
 // travels on the task's metadata (task.meta.conformance); the run's verdict is computed
 // from those outcomes and levels, never from vitest's own pass/fail.
 import { afterAll, inject, test } from 'vitest';
-import { errorResult, GATE, gateChannel, resultHead, resultKey, RunContext, runCheck, stopChannel, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
+import {
+  errorResult,
+  GATE,
+  gateChannel,
+  resultHead,
+  resultKey,
+  RunContext,
+  runCheck,
+  stopChannel,
+  type Check,
+  type CheckResult,
+  type RunSettings,
+} from '../lib/check.js';
 import { Breaker } from '../lib/http.js';
 import { useSchemaDocuments } from '../lib/schema.js';
 import type { ProvidedRun } from '../lib/vitest-run.js';
 import { WRITTEN_LISTS } from './index.js';
 import { NO_5XX } from './levels.js';
-
 
 declare module 'vitest' {
   interface ProvidedContext {

@@ -29,7 +29,10 @@ function signedBundle(type: 'ed25519' | 'p256'): { bundle: string; pub: string }
   writeFileSync(pub, pair.publicKey.export({ type: 'spki', format: 'pem' }));
   const key = signingKey(pair.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string);
   const bundle = join(dir, 'bundle');
-  writeFiles(bundle, bundleFiles(fixedReport(), (s) => s, { key, mustChecks: ['delete.existing.204'] }));
+  writeFiles(
+    bundle,
+    bundleFiles(fixedReport(), (s) => s, { key, mustChecks: ['delete.existing.204'] }),
+  );
   return { bundle, pub };
 }
 
@@ -37,31 +40,34 @@ const run = (script: string) => spawnSync('bash', ['-e', '-o', 'pipefail', '-c',
 
 const tools = ['jq', 'openssl', 'sha256sum', 'base64'].filter((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0);
 
-describe.skipIf(tools.length > 0)(`verifying with openssl and jq (docs/certification.md)${tools.length ? `: skipped, ${tools.join(', ')} not installed` : ''}`, () => {
-  it.each(['ed25519', 'p256'] as const)('a signed bundle (%s) verifies', (type) => {
-    const { bundle, pub } = signedBundle(type);
-    const r = run(docsScript(bundle, pub));
-    expect(r.status, r.stderr + r.stdout).toBe(0);
-    expect(r.stdout + r.stderr).toMatch(type === 'ed25519' ? /Signature Verified Successfully/ : /Verified OK/);
-    expect(r.stdout).toMatch(/results\.json: OK/);
-  });
+describe.skipIf(tools.length > 0)(
+  `verifying with openssl and jq (docs/certification.md)${tools.length ? `: skipped, ${tools.join(', ')} not installed` : ''}`,
+  () => {
+    it.each(['ed25519', 'p256'] as const)('a signed bundle (%s) verifies', (type) => {
+      const { bundle, pub } = signedBundle(type);
+      const r = run(docsScript(bundle, pub));
+      expect(r.status, r.stderr + r.stdout).toBe(0);
+      expect(r.stdout + r.stderr).toMatch(type === 'ed25519' ? /Signature Verified Successfully/ : /Verified OK/);
+      expect(r.stdout).toMatch(/results\.json: OK/);
+    });
 
-  it('a changed file, an added file and a wrong key each stop it', () => {
-    const { bundle, pub } = signedBundle('ed25519');
-    writeFileSync(join(bundle, 'results.json'), readFileSync(join(bundle, 'results.json'), 'utf8').replace('"pass"', '"fail"'));
-    const changed = run(docsScript(bundle, pub));
-    expect(changed.status).not.toBe(0);
-    expect(changed.stdout + changed.stderr).toMatch(/results\.json: FAILED/);
+    it('a changed file, an added file and a wrong key each stop it', () => {
+      const { bundle, pub } = signedBundle('ed25519');
+      writeFileSync(join(bundle, 'results.json'), readFileSync(join(bundle, 'results.json'), 'utf8').replace('"pass"', '"fail"'));
+      const changed = run(docsScript(bundle, pub));
+      expect(changed.status).not.toBe(0);
+      expect(changed.stdout + changed.stderr).toMatch(/results\.json: FAILED/);
 
-    const added = signedBundle('ed25519');
-    writeFileSync(join(added.bundle, 'extra.txt'), 'x');
-    const r = run(docsScript(added.bundle, added.pub));
-    expect(r.status).not.toBe(0);
-    expect(r.stdout).toMatch(/< extra\.txt/);
+      const added = signedBundle('ed25519');
+      writeFileSync(join(added.bundle, 'extra.txt'), 'x');
+      const r = run(docsScript(added.bundle, added.pub));
+      expect(r.status).not.toBe(0);
+      expect(r.stdout).toMatch(/< extra\.txt/);
 
-    const other = signedBundle('ed25519');
-    const wrong = run(docsScript(other.bundle, pub));
-    expect(wrong.status).not.toBe(0);
-    expect(wrong.stdout + wrong.stderr).toMatch(/Signature Verification Failure/);
-  });
-});
+      const other = signedBundle('ed25519');
+      const wrong = run(docsScript(other.bundle, pub));
+      expect(wrong.status).not.toBe(0);
+      expect(wrong.stdout + wrong.stderr).toMatch(/Signature Verification Failure/);
+    });
+  },
+);

@@ -26,7 +26,9 @@ beforeAll(async () => {
   }
   writeFileSync(other, generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }));
   // The key from the environment, as CI hands it over: the PEM itself.
-  made = await cli(['--certify', bundle, '--empty', 'catalog-rules', '--product', 'Reference', '--product-version', '1.0'], { env: { CONFORMANCE_SIGNING_KEY: readFileSync(ed.key, 'utf8') } });
+  made = await cli(['--certify', bundle, '--empty', 'catalog-rules', '--product', 'Reference', '--product-version', '1.0'], {
+    env: { CONFORMANCE_SIGNING_KEY: readFileSync(ed.key, 'utf8') },
+  });
   expect(made.code, made.stdout + made.stderr).toBe(0);
 }, 120_000);
 
@@ -41,10 +43,20 @@ const edit = (d: string, file: string, f: (text: string) => string): void => wri
 
 /** Rewrites a bundle's files and signs it again with `key`: a consistent bundle, honestly signed. */
 function resign(d: string, keyFile: string, change: (files: Map<string, string>, statement: Statement) => void): void {
-  const files = new Map(readdirSync(d).filter((n) => n !== 'attestation.json').map((n) => [n, readFileSync(join(d, n), 'utf8')]));
+  const files = new Map(
+    readdirSync(d)
+      .filter((n) => n !== 'attestation.json')
+      .map((n) => [n, readFileSync(join(d, n), 'utf8')]),
+  );
   const statement = openAttestation(readFileSync(join(d, 'attestation.json'), 'utf8')).statement as Statement;
   change(files, statement);
-  files.set('SHA256SUMS', `${[...files].filter(([n]) => n !== 'SHA256SUMS').map(([n, c]) => `${sha256(c)}  ${n}`).join('\n')}\n`);
+  files.set(
+    'SHA256SUMS',
+    `${[...files]
+      .filter(([n]) => n !== 'SHA256SUMS')
+      .map(([n, c]) => `${sha256(c)}  ${n}`)
+      .join('\n')}\n`,
+  );
   statement.subject = [...files].map(([name, c]) => ({ name, digest: { sha256: sha256(c) } }));
   for (const [n, c] of files) writeFileSync(join(d, n), c);
   writeFileSync(join(d, 'attestation.json'), signStatement(statement, signingKey(readFileSync(keyFile, 'utf8'))));
@@ -54,7 +66,15 @@ const verify = (d: string, ...args: string[]): Promise<Ran> => cli(['verify', d,
 
 describe('a signed bundle', () => {
   it('is written beside the bundle and verifies: exit 0, with the profile and the signer', async () => {
-    expect(readdirSync(bundle).sort()).toEqual(['SHA256SUMS', 'attestation.json', 'certificate.json', 'config.json', 'junit.xml', 'report.html', 'results.json']);
+    expect(readdirSync(bundle).sort()).toEqual([
+      'SHA256SUMS',
+      'attestation.json',
+      'certificate.json',
+      'config.json',
+      'junit.xml',
+      'report.html',
+      'results.json',
+    ]);
     expect(made.stdout).toMatch(/profile: partial \(empty: catalog-rules\)/);
     const r = await verify(bundle, '--key', ed.pub);
     expect(r.code, r.stdout).toBe(0);
@@ -68,7 +88,12 @@ describe('a signed bundle', () => {
     const s = statement as Statement;
     expect(s._type).toBe('https://in-toto.io/Statement/v1');
     expect(s.subject.map((x) => x.name).sort()).toEqual(['SHA256SUMS', 'certificate.json', 'config.json', 'junit.xml', 'report.html', 'results.json']);
-    expect(s.predicate).toMatchObject({ product: { name: 'Reference', version: '1.0' }, target: { baseUrl: 'bundled reference server', embedded: true }, verdict: { certifiable: true, exit: 0 }, profile: { name: 'partial', absent: [], empty: ['catalog-rules'] } });
+    expect(s.predicate).toMatchObject({
+      product: { name: 'Reference', version: '1.0' },
+      target: { baseUrl: 'bundled reference server', embedded: true },
+      verdict: { certifiable: true, exit: 0 },
+      profile: { name: 'partial', absent: [], empty: ['catalog-rules'] },
+    });
     expect(s.predicate.suite.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     // report.html says the profile at the top; certificate.json names it.
     expect(readFileSync(join(bundle, 'report.html'), 'utf8')).toMatch(/id="profile"><b>profile:<\/b> partial \(empty: catalog-rules\)/);
@@ -77,7 +102,10 @@ describe('a signed bundle', () => {
 
   it('holds no key material and no token in any file or output', () => {
     const pem = readFileSync(ed.key, 'utf8');
-    const body = pem.split('\n').filter((l) => l && !l.startsWith('-----')).join('');
+    const body = pem
+      .split('\n')
+      .filter((l) => l && !l.startsWith('-----'))
+      .join('');
     const all = [made.stdout, made.stderr, ...readdirSync(bundle).map((n) => readFileSync(join(bundle, n), 'utf8'))].join('\n');
     expect(all).not.toContain(body);
     expect(all).not.toContain(Buffer.from(body, 'base64').toString('hex'));
@@ -132,20 +160,38 @@ describe('the key, as users hand it over', () => {
 
 describe('tampering fails, naming the file', () => {
   it.each([
-    ['a result flipped', (d: string) => edit(d, 'results.json', (t) => t.replace('"outcome": "pass"', '"outcome": "fail"')), /✗ results\.json: changed after signing/],
-    ['a check removed', (d: string) => edit(d, 'results.json', (t) => {
-      const j = JSON.parse(t) as { results: unknown[] };
-      j.results.splice(3, 1);
-      return JSON.stringify(j, null, 2);
-    }), /✗ results\.json: changed after signing/],
+    [
+      'a result flipped',
+      (d: string) => edit(d, 'results.json', (t) => t.replace('"outcome": "pass"', '"outcome": "fail"')),
+      /✗ results\.json: changed after signing/,
+    ],
+    [
+      'a check removed',
+      (d: string) =>
+        edit(d, 'results.json', (t) => {
+          const j = JSON.parse(t) as { results: unknown[] };
+          j.results.splice(3, 1);
+          return JSON.stringify(j, null, 2);
+        }),
+      /✗ results\.json: changed after signing/,
+    ],
     ['a file added', (d: string) => writeFileSync(join(d, 'extra.txt'), 'hello'), /✗ extra\.txt: added after signing/],
     ['a file removed', (d: string) => rmSync(join(d, 'junit.xml')), /✗ junit\.xml: removed after signing/],
-    ["the certificate's verdict changed", (d: string) => edit(d, 'certificate.json', (t) => t.replace('"certifiable": true', '"certifiable": false')), /✗ certificate\.json: changed after signing/],
-    ['the signature replaced', (d: string) => edit(d, 'attestation.json', (t) => {
-      const j = JSON.parse(t) as { dsseEnvelope: { signatures: Array<{ sig: string }> } };
-      j.dsseEnvelope.signatures[0]!.sig = Buffer.alloc(64, 7).toString('base64');
-      return JSON.stringify(j);
-    }), /✗ attestation\.json dsseEnvelope\.signatures: the signature does not verify/],
+    [
+      "the certificate's verdict changed",
+      (d: string) => edit(d, 'certificate.json', (t) => t.replace('"certifiable": true', '"certifiable": false')),
+      /✗ certificate\.json: changed after signing/,
+    ],
+    [
+      'the signature replaced',
+      (d: string) =>
+        edit(d, 'attestation.json', (t) => {
+          const j = JSON.parse(t) as { dsseEnvelope: { signatures: Array<{ sig: string }> } };
+          j.dsseEnvelope.signatures[0]!.sig = Buffer.alloc(64, 7).toString('base64');
+          return JSON.stringify(j);
+        }),
+      /✗ attestation\.json dsseEnvelope\.signatures: the signature does not verify/,
+    ],
   ])('%s', async (_, tamper, named) => {
     const d = copy();
     tamper(d);
@@ -174,7 +220,7 @@ describe('tampering fails, naming the file', () => {
     expect(r.stdout).toMatch(/✗ certificate\.json certifiable: says true, results\.json's results give false \(1 MUST check\(s\) failed\)/);
   });
 
-  it('a MUST check the suite plans, left out of both the results and the plan: missing, and the plan is not this suite\'s', async () => {
+  it("a MUST check the suite plans, left out of both the results and the plan: missing, and the plan is not this suite's", async () => {
     const d = copy();
     resign(d, ed.key, (files, statement) => {
       const results = JSON.parse(files.get('results.json')!) as { results: Array<{ id: string; level: string }>; summary: unknown };
@@ -185,7 +231,9 @@ describe('tampering fails, naming the file', () => {
     });
     const r = await verify(d, '--key', ed.pub);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/✗ attestation\.json predicate\.mustChecks: not this suite's plan for the run's settings: 1 MUST result\(s\) left out \(delete\.existing\.204\)/);
+    expect(r.stdout).toMatch(
+      /✗ attestation\.json predicate\.mustChecks: not this suite's plan for the run's settings: 1 MUST result\(s\) left out \(delete\.existing\.204\)/,
+    );
   });
 });
 
@@ -200,7 +248,11 @@ describe('runs that cannot certify, and suites outside the window', () => {
   });
 
   it.each([
-    ['a baseline', (c: Record<string, unknown>, report: Record<string, unknown>) => void (report.baseline = { file: 'known.yaml', known: 0, stale: [] }), /the run had a baseline \(known\.yaml\)/],
+    [
+      'a baseline',
+      (c: Record<string, unknown>, report: Record<string, unknown>) => void (report.baseline = { file: 'known.yaml', known: 0, stale: [] }),
+      /the run had a baseline \(known\.yaml\)/,
+    ],
     ['--explore 0', (c: Record<string, unknown>) => void (c.explore = 0), /the run drew no requests \(--explore 0\)/],
     ['a request budget below the default', (c: Record<string, unknown>) => void (c.requestBudget = 200), /the request budget was 200, below the default 1000/],
   ])('%s: refused, with the reason, even signed', async (_, change, why) => {
@@ -219,10 +271,20 @@ describe('runs that cannot certify, and suites outside the window', () => {
   it('a suite version outside the window is refused; within it, named; a newer one cannot be checked', () => {
     const files = readBundle(bundle);
     const key = verifyingKey(readFileSync(ed.pub, 'utf8'));
-    const at = (version: string, window = 2, strict = false) => checkBundle(files, { ...thisSuite(window), version, contractDigest: `sha256:${'0'.repeat(64)}` }, { key, strict });
+    const at = (version: string, window = 2, strict = false) =>
+      checkBundle(files, { ...thisSuite(window), version, contractDigest: `sha256:${'0'.repeat(64)}` }, { key, strict });
     const far = at('0.4.0');
     expect(far.exit).toBe(1);
-    expect(far.findings).toContainEqual(expect.objectContaining({ severity: 'invalid', file: 'certificate.json', field: 'suite', message: expect.stringMatching(/made by conformance 0\.1\.0, outside the window of accepted versions \(0\.4\.0 and the 2 release line\(s\) before it\)/) }));
+    expect(far.findings).toContainEqual(
+      expect.objectContaining({
+        severity: 'invalid',
+        file: 'certificate.json',
+        field: 'suite',
+        message: expect.stringMatching(
+          /made by conformance 0\.1\.0, outside the window of accepted versions \(0\.4\.0 and the 2 release line\(s\) before it\)/,
+        ),
+      }),
+    );
     expect(at('0.4.0', 3).findings.filter((f) => f.field === 'suite')).toEqual([expect.objectContaining({ severity: 'note' })]);
     const newer = at('0.0.9');
     expect(newer.findings).toContainEqual(expect.objectContaining({ severity: 'unchecked', message: expect.stringMatching(/newer than this suite/) }));
@@ -230,7 +292,9 @@ describe('runs that cannot certify, and suites outside the window', () => {
     expect(at('0.3.0').findings).toContainEqual(expect.objectContaining({ severity: 'note', field: 'contractDigest' }));
     expect(at('0.3.0', 2, true).findings).toContainEqual(expect.objectContaining({ severity: 'invalid', field: 'contractDigest' }));
     // The same version with another contract: not the published suite.
-    expect(at('0.1.0').findings).toContainEqual(expect.objectContaining({ severity: 'invalid', field: 'contractDigest', message: expect.stringMatching(/although the version is the same/) }));
+    expect(at('0.1.0').findings).toContainEqual(
+      expect.objectContaining({ severity: 'invalid', field: 'contractDigest', message: expect.stringMatching(/although the version is the same/) }),
+    );
   });
 });
 
@@ -243,7 +307,9 @@ describe('a witnessed re-run', () => {
 
   it('against a broken server: the checks that differ, exit 1', async () => {
     await withServer({ faults: ['delete-not-applied'] }, async (server) => {
-      const r = await cli(['verify', bundle, '--key', ed.pub, '--rerun', '--base-url', server.url, '--rerun-dir', join(dir, 'broken')], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      const r = await cli(['verify', bundle, '--key', ed.pub, '--rerun', '--base-url', server.url, '--rerun-dir', join(dir, 'broken')], {
+        env: { CONFORMANCE_TOKEN: TOKEN },
+      });
       expect(r.code, r.stdout + r.stderr).toBe(1);
       expect(r.stdout).toMatch(/re-run: \d+ result\(s\) differ from the bundle's:/);
       expect(r.stdout).toMatch(/ {2}delete\.repeat\.404: bundle pass, re-run fail \(MUST\)/);

@@ -25,7 +25,13 @@ it('deletes only ledger entries still outstanding, and reports the ones it could
   const { settings, dispose } = settingsFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   try {
     const ledger = new Ledger(settings.ledgerPath);
-    const entry = (id: string) => ({ kind: 'application-key' as const, id, name: `conformance-x-${id}`, deletePath: `/v2/application-keys/${id}`, createdBy: 'test' });
+    const entry = (id: string) => ({
+      kind: 'application-key' as const,
+      id,
+      name: `conformance-x-${id}`,
+      deletePath: `/v2/application-keys/${id}`,
+      createdBy: 'test',
+    });
     ledger.created(entry('ok'));
     ledger.created(entry('stuck'));
     ledger.created(entry('gone'));
@@ -34,10 +40,23 @@ it('deletes only ledger entries still outstanding, and reports the ones it could
     ledger.created({ ...entry(''), deletePath: '' });
     ledger.created(entry('undead'));
     const report = await cleanUp(settings);
-    expect(seen.sort()).toEqual(['DELETE /v2/application-keys/gone', 'DELETE /v2/application-keys/ok', 'DELETE /v2/application-keys/ok', 'DELETE /v2/application-keys/stuck', 'DELETE /v2/application-keys/undead', 'DELETE /v2/application-keys/undead']);
+    expect(seen.sort()).toEqual([
+      'DELETE /v2/application-keys/gone',
+      'DELETE /v2/application-keys/ok',
+      'DELETE /v2/application-keys/ok',
+      'DELETE /v2/application-keys/stuck',
+      'DELETE /v2/application-keys/undead',
+      'DELETE /v2/application-keys/undead',
+    ]);
     // 'ok' deleted; 'gone' answered 404 to the first DELETE: already gone, counted apart.
     expect(report).toMatchObject({ deleted: 1, alreadyGone: 1 });
-    expect(report.leftovers.map((l) => l.reason)).toEqual(expect.arrayContaining([expect.stringMatching(/answered 500/), expect.stringMatching(/no id/), expect.stringMatching(/undead answered 204, and a second DELETE answered 204: it is still there/)]));
+    expect(report.leftovers.map((l) => l.reason)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/answered 500/),
+        expect.stringMatching(/no id/),
+        expect.stringMatching(/undead answered 204, and a second DELETE answered 204: it is still there/),
+      ]),
+    );
     expect(report.leftovers).toHaveLength(3);
     // A second cleanup finds only the leftovers.
     seen.length = 0;
@@ -52,7 +71,9 @@ it('deletes only ledger entries still outstanding, and reports the ones it could
 
 it('a DELETE answered 204 by a target that keeps what it deletes is no proof: the run lists what is still there, not "0 left over"', async () => {
   await withServer({ seed: 12, faults: ['delete-not-applied'] }, async (server) => {
-    const r = await cli(['--base-url', server.url, '--check', 'delete.existing.204,delete.repeat.404,delete.bad-token.refused'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+    const r = await cli(['--base-url', server.url, '--check', 'delete.existing.204,delete.repeat.404,delete.bad-token.refused'], {
+      env: { CONFORMANCE_TOKEN: TOKEN },
+    });
     expect(r.code, r.stdout + r.stderr).toBe(1);
     const held = server.store.customApis.size;
     expect(held).toBeGreaterThan(0);
@@ -82,7 +103,8 @@ it('a cleanup DELETE whose connection is reset before the answer is sent again (
   const { settings, dispose } = settingsFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   try {
     const ledger = new Ledger(settings.ledgerPath);
-    for (const id of ['a', 'b']) ledger.created({ kind: 'application-key', id, name: `conformance-test0001-${id}`, deletePath: `/v2/application-keys/${id}`, createdBy: 'test' });
+    for (const id of ['a', 'b'])
+      ledger.created({ kind: 'application-key', id, name: `conformance-test0001-${id}`, deletePath: `/v2/application-keys/${id}`, createdBy: 'test' });
     const report = await cleanUp(settings);
     expect(report.leftovers).toEqual([]);
     expect(report.deleted).toBe(2);
@@ -98,7 +120,12 @@ it('a create whose answer never came, found by its name but not deleted, stays i
   let deletes = 0;
   const server = createServer((req, res) => {
     if (req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ id: 'k1', name: 'conformance-test0001-k' }], meta: { page: { limit: 100, offset: 0, current: 1, total: 1 }, results: { total: 1 } } }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          data: [{ id: 'k1', name: 'conformance-test0001-k' }],
+          meta: { page: { limit: 100, offset: 0, current: 1, total: 1 }, results: { total: 1 } },
+        }),
+      );
     } else {
       deletes++;
       res.writeHead(500).end();
@@ -128,20 +155,28 @@ describe('after a crash', () => {
     await withServer({ seed: 9 }, async (server) => {
       const { settings, dispose } = settingsFor(server.url, { runId: 'a1b2c3d4' });
       try {
-        const post = (name: string) => fetch(`${server.url}/v2/application-keys`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ data: { type: 'application_key', name } }) });
+        const post = (name: string) =>
+          fetch(`${server.url}/v2/application-keys`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ data: { type: 'application_key', name } }),
+          });
         // The run sent these and died before the answers came; the target made them all the same.
         const ours = 'conformance-a1b2c3d4-create.valid.2xx-1';
         const tagged = `${bmpTag('a1b2c3d4')}ééé`;
         for (const name of [ours, tagged, 'k']) expect((await post(name)).status).toBe(201);
         const ledger = new Ledger(settings.ledgerPath);
         // 'b' was sent too, and never made: nothing named so, so nothing to report.
-        for (const name of [ours, tagged, 'k', 'b', 'conformance-a1b2c3d4-never-made']) ledger.intend({ kind: 'application-key', name, collection: '/v2/application-keys', createdBy: 'test' });
+        for (const name of [ours, tagged, 'k', 'b', 'conformance-a1b2c3d4-never-made'])
+          ledger.intend({ kind: 'application-key', name, collection: '/v2/application-keys', createdBy: 'test' });
         const report = await cleanUp(settings);
         const names = [...server.store.applicationKeys.values()].map((k) => k.name);
         expect(names).toEqual(['k']);
         expect(report.deleted).toBe(2);
         const k = [...server.store.applicationKeys.values()][0]!.id;
-        expect(report.leftovers.map((l) => `${l.name}: ${l.reason}`)).toEqual([`k: the target never answered its create (the run stopped, or the connection failed), and its name does not carry the run id: /v2/application-keys holds 1 named so (${k}), which may be anyone's; check by hand`]);
+        expect(report.leftovers.map((l) => `${l.name}: ${l.reason}`)).toEqual([
+          `k: the target never answered its create (the run stopped, or the connection failed), and its name does not carry the run id: /v2/application-keys holds 1 named so (${k}), which may be anyone's; check by hand`,
+        ]);
         // Reported once, then forgotten: a second cleanup has nothing left to say.
         expect(new Ledger(settings.ledgerPath).open()).toEqual({ created: [], unanswered: [] });
       } finally {
@@ -152,7 +187,11 @@ describe('after a crash', () => {
 
   it('conformance cleanup --run ID deletes what a killed run left, from its ledger', async () => {
     await withServer({ seed: 9 }, async (server) => {
-      const child = spawn(process.execPath, [BIN, '--base-url', server.url, '--check', 'create.name.255-chars,create.name.verbatim,create.keys.distinct,delete.unauthenticated.refused'], { env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [BIN, '--base-url', server.url, '--check', 'create.name.255-chars,create.name.verbatim,create.keys.distinct,delete.unauthenticated.refused'],
+        { env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let out = '';
       child.stdout.on('data', (c: Buffer) => (out += c.toString()));
       // Killed (no chance to clean up) as soon as the target holds something the run created.
@@ -186,7 +225,11 @@ describe('each run on its own target, and never one in progress', () => {
 
   /** A key on `server`, made as a run would have made it. */
   async function keyOn(server: RunningServer, name: string): Promise<string> {
-    const res = await fetch(`${server.url}/v2/application-keys`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ data: { type: 'application_key', name } }) });
+    const res = await fetch(`${server.url}/v2/application-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { type: 'application_key', name } }),
+    });
     expect(res.status).toBe(201);
     return ((await res.json()) as { data: { id: string } }).data.id;
   }
@@ -277,7 +320,10 @@ describe('each run on its own target, and never one in progress', () => {
       expect(r.code, r.stdout + r.stderr).toBe(1);
       const lines = r.stderr.trim().split('\n');
       expect(lines).toHaveLength(2);
-      for (const line of lines) expect(line).toMatch(/^run (eeee0005|ffff0006) \(http:\/\/127\.0\.0\.1:\d+\): not cleaned \(1 left\): the target refused the token: GET .*\/v2\/settings answered 401/);
+      for (const line of lines)
+        expect(line).toMatch(
+          /^run (eeee0005|ffff0006) \(http:\/\/127\.0\.0\.1:\d+\): not cleaned \(1 left\): the target refused the token: GET .*\/v2\/settings answered 401/,
+        );
       expect(r.stdout + r.stderr).not.toContain('not-the-token-9f3e');
       expect(server.store.applicationKeys.has(k1) && server.store.applicationKeys.has(k2)).toBe(true);
       expect(existsSync(of1)).toBe(true);

@@ -117,7 +117,9 @@ describe('runs', () => {
     try {
       const dir = reportDir();
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const r = await cli(['--base-url', url, '--check', 'delete.unknown-id.404,create.valid.2xx', '--timeout', '2000', '--report-dir', dir], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      const r = await cli(['--base-url', url, '--check', 'delete.unknown-id.404,create.valid.2xx', '--timeout', '2000', '--report-dir', dir], {
+        env: { CONFORMANCE_TOKEN: TOKEN },
+      });
       expect(r.code, r.stdout + r.stderr).toBe(2);
       expect(readReport(dir).results.map((x) => x.outcome)).toEqual(['error', 'error']);
       expect(r.stdout).toMatch(/CONNECTION_CLOSED|TARGET_DOWN/);
@@ -151,8 +153,28 @@ describe('list operations', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'conformance-cwd-'));
     try {
       // A target without its token: listing needs neither.
-      writeFileSync(join(cwd, 'conformance.config.yaml'), ['base-url: https://staging.example', 'operations:', '  my-keys:', '    name: My keys', '    paths: { default: /v2/application-keys }', '  accounts:', '    paths: { default: /v2/accounts-v2 }', ''].join('\n'));
-      writeFileSync(join(cwd, 'other.yaml'), ['operations:', '  my-apis:', '    paths: { default: /v2/settings/extensions/custom-apis, by-slug: "/v2/settings/extensions/custom-apis/{slug}/entries" }', ''].join('\n'));
+      writeFileSync(
+        join(cwd, 'conformance.config.yaml'),
+        [
+          'base-url: https://staging.example',
+          'operations:',
+          '  my-keys:',
+          '    name: My keys',
+          '    paths: { default: /v2/application-keys }',
+          '  accounts:',
+          '    paths: { default: /v2/accounts-v2 }',
+          '',
+        ].join('\n'),
+      );
+      writeFileSync(
+        join(cwd, 'other.yaml'),
+        [
+          'operations:',
+          '  my-apis:',
+          '    paths: { default: /v2/settings/extensions/custom-apis, by-slug: "/v2/settings/extensions/custom-apis/{slug}/entries" }',
+          '',
+        ].join('\n'),
+      );
       const r = await cli(['--list-operations'], { cwd });
       expect(r.code, r.stderr).toBe(0);
       const lines = r.stdout.trim().split('\n');
@@ -175,7 +197,9 @@ describe('list operations', () => {
   it('lists absent operations once, and says which records traversals compared', async () => {
     await withServer({ behaviour: { absentPaths: ['/v2/files', '/pcm/jobs'] } }, async (server) => {
       const dir = reportDir();
-      const r = await cli(['--base-url', server.url, '--operation', 'files,jobs,accounts', '--grep', 'list.', '--report-dir', dir], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      const r = await cli(['--base-url', server.url, '--operation', 'files,jobs,accounts', '--grep', 'list.', '--report-dir', dir], {
+        env: { CONFORMANCE_TOKEN: TOKEN },
+      });
       expect(r.code, r.stdout + r.stderr).toBe(0);
       expect(r.stdout).toMatch(/Absent operations \(2\): their collection answered 404\n {2}files, jobs\n/);
       expect(r.stdout).toMatch(/traversal comparisons used only records created before \d{4}-\d\d-\d\dT.* 60 s time buffer/);
@@ -201,7 +225,17 @@ describe('list operations', () => {
       const cwd = mkdtempSync(join(tmpdir(), 'conformance-cwd-'));
       writeFileSync(
         join(cwd, 'conformance.config.yaml'),
-        [`base-url: ${server.url}`, `token: ${TOKEN}`, 'parents:', '  flowSlug: { value: no-such-flow }', 'operations:', '  my-keys:', '    name: My keys', '    paths: { default: /v2/application-keys }', ''].join('\n'),
+        [
+          `base-url: ${server.url}`,
+          `token: ${TOKEN}`,
+          'parents:',
+          '  flowSlug: { value: no-such-flow }',
+          'operations:',
+          '  my-keys:',
+          '    name: My keys',
+          '    paths: { default: /v2/application-keys }',
+          '',
+        ].join('\n'),
       );
       const dir = reportDir();
       const r = await cli(['--check', 'list.endpoint.present', '--operation', 'entries,my-keys', '--report-dir', dir], { cwd });
@@ -218,7 +252,9 @@ describe('certification, baselines, CI', () => {
   it('certifies a server where every MUST check ran and passed, with a bundle that verifies', async () => {
     await withServer({ emptyList: false }, async (server) => {
       const bundle = reportDir();
-      const r = await cli(['--base-url', server.url, '--certify', bundle, '--product', 'Reference', '--product-version', '1.0'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      const r = await cli(['--base-url', server.url, '--certify', bundle, '--product', 'Reference', '--product-version', '1.0'], {
+        env: { CONFORMANCE_TOKEN: TOKEN },
+      });
       expect(r.code, r.stdout).toBe(0);
       expect(r.stdout).toMatch(/certifiable: yes/);
       const cert = JSON.parse(readFileSync(join(bundle, 'certificate.json'), 'utf8')) as Record<string, unknown>;
@@ -226,7 +262,11 @@ describe('certification, baselines, CI', () => {
       expect(cert.contractDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
       for (const line of readFileSync(join(bundle, 'SHA256SUMS'), 'utf8').trim().split('\n')) {
         const [sum, name] = line.split('  ');
-        expect(createHash('sha256').update(readFileSync(join(bundle, name!))).digest('hex')).toBe(sum);
+        expect(
+          createHash('sha256')
+            .update(readFileSync(join(bundle, name!)))
+            .digest('hex'),
+        ).toBe(sum);
       }
     });
   });
@@ -265,11 +305,15 @@ describe('certification, baselines, CI', () => {
   it('under GitHub Actions: one annotation per failed MUST check and a Markdown step summary', async () => {
     await withServer({ faults: ['delete-not-applied', 'create-202'] }, async (server) => {
       const summary = join(reportDir(), 'summary.md');
-      const r = await cli(['--base-url', server.url, '--check', 'delete.repeat.404,create.valid.2xx,create.valid.201'], { env: { CONFORMANCE_TOKEN: TOKEN, GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary } });
+      const r = await cli(['--base-url', server.url, '--check', 'delete.repeat.404,create.valid.2xx,create.valid.201'], {
+        env: { CONFORMANCE_TOKEN: TOKEN, GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: summary },
+      });
       expect(r.code).toBe(1);
       const annotations = r.stdout.split('\n').filter((l) => l.startsWith('::error'));
       expect(annotations).toHaveLength(1);
-      expect(annotations[0]).toMatch(/^::error title=conformance delete\.repeat\.404::a GET still finds the Custom API after its DELETE.*%0Aexpected: status 404 \(the Custom API is gone\)%0Aactual: status 200/);
+      expect(annotations[0]).toMatch(
+        /^::error title=conformance delete\.repeat\.404::a GET still finds the Custom API after its DELETE.*%0Aexpected: status 404 \(the Custom API is gone\)%0Aactual: status 200/,
+      );
       expect(readFileSync(summary, 'utf8')).toMatch(/## Conformance: ❌ exit 1: 1 MUST check\(s\) failed[\s\S]*\| `create\.valid\.201` \| SHOULD \| warn \|/);
     });
   });
@@ -280,11 +324,19 @@ describe('certification, baselines, CI', () => {
       for (let count = 2; count <= 8; count++) {
         const shards = Array.from({ length: count }, (_, i) => shardChecks(all, { index: i + 1, count }));
         // Each check in exactly one shard.
-        expect(shards.flat().map((c) => `${c.id} ${c.operation ?? ''}`).sort()).toEqual(all.map((c) => `${c.id} ${c.operation ?? ''}`).sort());
+        expect(
+          shards
+            .flat()
+            .map((c) => `${c.id} ${c.operation ?? ''}`)
+            .sort(),
+        ).toEqual(all.map((c) => `${c.id} ${c.operation ?? ''}`).sort());
         for (const [list, area] of WRITTEN_LISTS) {
           const holding = shards.filter((part) => part.some((c) => c.operation === list));
           expect(holding, `${list} in ${count} shards`).toHaveLength(1);
-          expect(holding[0]!.some((c) => c.operation === undefined && c.area === area), `${list} with ${area} in ${count} shards`).toBe(true);
+          expect(
+            holding[0]!.some((c) => c.operation === undefined && c.area === area),
+            `${list} with ${area} in ${count} shards`,
+          ).toBe(true);
         }
       }
     }
@@ -327,7 +379,12 @@ describe('secrets', () => {
       res.setHeader('x-echo', String(req.headers.authorization));
       res.setHeader('content-type', 'application/json');
       res.statusCode = req.method === 'DELETE' ? 500 : 201;
-      res.end(JSON.stringify({ data: { id: randomUUID(), name: 'x', type: 'application_key', client_secret: secret, seen: req.headers.authorization }, errors: [{ detail: `token was ${String(req.headers.authorization)} secret ${secret}` }] }));
+      res.end(
+        JSON.stringify({
+          data: { id: randomUUID(), name: 'x', type: 'application_key', client_secret: secret, seen: req.headers.authorization },
+          errors: [{ detail: `token was ${String(req.headers.authorization)} secret ${secret}` }],
+        }),
+      );
     });
     await new Promise<void>((r) => echo.listen(0, '127.0.0.1', () => r()));
     const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
@@ -342,7 +399,19 @@ describe('secrets', () => {
       expect(r.code).toBe(1);
       expect(r.stdout).toMatch(/^::error title=/m);
       const files = [...readdirSync(dir).map((f) => join(dir, f)), ...readdirSync(bundle).map((f) => join(bundle, f)), stepSummary, baseline];
-      expect(files.map((f) => f.split('/').pop()).sort()).toEqual(['SHA256SUMS', 'baseline.yaml', 'certificate.json', 'config.json', 'junit.xml', 'junit.xml', 'report.html', 'report.html', 'results.json', 'results.json', 'step-summary.md']);
+      expect(files.map((f) => f.split('/').pop()).sort()).toEqual([
+        'SHA256SUMS',
+        'baseline.yaml',
+        'certificate.json',
+        'config.json',
+        'junit.xml',
+        'junit.xml',
+        'report.html',
+        'report.html',
+        'results.json',
+        'results.json',
+        'step-summary.md',
+      ]);
       const outputs = [r.stdout, r.stderr, ...files.map((f) => readFileSync(f, 'utf8'))].join('\n');
       expect(outputs).toContain('***');
       expect(outputs).not.toContain(token);

@@ -8,7 +8,10 @@ import { BIN, listening, TOKEN, withServer } from './support.js';
 /** Runs the CLI, closes its stdout after the first chunk, and returns its exit code and stderr. */
 function runClosingStdout(args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.stdout.once('data', () => child.stdout.destroy());
@@ -43,7 +46,10 @@ describe('closed output', () => {
  * took to end once signalled.
  */
 function interruptAfter(url: string, afterMs: number, signal: NodeJS.Signals, args: string[] = []): Promise<{ code: unknown; out: string; endedMs: number }> {
-  const child = spawn(process.execPath, [BIN, '--base-url', url, ...args], { env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, '--base-url', url, ...args], {
+    env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let timer: NodeJS.Timeout | undefined;
   let signalledAt = Infinity;
@@ -56,35 +62,43 @@ function interruptAfter(url: string, afterMs: number, signal: NodeJS.Signals, ar
       }, afterMs);
   });
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  return new Promise((done) => child.on('close', (code) => {
-    clearTimeout(timer);
-    done({ code, out, endedMs: performance.now() - signalledAt });
-  }));
+  return new Promise((done) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      done({ code, out, endedMs: performance.now() - signalledAt });
+    }),
+  );
 }
 
 describe('interrupted', () => {
   // The checks load while the preflight runs (cli/run.ts); they wait for it. A stop reaches them
   // at the gate whenever it comes (while vitest is created, about 0.3 s from the settings' lines,
   // while its worker loads, or once it waits), and ends the preflight without its answer.
-  it.each([100, 800, 2_000])('Ctrl-C %i ms after the settings, against a target that never answers: no check, no wait for the timeout, exit 130', async (afterMs) => {
-    const seen: string[] = [];
-    const server = createServer((req) => void seen.push(`${req.method} ${req.url}`));
-    const { url, close } = await listening(server);
-    try {
-      const { code, out, endedMs } = await interruptAfter(url, afterMs, 'SIGINT', ['--timeout', '30000']);
-      expect(code, out).toBe(130);
-      expect(endedMs, out).toBeLessThan(5_000);
-      expect(seen).toEqual(['GET /v2/settings']);
-      expect(out).not.toMatch(/^[✓✗!] /m);
-      expect(out).toMatch(/exit 130: interrupted \(Ctrl-C or SIGTERM\) during the preflight: no check ran, nothing was created/);
-    } finally {
-      await close();
-    }
-  });
+  it.each([100, 800, 2_000])(
+    'Ctrl-C %i ms after the settings, against a target that never answers: no check, no wait for the timeout, exit 130',
+    async (afterMs) => {
+      const seen: string[] = [];
+      const server = createServer((req) => void seen.push(`${req.method} ${req.url}`));
+      const { url, close } = await listening(server);
+      try {
+        const { code, out, endedMs } = await interruptAfter(url, afterMs, 'SIGINT', ['--timeout', '30000']);
+        expect(code, out).toBe(130);
+        expect(endedMs, out).toBeLessThan(5_000);
+        expect(seen).toEqual(['GET /v2/settings']);
+        expect(out).not.toMatch(/^[✓✗!] /m);
+        expect(out).toMatch(/exit 130: interrupted \(Ctrl-C or SIGTERM\) during the preflight: no check ran, nothing was created/);
+      } finally {
+        await close();
+      }
+    },
+  );
 
   it.each(['SIGINT', 'SIGTERM'] as const)('%s mid-run: the checks stop, what the run created is deleted, a short report, exit 130', async (signal) => {
     await withServer({ seed: 5 }, async (server) => {
-      const child = spawn(process.execPath, [BIN, '--base-url', server.url], { env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, '--base-url', server.url], {
+        env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stdout.on('data', (c: Buffer) => (out += c.toString()));
       child.stderr.on('data', (c: Buffer) => (out += c.toString()));

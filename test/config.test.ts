@@ -18,7 +18,12 @@ const base = { flags: {}, env: {}, randomSeed: 99 };
 describe('resolveConfig', () => {
   it('takes flags over env over file over defaults', () => {
     const cwd = dirWith('base-url: https://file.example\ntoken: file-token\nconcurrency: 3\ntimeout: 3000\nseed: 5\n');
-    const c = resolveConfig({ ...base, cwd, env: { CONFORMANCE_BASE_URL: 'https://env.example', CONFORMANCE_CONCURRENCY: '4' }, flags: { 'base-url': 'https://flag.example/' } });
+    const c = resolveConfig({
+      ...base,
+      cwd,
+      env: { CONFORMANCE_BASE_URL: 'https://env.example', CONFORMANCE_CONCURRENCY: '4' },
+      flags: { 'base-url': 'https://flag.example/' },
+    });
     expect(c.baseUrl).toBe('https://flag.example');
     expect(c.sources['base-url']).toBe('flag');
     expect(c.concurrency).toBe(4);
@@ -51,7 +56,9 @@ describe('resolveConfig', () => {
   });
 
   it('refuses unknown keys in the file, naming them and the key meant', () => {
-    expect(() => resolveConfig({ ...base, cwd: dirWith('baseurl: https://x\n') })).toThrow("conformance.config.yaml: unknown key 'baseurl' (did you mean 'base-url'?)");
+    expect(() => resolveConfig({ ...base, cwd: dirWith('baseurl: https://x\n') })).toThrow(
+      "conformance.config.yaml: unknown key 'baseurl' (did you mean 'base-url'?)",
+    );
   });
 
   it('refuses a --config file that does not exist', () => {
@@ -65,7 +72,12 @@ describe('resolveConfig', () => {
   });
 
   it('takes --max-body-bytes, the one key that had no flag, over the environment', () => {
-    const c = resolveConfig({ ...base, cwd: dirWith('max-body-bytes: 4096\n'), env: { CONFORMANCE_MAX_BODY_BYTES: '8192' }, flags: { 'max-body-bytes': '65536' } });
+    const c = resolveConfig({
+      ...base,
+      cwd: dirWith('max-body-bytes: 4096\n'),
+      env: { CONFORMANCE_MAX_BODY_BYTES: '8192' },
+      flags: { 'max-body-bytes': '65536' },
+    });
     expect(c.maxBodyBytes).toBe(65536);
     expect(c.sources['max-body-bytes']).toBe('flag');
     expect(describeConfig(c).join('\n')).toMatch(/max body +65536 bytes {2}\(flag\)/);
@@ -106,12 +118,36 @@ describe('the file is checked against spec/config.schema.yaml', () => {
   const read = (yaml: string) => () => resolveConfig({ ...base, cwd: dirWith(yaml), knownOperations: KNOWN });
 
   it.each([
-    ['an added operation without paths', 'operations:\n  widgets:\n    name: Widgets\n', "conformance.config.yaml: operations.widgets: must have required property 'paths'"],
-    ['a misspelt operation, which reads as an added one', 'operations:\n  ordres:\n    record: { id: uuid }\n', /operations\.ordres: must have required property 'paths' .*did you mean 'orders'/],
-    ['an unknown key in an operation', 'operations:\n  orders:\n    pathz: { default: /v2/orders }\n', "conformance.config.yaml: operations.orders: unknown key 'pathz' (did you mean 'paths'?)"],
-    ['a path without its slash', 'operations:\n  orders:\n    paths: { default: v2/orders }\n', 'conformance.config.yaml: operations.orders.paths.default: must be a path starting with / (got "v2/orders")'],
-    ['an unknown key in a record', 'operations:\n  orders:\n    record: { created: a.b }\n', "operations.orders.record: unknown key 'created' (did you mean 'created_at'?)"],
-    ['a parent with neither value nor from and field', 'parents:\n  flowSlug: { from: /v2/flows }\n', 'conformance.config.yaml: parents.flowSlug: must be a mapping with either value, or from and field'],
+    [
+      'an added operation without paths',
+      'operations:\n  widgets:\n    name: Widgets\n',
+      "conformance.config.yaml: operations.widgets: must have required property 'paths'",
+    ],
+    [
+      'a misspelt operation, which reads as an added one',
+      'operations:\n  ordres:\n    record: { id: uuid }\n',
+      /operations\.ordres: must have required property 'paths' .*did you mean 'orders'/,
+    ],
+    [
+      'an unknown key in an operation',
+      'operations:\n  orders:\n    pathz: { default: /v2/orders }\n',
+      "conformance.config.yaml: operations.orders: unknown key 'pathz' (did you mean 'paths'?)",
+    ],
+    [
+      'a path without its slash',
+      'operations:\n  orders:\n    paths: { default: v2/orders }\n',
+      'conformance.config.yaml: operations.orders.paths.default: must be a path starting with / (got "v2/orders")',
+    ],
+    [
+      'an unknown key in a record',
+      'operations:\n  orders:\n    record: { created: a.b }\n',
+      "operations.orders.record: unknown key 'created' (did you mean 'created_at'?)",
+    ],
+    [
+      'a parent with neither value nor from and field',
+      'parents:\n  flowSlug: { from: /v2/flows }\n',
+      'conformance.config.yaml: parents.flowSlug: must be a mapping with either value, or from and field',
+    ],
     ['a number that is not whole', 'timeout: 1.5\n', 'conformance.config.yaml: timeout: must be a whole number (got 1.5)'],
     ['a list where a mapping goes', 'operations: [orders]\n', 'conformance.config.yaml: operations: must be a mapping'],
     ['a file that is not a mapping', '- base-url\n', 'conformance.config.yaml: must be a mapping of settings'],
@@ -175,19 +211,28 @@ describe('one list of settings (lib/settings.ts), and everything that names them
   });
 
   it('docs/usage.md has a row for every setting: its flag, its variable and its key', () => {
-    const rows = readFileSync(join(root, 'docs/usage.md'), 'utf8').split('\n').filter((l) => l.startsWith('| `--'));
-    for (const s of SETTINGS) expect(rows.some((r) => r.startsWith(`| \`--${s.key}`) && r.includes(`\`${s.env}\` / \`${s.key}\``)), s.key).toBe(true);
+    const rows = readFileSync(join(root, 'docs/usage.md'), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('| `--'));
+    for (const s of SETTINGS)
+      expect(
+        rows.some((r) => r.startsWith(`| \`--${s.key}`) && r.includes(`\`${s.env}\` / \`${s.key}\``)),
+        s.key,
+      ).toBe(true);
   });
 
   it('the --reporter row of docs/usage.md names the default formats and their files (--help lists them all, from the registry)', () => {
-    const row = readFileSync(join(root, 'docs/usage.md'), 'utf8').split('\n').find((l) => l.startsWith('| `--reporter'))!;
+    const row = readFileSync(join(root, 'docs/usage.md'), 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('| `--reporter'))!;
     for (const f of REPORT_FORMATS.filter((x) => DEFAULT_REPORTERS.includes(x.name))) expect(row, f.name).toContain(`\`${f.name}\` (\`${f.file}\`)`);
   });
 
-  it('each setting\'s variable is read, and its flag parsed: both give the same value', () => {
+  it("each setting's variable is read, and its flag parsed: both give the same value", () => {
     const dir = mkdtempSync(join(tmpdir(), 'conformance-settings-'));
     for (const s of SETTINGS.filter((x) => x.kind === 'whole')) {
-      const value = s.key === 'default-page-length' ? '37' : s.key === 'timeout' ? '4321' : s.key === 'max-body-bytes' ? '2048' : s.key === 'request-budget' ? '777' : '7';
+      const value =
+        s.key === 'default-page-length' ? '37' : s.key === 'timeout' ? '4321' : s.key === 'max-body-bytes' ? '2048' : s.key === 'request-budget' ? '777' : '7';
       const byEnv = resolveConfig({ flags: {}, env: { [s.env]: value }, cwd: dir, randomSeed: 1 }) as unknown as Record<string, unknown>;
       const byFlag = resolveConfig({ flags: { [s.key]: value }, env: {}, cwd: dir, randomSeed: 1 }) as unknown as Record<string, unknown>;
       expect(byEnv[s.field], s.key).toBe(Number(value));

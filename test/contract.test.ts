@@ -44,7 +44,7 @@ describe('spec/contract/README.md', () => {
 });
 
 describe('clauses are anchors of the contract document', () => {
-  it('every check\'s clause links to a section the document has', () => {
+  it("every check's clause links to a section the document has", () => {
     for (const c of checkDefinitions) expect(anchors.has(anchorOf(c.clauseLink)), c.id).toBe(true);
   });
 
@@ -64,15 +64,25 @@ describe('clauses are anchors of the contract document', () => {
   });
 
   it('every spec/contract/README.md#anchor the code cites (comments and messages) is an anchor of the document', () => {
-    const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((f) => (f.isDirectory() ? walk(join(d, f.name)) : f.name.endsWith('.ts') ? [join(d, f.name)] : []));
-    const cited = ['lib', 'suites', 'server', 'reporters', 'cli', 'selftest', 'bench', 'fixtures'].flatMap((d) => walk(join(ROOT, d))).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/spec\/contract\/README\.md#([a-z0-9-]+(?:\.[a-z0-9-]+)*)/g)].map((m) => `${f.slice(ROOT.length + 1)}: #${m[1]}`));
+    const walk = (d: string): string[] =>
+      readdirSync(d, { withFileTypes: true }).flatMap((f) => (f.isDirectory() ? walk(join(d, f.name)) : f.name.endsWith('.ts') ? [join(d, f.name)] : []));
+    const cited = ['lib', 'suites', 'server', 'reporters', 'cli', 'selftest', 'bench', 'fixtures']
+      .flatMap((d) => walk(join(ROOT, d)))
+      .flatMap((f) =>
+        [...readFileSync(f, 'utf8').matchAll(/spec\/contract\/README\.md#([a-z0-9-]+(?:\.[a-z0-9-]+)*)/g)].map((m) => `${f.slice(ROOT.length + 1)}: #${m[1]}`),
+      );
     expect(cited.length).toBeGreaterThan(10);
     expect(cited.filter((c) => !anchors.has(c.split('#')[1]!))).toEqual([]);
   });
 
   it('a statement naming no section, or an anchor the document lacks, is a problem of the document', () => {
-    const bad = [{ id: 'x.none', at: [], level: 'MUST' as const, text: 't', checks: ['a'] }, { id: 'x.lost', at: ['refunds'], level: 'MUST' as const, text: 't', checks: ['a'] }];
-    expect(contractDocumentProblems(document, bad)).toEqual(expect.arrayContaining([expect.stringMatching(/x\.none names no section/), expect.stringMatching(/x\.lost: at names #refunds/)]));
+    const bad = [
+      { id: 'x.none', at: [], level: 'MUST' as const, text: 't', checks: ['a'] },
+      { id: 'x.lost', at: ['refunds'], level: 'MUST' as const, text: 't', checks: ['a'] },
+    ];
+    expect(contractDocumentProblems(document, bad)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/x\.none names no section/), expect.stringMatching(/x\.lost: at names #refunds/)]),
+    );
   });
 });
 
@@ -106,7 +116,7 @@ describe('contractDigest', () => {
     expect(contractDigest(pkg(FILES))).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
-  it('changes with a contract document, any file under spec/, a file\'s name, and the suite\'s version', () => {
+  it("changes with a contract document, any file under spec/, a file's name, and the suite's version", () => {
     const base = contractDigest(pkg(FILES));
     const variants = [
       pkg({ ...FILES, 'spec/contract/README.md': '# the contract, reworded\n' }),
@@ -120,7 +130,7 @@ describe('contractDigest', () => {
     expect(new Set(variants).size).toBe(variants.length);
   });
 
-  it('covers the package\'s own contract documents', () => {
+  it("covers the package's own contract documents", () => {
     const copy = pkg({});
     writeFileSync(join(copy, 'package.json'), readFileSync(join(ROOT, 'package.json')));
     cpSync(join(ROOT, 'spec'), join(copy, 'spec'), { recursive: true });

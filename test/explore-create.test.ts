@@ -8,7 +8,20 @@ import type { CheckResult } from '../lib/check.js';
 import { staticChecks } from '../suites/index.js';
 import { tracesTo } from '../lib/run-names.js';
 import { HttpResponse } from '../lib/http.js';
-import { drawSeed, drawValues, explorationShare, groupArb, judgeRateLimit, nameDraftArb, nameOf, RATE_LIMIT_EDGES, rateLimitArb, rateLimitBody, runTag, SHRINK_BUDGET } from '../suites/create/explore.js';
+import {
+  drawSeed,
+  drawValues,
+  explorationShare,
+  groupArb,
+  judgeRateLimit,
+  nameDraftArb,
+  nameOf,
+  RATE_LIMIT_EDGES,
+  rateLimitArb,
+  rateLimitBody,
+  runTag,
+  SHRINK_BUDGET,
+} from '../suites/create/explore.js';
 import { byId, runAgainst, SEED } from './support.js';
 
 const IDS = ['create.name.verbatim', 'create.rate-limit.echo', 'create.keys.distinct'] as const;
@@ -65,7 +78,16 @@ describe('the share of --explore', () => {
 describe('rate limits past 2^53, written and compared digit for digit', () => {
   const answer = (digits: string): HttpResponse => {
     const text = `{"data":{"type":"application_key","id":"0b8f4d2e-6f7a-4c1b-9a3e-2d5c7e9f1a0b","name":"k","client_id":"c","client_secret":"s","reserved_rate_limit":${digits}}}`;
-    const exchange = { method: 'POST', url: 'http://target/v2/application-keys', requestHeaders: {}, status: 201, responseHeaders: {}, bodyExcerpt: '', bodyBytes: text.length, durationMs: 1 };
+    const exchange = {
+      method: 'POST',
+      url: 'http://target/v2/application-keys',
+      requestHeaders: {},
+      status: 201,
+      responseHeaders: {},
+      bodyExcerpt: '',
+      bodyBytes: text.length,
+      durationMs: 1,
+    };
     return new HttpResponse(201, { 'content-type': 'application/json' }, text, exchange, { ok: true, value: JSON.parse(text) });
   };
 
@@ -86,7 +108,11 @@ describe('rate limits past 2^53, written and compared digit for digit', () => {
 
 describe('replay: one seed, one draw', () => {
   it('the same seed draws the same values; another seed others', () => {
-    for (const [arb, key] of [[nameDraftArb, 'create.name.verbatim'], [rateLimitArb, 'create.rate-limit.echo'], [groupArb, 'create.keys.distinct']] as const) {
+    for (const [arb, key] of [
+      [nameDraftArb, 'create.name.verbatim'],
+      [rateLimitArb, 'create.rate-limit.echo'],
+      [groupArb, 'create.keys.distinct'],
+    ] as const) {
       const a = drawValues({ arb, runs: 12 }, drawSeed(SEED, key));
       expect(drawValues({ arb, runs: 12 }, drawSeed(SEED, key))).toEqual(a);
       expect(drawValues({ arb, runs: 12 }, drawSeed(SEED + 1, key))).not.toEqual(a);
@@ -140,7 +166,9 @@ describe('faults only drawn values reach', () => {
     const r = results.get('create.rate-limit.echo')!;
     expect(r.outcome, r.reason).toBe('fail');
     // 2^31 is the first edge that wraps; every smaller value shrinking tries comes back whole.
-    expect(r.reason).toMatch(/^data\.reserved_rate_limit is not the integer sent, for reserved_rate_limit 2147483648 \(2\^31\) \(the first drawn value that disagrees; shrinking found none smaller; 20 more creates sent shrinking \(at most 20\)/);
+    expect(r.reason).toMatch(
+      /^data\.reserved_rate_limit is not the integer sent, for reserved_rate_limit 2147483648 \(2\^31\) \(the first drawn value that disagrees; shrinking found none smaller; 20 more creates sent shrinking \(at most 20\)/,
+    );
     expect(r.reason).toMatch(new RegExp(`replay with --seed ${SEED} --explore 24`));
     expect(r.evidence?.expected).toBe('data.reserved_rate_limit 2147483648 (2^31), the integer sent');
     expect(r.evidence?.actual).toBe('data.reserved_rate_limit -2147483648 (-2^31)');
@@ -173,10 +201,17 @@ describe('faults only drawn values reach', () => {
 });
 
 describe('the conforming server and the variants pass', () => {
-  it.each([['conforming', {}], ...['rate-limit-409', 'rate-limit-not-echoed', 'validation-422', 'utf16-names', 'null-rate-limit-accepted'].map((v) => [v, { variants: [v] }] as const)])('%s', async (_name, server) => {
+  it.each([
+    ['conforming', {}],
+    ...['rate-limit-409', 'rate-limit-not-echoed', 'validation-422', 'utf16-names', 'null-rate-limit-accepted'].map((v) => [v, { variants: [v] }] as const),
+  ])('%s', async (_name, server) => {
     const { results } = await run(server, 24);
     expect(outcomes(results)).toEqual(Object.fromEntries(IDS.map((id) => [id, 'pass'])));
-    for (const id of IDS) expect(results.get(id)!.notes?.some((n) => n.includes('drawn')), id).toBe(true);
+    for (const id of IDS)
+      expect(
+        results.get(id)!.notes?.some((n) => n.includes('drawn')),
+        id,
+      ).toBe(true);
   });
 });
 

@@ -18,7 +18,13 @@ import { cli, endpoints, listening, paginationSettings, runChecks, runListChecks
 // --- A small model, by hand ------------------------------------------------------------
 
 const at = (s: string): string => instantKey(s)!;
-const rec = (id: string, created: string, updated = created): Rec => ({ id, createdRaw: created, updatedRaw: updated, created: at(created), updated: at(updated) });
+const rec = (id: string, created: string, updated = created): Rec => ({
+  id,
+  createdRaw: created,
+  updatedRaw: updated,
+  created: at(created),
+  updated: at(updated),
+});
 
 /** Six records; b and c tie on created_at. */
 const RECORDS = [
@@ -51,7 +57,13 @@ function model(over: Partial<ListModel> = {}): ListModel {
 /** A 200 list page as pages.ts reads one. */
 function page(records: Rec[], meta: { limit: number; offset: number; current: number; total: number; results: number }, status = 200): ListPage {
   const res = { status, exchange: { bodyExcerpt: '{}' } } as unknown as HttpResponse;
-  return { res, ok: status === 200, records, meta: { page: { limit: meta.limit, offset: meta.offset, current: meta.current, total: meta.total }, results: { total: meta.results } }, violations: [] };
+  return {
+    res,
+    ok: status === 200,
+    records,
+    meta: { page: { limit: meta.limit, offset: meta.offset, current: meta.current, total: meta.total }, results: { total: meta.results } },
+    violations: [],
+  };
 }
 
 const byId = (...ids: string[]): Rec[] => ids.map((id) => RECORDS.find((r) => r.id === id)!);
@@ -87,12 +99,20 @@ describe('the judge', () => {
 
   it('compares filter values as instants, whatever their spelling, and names the operator broken', () => {
     const between: ListQuery = { filters: [{ op: 'ge', attr: 'created_at', value: '2026-01-01T05:30:02.500+05:30' }] };
-    expect(predict(model(), between).selected.map((r) => r.id).sort()).toEqual(['d', 'e', 'f']);
+    expect(
+      predict(model(), between)
+        .selected.map((r) => r.id)
+        .sort(),
+    ).toEqual(['d', 'e', 'f']);
     expect(rules(model(), between, page(byId('d', 'e', 'f'), { limit: 25, offset: 0, current: 1, total: 1, results: 3 }))).toEqual([]);
     // A target that cut the value to the second returns b and c, shown earlier than it.
-    expect(rules(model(), between, page(byId('b', 'c', 'd', 'e', 'f'), { limit: 25, offset: 0, current: 1, total: 1, results: 5 }))).toEqual(expect.arrayContaining(['list.filter.ge', 'list.total.filtered']));
+    expect(rules(model(), between, page(byId('b', 'c', 'd', 'e', 'f'), { limit: 25, offset: 0, current: 1, total: 1, results: 5 }))).toEqual(
+      expect.arrayContaining(['list.filter.ge', 'list.total.filtered']),
+    );
     // One page holds the whole result: a record it lacks is one the filter lost.
-    expect(rules(model(), between, page(byId('d', 'e'), { limit: 25, offset: 0, current: 1, total: 1, results: 2 }))).toEqual(expect.arrayContaining(['list.total.filtered', 'list.filter.ge']));
+    expect(rules(model(), between, page(byId('d', 'e'), { limit: 25, offset: 0, current: 1, total: 1, results: 2 }))).toEqual(
+      expect.arrayContaining(['list.total.filtered', 'list.filter.ge']),
+    );
   });
 
   it('judges a refusal of a legal request not at all, and a 5xx as a failure of what was asked', () => {
@@ -135,7 +155,19 @@ describe('the judge', () => {
     expect(p.exact).toBe(4);
     expect([p.low, p.high]).toEqual([6, 1000]);
     // Position 3 is d; what follows is not known.
-    expect(rules(m, q, page([...byId('d', 'e', 'f'), rec('x', '2026-01-01T00:00:09Z'), rec('y', '2026-01-01T00:00:09Z')], { limit: 5, offset: 3, current: 1, total: 200, results: 1000 }))).toEqual([]);
+    expect(
+      rules(
+        m,
+        q,
+        page([...byId('d', 'e', 'f'), rec('x', '2026-01-01T00:00:09Z'), rec('y', '2026-01-01T00:00:09Z')], {
+          limit: 5,
+          offset: 3,
+          current: 1,
+          total: 200,
+          results: 1000,
+        }),
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -161,24 +193,35 @@ describe('--explore-only', () => {
 
 describe('a traversal page read back as a request', () => {
   it('gives the query the model judges it by, or nothing when it lies outside that space', () => {
-    expect(queryOfUrl('http://t/v2/orders?sort=-updated_at&filter=ge(created_at%2C2026-01-01T00:00:00%2B05:30):gt(id,abc)&page[limit]=100&page[offset]=200')).toEqual({
+    expect(
+      queryOfUrl('http://t/v2/orders?sort=-updated_at&filter=ge(created_at%2C2026-01-01T00:00:00%2B05:30):gt(id,abc)&page[limit]=100&page[offset]=200'),
+    ).toEqual({
       sort: { attr: 'updated_at', descending: true },
-      filters: [{ op: 'ge', attr: 'created_at', value: '2026-01-01T00:00:00+05:30' }, { op: 'gt', attr: 'id', value: 'abc' }],
+      filters: [
+        { op: 'ge', attr: 'created_at', value: '2026-01-01T00:00:00+05:30' },
+        { op: 'gt', attr: 'id', value: 'abc' },
+      ],
       limit: 100,
       offset: 200,
     });
     expect(queryOfUrl('http://t/v2/orders')).toEqual({ filters: [] });
-    for (const url of ['http://t/x?sort=name', 'http://t/x?filter=eq(id,1)', 'http://t/x?page[limit]=abc', 'http://t/x?include=all']) expect(queryOfUrl(url), url).toBeUndefined();
+    for (const url of ['http://t/x?sort=name', 'http://t/x?filter=eq(id,1)', 'http://t/x?page[limit]=abc', 'http://t/x?include=all'])
+      expect(queryOfUrl(url), url).toBeUndefined();
   });
 });
 
 describe('filter values', () => {
   it('are written as the instants they are, in UTC or at an offset, with as many fraction digits as needed', () => {
-    const ps = (BigInt(Date.parse('2026-03-04T05:06:07.000Z')) * 10n ** 9n) + 123_456_000n;
+    const ps = BigInt(Date.parse('2026-03-04T05:06:07.000Z')) * 10n ** 9n + 123_456_000n;
     expect(isoAt(ps, 3)).toBe('2026-03-04T05:06:07.000123456Z');
     expect(isoAt(ps - 123_456_000n, 0)).toBe('2026-03-04T05:06:07Z');
     expect(isoAt(ps - 123_456_000n, 3, 330)).toBe('2026-03-04T10:36:07.000+05:30');
-    for (const [digits, offset] of [[0, undefined], [3, -300], [6, 545], [9, 0]] as const) {
+    for (const [digits, offset] of [
+      [0, undefined],
+      [3, -300],
+      [6, 545],
+      [9, 0],
+    ] as const) {
       expect(instantKey(isoAt(ps, digits, offset))).toBe(instantKey('2026-03-04T05:06:07.000123456Z'));
     }
   });
@@ -194,7 +237,12 @@ describe('the draws of an operation', () => {
       expect(drawsPerPath(20, e)).toBe(10);
       expect(drawsPerPath(1, e)).toBe(1);
     }
-    expect(drawsPerPath(20, all.find((e) => e.key === 'accounts')!)).toBe(20);
+    expect(
+      drawsPerPath(
+        20,
+        all.find((e) => e.key === 'accounts')!,
+      ),
+    ).toBe(20);
     expect(drawsPerPath(0, hierarchies[0]!)).toBe(0);
     // One path selected alone still draws its share, so a replay of it asks the same questions.
     expect(endpoints(['hierarchy-nodes@by-release'])[0]!.paths).toBe(2);
@@ -204,16 +252,27 @@ describe('the draws of an operation', () => {
 // --- End to end, in-process --------------------------------------------------------------
 
 const OPS = ['accounts', 'hierarchy-nodes@by-release'];
-const failed = (results: CheckResult[]): string[] => results.filter((r) => r.outcome === 'fail' || r.outcome === 'error').map((r) => `${r.id} [${r.operation}]: ${r.reason}`);
+const failed = (results: CheckResult[]): string[] =>
+  results.filter((r) => r.outcome === 'fail' || r.outcome === 'error').map((r) => `${r.id} [${r.operation}]: ${r.reason}`);
 
 describe('the exploration against the reference server', () => {
   it('finds nothing on the conforming server and on the variants it must allow, and says what it drew', async () => {
-    for (const variants of [[], ['current-rounds-up'], ['filter-values-own-spelling'], ['timestamps-mixed-offsets'], ['list-ids-numeric-as-string'], ['first-parent-empty'], ['lenient-parameters']]) {
+    for (const variants of [
+      [],
+      ['current-rounds-up'],
+      ['filter-values-own-spelling'],
+      ['timestamps-mixed-offsets'],
+      ['list-ids-numeric-as-string'],
+      ['first-parent-empty'],
+      ['lenient-parameters'],
+    ]) {
       const { results } = await runListChecks({ variants }, endpoints(OPS), {}, { explore: 48 });
       expect(failed(results), variants.join()).toEqual([]);
       const note = results.find((r) => r.id === 'list.sort.id' && r.operation === 'accounts')!.notes!.find((n) => n.startsWith('explored: '));
       // Every pair of conditions covered, 48 legal and 29 illegal draws, and tie walks.
-      expect(note, variants.join()).toMatch(/^explored: \d+ request\(s\) \(a covering array of \d+ requests \((\d+) of \1 pairs of conditions covered\), 48 legal and 29 illegal draw\(s\), [1-9]\d* tie walk\(s\)\)/);
+      expect(note, variants.join()).toMatch(
+        /^explored: \d+ request\(s\) \(a covering array of \d+ requests \((\d+) of \1 pairs of conditions covered\), 48 legal and 29 illegal draw\(s\), [1-9]\d* tie walk\(s\)\)/,
+      );
     }
   });
 
@@ -222,7 +281,9 @@ describe('the exploration against the reference server', () => {
     expect(list.length).toBeGreaterThanOrEqual(8);
     for (const f of list) {
       for (const exploreOnly of [true, false]) {
-        const { results } = await runListChecks({ faults: [f.name] }, endpoints([...OPS, ...(f.operations ?? [])]), exploreOnly ? { exploreOnly } : {}, { explore: 48 });
+        const { results } = await runListChecks({ faults: [f.name] }, endpoints([...OPS, ...(f.operations ?? [])]), exploreOnly ? { exploreOnly } : {}, {
+          explore: 48,
+        });
         const hit = results.filter((r) => r.outcome === 'fail' && f.caughtBy.includes(r.id));
         expect(hit.length, `${f.name}${exploreOnly ? ' (explore only)' : ''}: ${failed(results).join('; ')}`).toBeGreaterThan(0);
         const found = hit.find((r) => r.reason?.includes('found by '));
@@ -241,7 +302,8 @@ describe('the exploration against the reference server', () => {
     const two = await runListChecks({ faults: ['filter-value-to-second'] }, endpoints(['accounts']), { exploreOnly: true }, { explore: 48 });
     // Each run has a server of its own: its port aside, and its clock (the reference server dates
     // its records from the moment it starts, to the second: two servers a second apart differ).
-    const clockless = (s: string | undefined) => s?.replace(/127\.0\.0\.1:\d+/, 'HOST').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)/g, 'TIME');
+    const clockless = (s: string | undefined) =>
+      s?.replace(/127\.0\.0\.1:\d+/, 'HOST').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)/g, 'TIME');
     const shown = (rs: CheckResult[]) => rs.map((r) => [r.id, r.outcome, clockless(r.reason), clockless(r.evidence?.request), r.notes?.map(clockless)]);
     const a = shown(one.results);
     const b = shown(two.results);
@@ -274,7 +336,13 @@ async function withLiveFront(work: (url: string) => Promise<void>): Promise<void
   const upstream = await startReferenceServer({ token: TOKEN, seed: 3 });
   let seen = 0;
   const now = new Date().toISOString();
-  const born = { id: 'ffffffff-ffff-4fff-8fff-ffffffffffff', type: 'accounts', name: 'New', slug: 'new', meta: { timestamps: { created_at: now, updated_at: now } } };
+  const born = {
+    id: 'ffffffff-ffff-4fff-8fff-ffffffffffff',
+    type: 'accounts',
+    name: 'New',
+    slug: 'new',
+    meta: { timestamps: { created_at: now, updated_at: now } },
+  };
   const front = createServer((req, res) => {
     seen++;
     const up = httpRequest(`${upstream.url}${req.url}`, { method: req.method, headers: req.headers }, (r) => {

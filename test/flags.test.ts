@@ -55,7 +55,7 @@ describe('an unknown flag gets the flag meant', () => {
     expectUsageError(await run(['--bogus']), "unknown option '--bogus'");
   });
 
-  it('a mistyped command gets the command meant, before its flags are read as the main command\'s', async () => {
+  it("a mistyped command gets the command meant, before its flags are read as the main command's", async () => {
     expectUsageError(await run(['serv']), "unknown command 'serv' (did you mean 'conformance serve'?)");
     expectUsageError(await run(['sevre', '--port', '5203']), "unknown command 'sevre' (did you mean 'conformance serve'?)");
   });
@@ -74,14 +74,20 @@ describe('an unknown flag gets the flag meant', () => {
     expectUsageError(await run(['--seed']), '--seed needs a value');
   });
 
-  it('a negative number is read as the value it is, and refused in the flag\'s own words', async () => {
+  it("a negative number is read as the value it is, and refused in the flag's own words", async () => {
     expectUsageError(await run(['--explore', '-1']), "--explore: must be a whole number from 0 to 10000 (got '-1')");
     expectUsageError(await run(['--concurrency', '-5', '--seed', '1']), "--concurrency: must be a whole number from 1 to 256 (got '-5')");
   });
 
   it('an unknown operation in --empty or --absent gets the operation meant', async () => {
-    expectUsageError(await run(['--certify', 'out', '--empty', 'catalog-rule']), "--empty: unknown operation 'catalog-rule' (did you mean 'catalog-rules'?) (see 'conformance --list-operations')");
-    expectUsageError(await run(['--certify', 'out', '--absent', 'ordres']), "--absent: unknown operation 'ordres' (did you mean 'orders'?) (see 'conformance --list-operations')");
+    expectUsageError(
+      await run(['--certify', 'out', '--empty', 'catalog-rule']),
+      "--empty: unknown operation 'catalog-rule' (did you mean 'catalog-rules'?) (see 'conformance --list-operations')",
+    );
+    expectUsageError(
+      await run(['--certify', 'out', '--absent', 'ordres']),
+      "--absent: unknown operation 'ordres' (did you mean 'orders'?) (see 'conformance --list-operations')",
+    );
   });
 
   it('--absent goes with --certify', async () => {
@@ -112,18 +118,27 @@ describe('an error names where the value came from', () => {
     [{ env: { CONFORMANCE_MAX_BODY_BYTES: '1k' } }, "CONFORMANCE_MAX_BODY_BYTES: must be a whole number from 1024 to 536870912 (got '1k')"],
     [{ env: { CONFORMANCE_CONCURRENCY: '0' } }, "CONFORMANCE_CONCURRENCY: must be a whole number from 1 to 256 (got '0')"],
     [{ files: { 'conformance.config.yaml': 'timeout: abc\n' } }, "conformance.config.yaml: timeout: must be a whole number from 100 to 600000 (got 'abc')"],
-    [{ files: { 'conformance.config.yaml': 'base-url: https://x.example\ntoken: t\nrequest-budget: 5\n' } }, "conformance.config.yaml: request-budget: must be a whole number from 20 to 1000000 (got '5')"],
+    [
+      { files: { 'conformance.config.yaml': 'base-url: https://x.example\ntoken: t\nrequest-budget: 5\n' } },
+      "conformance.config.yaml: request-budget: must be a whole number from 20 to 1000000 (got '5')",
+    ],
     [{ files: { 'conformance.config.yaml': 'concurency: 4\n' } }, "conformance.config.yaml: unknown key 'concurency' (did you mean 'concurrency'?)"],
   ])('%j', async (given, message) => {
     expectUsageError(await run([], given), message);
   });
 
   it('the flag wins, and is the one named', async () => {
-    expectUsageError(await run(['--timeout', 'soon'], { env: { CONFORMANCE_TIMEOUT_MS: '5000' } }), "--timeout: must be a whole number from 100 to 600000 (got 'soon')");
+    expectUsageError(
+      await run(['--timeout', 'soon'], { env: { CONFORMANCE_TIMEOUT_MS: '5000' } }),
+      "--timeout: must be a whole number from 100 to 600000 (got 'soon')",
+    );
   });
 
   it('the declared-empty operations of the file are checked against the catalog, naming the file', async () => {
-    expectUsageError(await run(['--certify', 'out'], { files: { 'conformance.config.yaml': 'empty: [catalog-rule]\n' } }), /^conformance: .*conformance\.config\.yaml: empty: unknown operation 'catalog-rule' \(did you mean 'catalog-rules'\?\)/);
+    expectUsageError(
+      await run(['--certify', 'out'], { files: { 'conformance.config.yaml': 'empty: [catalog-rule]\n' } }),
+      /^conformance: .*conformance\.config\.yaml: empty: unknown operation 'catalog-rule' \(did you mean 'catalog-rules'\?\)/,
+    );
   });
 });
 

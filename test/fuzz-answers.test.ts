@@ -59,7 +59,11 @@ afterAll(async () => {
 });
 
 describe('the mutations the proxy makes', () => {
-  const page: Answer = { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"data":[{"id":"a"},{"id":"b"}],"meta":{"page":{"total":2}}}') };
+  const page: Answer = {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from('{"data":[{"id":"a"},{"id":"b"}],"meta":{"page":{"total":2}}}'),
+  };
   // pick modulo the shapes ((root), data, data[*], data[*].id, meta, meta.page, meta.page.total;
   // drop has no root) is the member; the quotient picks the element of an array.
   it.each<[Mutation, number, string, string]>([
@@ -95,14 +99,22 @@ describe('whatever one answer is, no check errors', () => {
     const cases = fc
       .constantFrom(...checks.keys())
       .chain((check) => fc.nat(dry.get(check)!.answers.length - 1).map((k) => ({ check, k })))
-      .chain(({ check, k }) => fc.record({ check: fc.constant(check), k: fc.constant(k), mutation: fc.constantFrom(...dry.get(check)!.answers[k]!.applicable), pick: fc.nat() }));
+      .chain(({ check, k }) =>
+        fc.record({ check: fc.constant(check), k: fc.constant(k), mutation: fc.constantFrom(...dry.get(check)!.answers[k]!.applicable), pick: fc.nat() }),
+      );
     await fc.assert(
       fc.asyncProperty(cases, async ({ check, ...plan }) => {
         const at = `${check}, answer k=${plan.k}, ${plan.mutation}, pick ${plan.pick}`;
         // runCheck itself may crash (in the evidence it builds for a failure): that is an error too.
-        const r = await runAlone(checks.get(check)!, plan).catch((err: unknown): Pick<CheckResult, 'outcome' | 'reason'> => ({ outcome: 'error', reason: `runCheck threw: ${(err as Error)?.stack ?? String(err)}` }));
+        const r = await runAlone(checks.get(check)!, plan).catch((err: unknown): Pick<CheckResult, 'outcome' | 'reason'> => ({
+          outcome: 'error',
+          reason: `runCheck threw: ${(err as Error)?.stack ?? String(err)}`,
+        }));
         // Up to the k-th answer a case replays the dry run; if it does not, the case is not what it says.
-        if (!proxy.mutated) throw new Error(`${at}: not applied: the dry run's answer k was ${dry.get(check)!.answers[plan.k]!.line}; this run's answers: ${proxy.relayed.map((x) => x.line).join(', ')}`);
+        if (!proxy.mutated)
+          throw new Error(
+            `${at}: not applied: the dry run's answer k was ${dry.get(check)!.answers[plan.k]!.line}; this run's answers: ${proxy.relayed.map((x) => x.line).join(', ')}`,
+          );
         if (r.outcome === 'error') throw new Error(`${at}: ${proxy.mutated.what} on ${proxy.mutated.line}\n  -> error: ${r.reason}`);
       }),
       { numRuns: RUNS, seed: SEED, ...(PATH ? { path: PATH } : {}) },

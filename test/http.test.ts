@@ -33,7 +33,9 @@ describe('HttpClient', () => {
     const url = await serve((_q, s) => s.end());
     await new Promise<void>((r) => server!.close(() => r()));
     server = undefined;
-    const err = await client(url).request({ method: 'GET', path: '/x' }).catch((e: unknown) => e);
+    const err = await client(url)
+      .request({ method: 'GET', path: '/x' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SuiteError);
     expect((err as SuiteError).code).toBe('TARGET_UNREACHABLE');
   });
@@ -51,9 +53,13 @@ describe('HttpClient', () => {
   it('caps the response size, and says so', async () => {
     // No Content-Length: the cap is found as the body is read.
     const url = await serve((_q, s) => (s.write('x'.repeat(3000)), s.end('x'.repeat(2000))));
-    const err = await client(url).request({ method: 'GET', path: '/x' }).catch((e: unknown) => e);
+    const err = await client(url)
+      .request({ method: 'GET', path: '/x' })
+      .catch((e: unknown) => e);
     expect((err as SuiteError).code).toBe('RESPONSE_TOO_LARGE');
-    expect((err as SuiteError).message).toMatch(/^GET http:\/\/127\.0\.0\.1:\d+\/x: the response body is over the 1024-byte cap \(--max-body-bytes\); it was not read further$/);
+    expect((err as SuiteError).message).toMatch(
+      /^GET http:\/\/127\.0\.0\.1:\d+\/x: the response body is over the 1024-byte cap \(--max-body-bytes\); it was not read further$/,
+    );
   });
 
   it('refuses a body whose Content-Length is over the cap before reading it, even when the connection is then cut: over the cap, not a closed connection', async () => {
@@ -65,7 +71,9 @@ describe('HttpClient', () => {
       s.write('{"data":"');
       setTimeout(() => s.socket?.destroy(), 20);
     });
-    const err = await client(url).request({ method: 'GET', path: '/x' }).catch((e: unknown) => e);
+    const err = await client(url)
+      .request({ method: 'GET', path: '/x' })
+      .catch((e: unknown) => e);
     expect((err as SuiteError).code).toBe('RESPONSE_TOO_LARGE');
     expect((err as SuiteError).message).toMatch(/the response body is over the 1024-byte cap \(--max-body-bytes\) \(Content-Length: 50000\)/);
     // Not sent again as a GET cut off mid-body would be.

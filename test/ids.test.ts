@@ -24,8 +24,12 @@ it('every check is well formed', () => {
 });
 
 it('every check id is written out whole in the folder of suites/ named after its prefix (list.* in suites/list/)', () => {
-  const walk = (d: string): string[] => readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : f.endsWith('.ts') ? [join(d, f)] : []));
-  const sourceOf = (folder: string): string => walk(resolve(import.meta.dirname, '../suites', folder)).map((f) => readFileSync(f, 'utf8')).join('\n');
+  const walk = (d: string): string[] =>
+    readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : f.endsWith('.ts') ? [join(d, f)] : []));
+  const sourceOf = (folder: string): string =>
+    walk(resolve(import.meta.dirname, '../suites', folder))
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
   const misplaced = checkDefinitions.filter((c) => !sourceOf(c.id.split('.')[0]!).includes(`'${c.id}'`));
   expect(misplaced.map((c) => c.id)).toEqual([]);
 });

@@ -11,7 +11,11 @@ import { endpoints } from './support.js';
 
 const e = endpoints(['accounts'])[0]!;
 const at = (i: number): string => new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString();
-const RAW = Array.from({ length: 30 }, (_, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, type: 'account', meta: { timestamps: { created_at: at(i), updated_at: at(i) } } }));
+const RAW = Array.from({ length: 30 }, (_, i) => ({
+  id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+  type: 'account',
+  meta: { timestamps: { created_at: at(i), updated_at: at(i) } },
+}));
 const records = new Map(RAW.map((r) => [r.id, toRec(r, e)]));
 const model: ListModel = {
   path: '/v2/accounts',
@@ -33,23 +37,42 @@ const count = (q: ListQuery): number => predicted(q).selected.length;
 
 function answer(status: number, body: unknown): ListPage {
   const text = JSON.stringify(body);
-  const exchange = { method: 'GET', url: 'http://target/v2/accounts?x', requestHeaders: {}, status, responseHeaders: { 'content-type': 'application/json' }, bodyExcerpt: text.slice(0, 600), bodyBytes: text.length, durationMs: 1 };
+  const exchange = {
+    method: 'GET',
+    url: 'http://target/v2/accounts?x',
+    requestHeaders: {},
+    status,
+    responseHeaders: { 'content-type': 'application/json' },
+    bodyExcerpt: text.slice(0, 600),
+    bodyBytes: text.length,
+    durationMs: 1,
+  };
   return listPageOf(new HttpResponse(status, { 'content-type': 'application/json' }, text, exchange, { ok: true, value: body }), e);
 }
 
 /** A page of the model's list in created order: `offset` and `limit` as served, the numbers right for them. */
 function served(offset: number, limit: number, echo = offset): ListPage {
   const data = RAW.slice(offset, offset + limit);
-  return answer(200, { data, meta: { page: { limit, offset: echo, current: Math.floor(echo / limit) + 1, total: Math.ceil(RAW.length / limit) }, results: { total: RAW.length } } });
+  return answer(200, {
+    data,
+    meta: { page: { limit, offset: echo, current: Math.floor(echo / limit) + 1, total: Math.ceil(RAW.length / limit) }, results: { total: RAW.length } },
+  });
 }
 
-const error = (status: number): ListPage => answer(status, { errors: [{ title: 'Bad Request', status: String(status), detail: 'page[offset] is not a whole number' }] });
+const error = (status: number): ListPage =>
+  answer(status, { errors: [{ title: 'Bad Request', status: String(status), detail: 'page[offset] is not a whole number' }] });
 
 function illegal(plan: IllegalPlan, base: ListQuery = { filters: [] }): Illegal {
   return resolveIllegal(model, plan, base, count);
 }
 
-const number = (param: 'page[limit]' | 'page[offset]', text: string, numbers: number[], shape: 'plain' | 'array' | 'repeat' = 'plain', other = 7): IllegalPlan => ({ param, value: { text, numbers, kind: 'test' }, shape, other });
+const number = (
+  param: 'page[limit]' | 'page[offset]',
+  text: string,
+  numbers: number[],
+  shape: 'plain' | 'array' | 'repeat' = 'plain',
+  other = 7,
+): IllegalPlan => ({ param, value: { text, numbers, kind: 'test' }, shape, other });
 
 describe('the readings of an illegal value', () => {
   it('a number past 2^64 as an offset: refused, or past the end, never ignored (the first page)', () => {
@@ -73,7 +96,10 @@ describe('the readings of an illegal value', () => {
   });
 
   it('keeps the legal parameters of the request it is drawn over', () => {
-    const il = illegal({ param: 'sort', text: 'name', kind: 'test', shape: 'array' }, { filters: [{ op: 'ge', attr: 'created_at', value: at(3) }], limit: 5, sort: { attr: 'id', descending: false } });
+    const il = illegal(
+      { param: 'sort', text: 'name', kind: 'test', shape: 'array' },
+      { filters: [{ op: 'ge', attr: 'created_at', value: at(3) }], limit: 5, sort: { attr: 'id', descending: false } },
+    );
     expect(il.query).toBe(`filter=ge(created_at%2C${at(3)})&page[limit]=5&sort[]=name`);
   });
 });
@@ -83,7 +109,9 @@ describe('judging the answer to an illegal value', () => {
   const limit = illegal(number('page[limit]', '4294967301', [4294967301]));
 
   it('fails a 5xx, and a refusal without the Error shape, under list.params.invalid', () => {
-    expect(judgeIllegal(model, offset, '/v2/accounts', answer(500, { errors: [{ title: 'x', status: '500', detail: 'x' }] }), predicted).map((d) => d.checkId)).toEqual(['list.params.invalid']);
+    expect(
+      judgeIllegal(model, offset, '/v2/accounts', answer(500, { errors: [{ title: 'x', status: '500', detail: 'x' }] }), predicted).map((d) => d.checkId),
+    ).toEqual(['list.params.invalid']);
     expect(judgeIllegal(model, offset, '/v2/accounts', answer(400, { message: 'bad' }), predicted).map((d) => d.checkId)).toEqual(['list.params.invalid']);
     expect(judgeIllegal(model, offset, '/v2/accounts', error(400), predicted)).toEqual([]);
     expect(judgeIllegal(model, offset, '/v2/accounts', error(422), predicted)).toEqual([]);
@@ -104,7 +132,10 @@ describe('judging the answer to an illegal value', () => {
 
   it('passes a sort it cannot read served in any order, with the page numbers right', () => {
     const sort = illegal({ param: 'sort', text: 'name', kind: 'test', shape: 'plain' });
-    const shuffled = answer(200, { data: [...RAW].reverse().slice(0, 25), meta: { page: { limit: 25, offset: 0, current: 1, total: 2 }, results: { total: 30 } } });
+    const shuffled = answer(200, {
+      data: [...RAW].reverse().slice(0, 25),
+      meta: { page: { limit: 25, offset: 0, current: 1, total: 2 }, results: { total: 30 } },
+    });
     expect(judgeIllegal(model, sort, '/v2/accounts', shuffled, predicted)).toEqual([]);
     const wrongTotal = answer(200, { data: RAW.slice(0, 25), meta: { page: { limit: 25, offset: 0, current: 1, total: 2 }, results: { total: 31 } } });
     expect(judgeIllegal(model, sort, '/v2/accounts', wrongTotal, predicted).length).toBe(1);

@@ -65,7 +65,8 @@ export const LAYERS: Record<string, number> = { lib: 0, fixtures: 1, suites: 2, 
 
 /** Every source file of the project (relative to its root) and the project files it imports. */
 export function treeGraph(root: string): Map<string, string[]> {
-  const walk = (d: string): string[] => readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : f.endsWith('.ts') && !f.endsWith('.d.ts') ? [join(d, f)] : []));
+  const walk = (d: string): string[] =>
+    readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : f.endsWith('.ts') && !f.endsWith('.d.ts') ? [join(d, f)] : []));
   const files = Object.keys(LAYERS).flatMap((top) => (top.endsWith('.ts') ? [join(root, top)] : walk(join(root, top))));
   const graph = new Map<string, string[]>();
   for (const file of files) {
@@ -91,7 +92,15 @@ export function layerBreaches(graph: ReadonlyMap<string, readonly string[]>): st
 
 describe('layers', () => {
   it('finds an import that goes up or sideways (the detector itself)', () => {
-    expect(layerBreaches(new Map([['lib/a.ts', ['suites/b.ts', 'lib/c.ts']], ['server/x.ts', ['reporters/y.ts', 'lib/a.ts']], ['cli/m.ts', ['server/x.ts']]]))).toEqual(['lib/a.ts -> suites/b.ts', 'server/x.ts -> reporters/y.ts']);
+    expect(
+      layerBreaches(
+        new Map([
+          ['lib/a.ts', ['suites/b.ts', 'lib/c.ts']],
+          ['server/x.ts', ['reporters/y.ts', 'lib/a.ts']],
+          ['cli/m.ts', ['server/x.ts']],
+        ]),
+      ),
+    ).toEqual(['lib/a.ts -> suites/b.ts', 'server/x.ts -> reporters/y.ts']);
   });
 
   it('the whole tree: no import goes up a layer or across to one beside it, and no file is in no layer', () => {
@@ -108,13 +117,34 @@ describe('layers', () => {
 
 describe('import circles', () => {
   it('finds a circle, and only a circle (the detector itself)', () => {
-    expect(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]]))).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
-    expect(cycles(new Map([['a.ts', ['b.ts', 'c.ts']], ['b.ts', ['c.ts']], ['c.ts', []]]))).toEqual([]);
+    expect(
+      cycles(
+        new Map([
+          ['a.ts', ['b.ts']],
+          ['b.ts', ['c.ts']],
+          ['c.ts', ['a.ts']],
+          ['d.ts', ['a.ts']],
+        ]),
+      ),
+    ).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
+    expect(
+      cycles(
+        new Map([
+          ['a.ts', ['b.ts', 'c.ts']],
+          ['b.ts', ['c.ts']],
+          ['c.ts', []],
+        ]),
+      ),
+    ).toEqual([]);
     expect(cycles(new Map([['a.ts', ['a.ts']]]))).toEqual([['a.ts', 'a.ts']]);
   });
 
   it('reads type-only imports, re-exports and dynamic imports as imports', () => {
-    const { importedFiles } = ts.preProcessFile("import type { A } from './a.js';\nexport { B } from './b.js';\nconst c = await import('./c.js');\n// import { D } from './d.js'", true, true);
+    const { importedFiles } = ts.preProcessFile(
+      "import type { A } from './a.js';\nexport { B } from './b.js';\nconst c = await import('./c.js');\n// import { D } from './d.js'",
+      true,
+      true,
+    );
     expect(importedFiles.map((i) => i.fileName)).toEqual(['./a.js', './b.js', './c.js']);
   });
 

@@ -31,7 +31,16 @@ describe('instant keys', () => {
   });
 
   it('leaves every other spelling to the general reading', () => {
-    for (const raw of ['2026-01-02T03:04:05+00:00', '2026-01-02T03:04:05,123Z', '2026-01-02 03:04:05Z', '1969-12-31T23:59:59Z', '2026-01-02T03:04:05.Z', '2026-01-02T03:04:05.12aZ', 'not a date Z', '2026-13-02T03:04:05Z'])
+    for (const raw of [
+      '2026-01-02T03:04:05+00:00',
+      '2026-01-02T03:04:05,123Z',
+      '2026-01-02 03:04:05Z',
+      '1969-12-31T23:59:59Z',
+      '2026-01-02T03:04:05.Z',
+      '2026-01-02T03:04:05.12aZ',
+      'not a date Z',
+      '2026-13-02T03:04:05Z',
+    ])
       expect(utcKey(raw)).toBeUndefined();
     expect(instantKey('2026-01-02T03:04:05+00:00')).toBe(instantKey('2026-01-02T03:04:05Z'));
     expect(instantKey('2026-01-02T03:04:05.123456Z')).toBe(instantKey('2026-01-02T03:04:05,123456Z'));

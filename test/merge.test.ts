@@ -41,7 +41,22 @@ function shardDir(spec: ShardSpec): string {
     startedAt: '2026-11-21T10:00:00.000Z',
     finishedAt: '2026-11-21T10:00:02.000Z',
     durationMs: 2000,
-    config: { ...(target.embedded ? {} : { baseUrl: target.baseUrl }), token: '***', seed: spec.seed ?? 1, timeoutMs: 10000, maxBodyBytes: 16777216, concurrency: 64, checks: [], strict: false, requestBudget: 1000, timeBufferSeconds: 60, requireAllEndpoints: false, operations: [], catalog: {}, ...spec.config },
+    config: {
+      ...(target.embedded ? {} : { baseUrl: target.baseUrl }),
+      token: '***',
+      seed: spec.seed ?? 1,
+      timeoutMs: 10000,
+      maxBodyBytes: 16777216,
+      concurrency: 64,
+      checks: [],
+      strict: false,
+      requestBudget: 1000,
+      timeBufferSeconds: 60,
+      requireAllEndpoints: false,
+      operations: [],
+      catalog: {},
+      ...spec.config,
+    },
     results,
     suiteErrors: [],
     cleanup: { deleted: 0, leftovers: [] },
@@ -64,7 +79,7 @@ async function merge(args: string[]): Promise<{ code: number; out: string; err: 
 const readReport = (dir: string): RunReport => JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as RunReport;
 
 describe('merge joins the shards of one run', () => {
-  it('each failure keeps the replay command of its own shard, with that shard\'s seed; the shards are listed', async () => {
+  it("each failure keeps the replay command of its own shard, with that shard's seed; the shards are listed", async () => {
     const one = shardDir({ shard: '1/3', seed: 11, runId: 'aaaa0001', results: [fail('list.limit.max', 'accounts')] });
     const two = shardDir({ shard: '2/3', seed: 22, runId: 'aaaa0002', results: [pass('list.limit.max', 'orders')] });
     const three = shardDir({ shard: '3/3', seed: 33, runId: 'aaaa0003', results: [fail('list.limit.max', 'files')] });
@@ -74,9 +89,15 @@ describe('merge joins the shards of one run', () => {
     expect(r.code, r.err).toBe(1);
     const m = readReport(out);
     expect(m.results.map((x) => [x.operation, x.replay])).toEqual([
-      ['accounts', 'npx conformance --check list.limit.max --operation accounts --seed 11 --base-url https://staging.example --timeout 10000 --max-body-bytes 16777216 --request-budget 1000 --time-buffer 60'],
+      [
+        'accounts',
+        'npx conformance --check list.limit.max --operation accounts --seed 11 --base-url https://staging.example --timeout 10000 --max-body-bytes 16777216 --request-budget 1000 --time-buffer 60',
+      ],
       ['orders', undefined],
-      ['files', 'npx conformance --check list.limit.max --operation files --seed 33 --base-url https://staging.example --timeout 10000 --max-body-bytes 16777216 --request-budget 1000 --time-buffer 60'],
+      [
+        'files',
+        'npx conformance --check list.limit.max --operation files --seed 33 --base-url https://staging.example --timeout 10000 --max-body-bytes 16777216 --request-budget 1000 --time-buffer 60',
+      ],
     ]);
     expect(m.shards).toEqual([
       { shard: '1/3', runId: 'aaaa0001', seed: 11 },
@@ -93,7 +114,10 @@ describe('merge joins the shards of one run', () => {
   it('shards run with --strict merge under --strict', async () => {
     const should = (op: string): CheckResult => ({ ...fail('list.sort.id', op), level: 'SHOULD' });
     const strict = { strict: true };
-    const r = await merge([shardDir({ shard: '1/2', results: [should('orders')], config: strict }), shardDir({ shard: '2/2', results: [pass('list.sort.id', 'files')], config: strict })]);
+    const r = await merge([
+      shardDir({ shard: '1/2', results: [should('orders')], config: strict }),
+      shardDir({ shard: '2/2', results: [pass('list.sort.id', 'files')], config: strict }),
+    ]);
     expect(r.code, r.out).toBe(1);
     expect(r.out).toMatch(/exit 1: 1 SHOULD check\(s\) failed and --strict is on/);
   });
@@ -104,13 +128,16 @@ describe('merge joins the shards of one run', () => {
     expect(r.code, r.err).toBe(0);
   });
 
-  it('through the CLI: a sharded run against the bundled server merges, and each failure replays with its shard\'s seed', async () => {
+  it("through the CLI: a sharded run against the bundled server merges, and each failure replays with its shard's seed", async () => {
     const [a, b, out] = [0, 1, 2].map(() => mkdtempSync(join(tmpdir(), 'conformance-report-')));
     // An expected default page length of 20 against the bundled server's 25: one MUST failure
     // per operation; one operation per shard.
     const args = ['--check', 'list.limit.default', '--operation', 'accounts,catalogs'];
     const env = { CONFORMANCE_DEFAULT_PAGE_LENGTH: '20' };
-    const [one, two] = await Promise.all([cli([...args, '--shard', '1/2', '--seed', '11', '--report-dir', a!], { env }), cli([...args, '--shard', '2/2', '--seed', '22', '--report-dir', b!], { env })]);
+    const [one, two] = await Promise.all([
+      cli([...args, '--shard', '1/2', '--seed', '11', '--report-dir', a!], { env }),
+      cli([...args, '--shard', '2/2', '--seed', '22', '--report-dir', b!], { env }),
+    ]);
     expect([one.code, two.code], one.stdout + two.stdout).toEqual([1, 1]);
     const merged = await cli(['merge', a!, b!, '--report-dir', out!]);
     expect(merged.code, merged.stdout + merged.stderr).toBe(1);
@@ -126,19 +153,55 @@ describe('merge refuses what is not every shard of one run, once each, and says 
   const same = shardDir({ shard: '1/2', runId: 'same0001' });
   const cases: Array<[string, () => string[], RegExp]> = [
     ['the same shard directory twice', () => [same, same, shardDir({ shard: '2/2' })], /shard 1\/2 is given twice \(the same report given twice\)/],
-    ['two reports of the same shard', () => [shardDir({ shard: '1/2' }), shardDir({ shard: '1/2' }), shardDir({ shard: '2/2' })], /shard 1\/2 is given twice \(two reports claim the same shard\)/],
-    ['a missing shard', () => [shardDir({ shard: '1/3' }), shardDir({ shard: '3/3' })], /shard 2\/3 is missing: a merge needs the report directories of all 3 shards/],
-    ['shards of runs split differently', () => [shardDir({ shard: '1/2' }), shardDir({ shard: '2/3' })], /the shards come from different runs: .* is one of 2 shards, .* one of 3/],
+    [
+      'two reports of the same shard',
+      () => [shardDir({ shard: '1/2' }), shardDir({ shard: '1/2' }), shardDir({ shard: '2/2' })],
+      /shard 1\/2 is given twice \(two reports claim the same shard\)/,
+    ],
+    [
+      'a missing shard',
+      () => [shardDir({ shard: '1/3' }), shardDir({ shard: '3/3' })],
+      /shard 2\/3 is missing: a merge needs the report directories of all 3 shards/,
+    ],
+    [
+      'shards of runs split differently',
+      () => [shardDir({ shard: '1/2' }), shardDir({ shard: '2/3' })],
+      /the shards come from different runs: .* is one of 2 shards, .* one of 3/,
+    ],
     ['a whole run with a shard', () => [shardDir({}), shardDir({ shard: '2/2' })], /the shards come from different runs: .* is one of 1 shards, .* one of 2/],
-    ['different targets', () => [shardDir({ shard: '1/2' }), shardDir({ shard: '2/2', target: { baseUrl: 'https://other.example', embedded: false } })], /different runs: they differ in target \(.*"https:\/\/staging\.example".*"https:\/\/other\.example"\)/],
-    ['the bundled server and a target', () => [shardDir({ shard: '1/2', target: { baseUrl: 'http://127.0.0.1:4000', embedded: true } }), shardDir({ shard: '2/2' })], /differ in target \(.*the bundled reference server/],
+    [
+      'different targets',
+      () => [shardDir({ shard: '1/2' }), shardDir({ shard: '2/2', target: { baseUrl: 'https://other.example', embedded: false } })],
+      /different runs: they differ in target \(.*"https:\/\/staging\.example".*"https:\/\/other\.example"\)/,
+    ],
+    [
+      'the bundled server and a target',
+      () => [shardDir({ shard: '1/2', target: { baseUrl: 'http://127.0.0.1:4000', embedded: true } }), shardDir({ shard: '2/2' })],
+      /differ in target \(.*the bundled reference server/,
+    ],
     ['different suite versions', () => [shardDir({ shard: '1/2' }), shardDir({ shard: '2/2', version: '0.0.1-test' })], /differ in suite version/],
-    ['different contract digests', () => [shardDir({ shard: '1/2' }), shardDir({ shard: '2/2', digest: `sha256:${'34'.repeat(32)}` })], /differ in contract digest/],
-    ['different timeouts', () => [shardDir({ shard: '1/2' }), shardDir({ shard: '2/2', config: { timeoutMs: 2000 } })], /differ in --timeout \(.*: 10000; .*: 2000\)/],
+    [
+      'different contract digests',
+      () => [shardDir({ shard: '1/2' }), shardDir({ shard: '2/2', digest: `sha256:${'34'.repeat(32)}` })],
+      /differ in contract digest/,
+    ],
+    [
+      'different timeouts',
+      () => [shardDir({ shard: '1/2' }), shardDir({ shard: '2/2', config: { timeoutMs: 2000 } })],
+      /differ in --timeout \(.*: 10000; .*: 2000\)/,
+    ],
     ['one shard strict, one not', () => [shardDir({ shard: '1/2' }), shardDir({ shard: '2/2', config: { strict: true } })], /differ in --strict/],
     ['different operations', () => [shardDir({ shard: '1/2', config: { operations: ['orders'] } }), shardDir({ shard: '2/2' })], /differ in --operation/],
-    ['different default page lengths', () => [shardDir({ shard: '1/2', config: { defaultPageLength: 20 } }), shardDir({ shard: '2/2' })], /differ in --default-page-length/],
-    ['different catalogs', () => [shardDir({ shard: '1/2', config: { catalog: { parents: { flowSlug: { value: 'a' } } } } }), shardDir({ shard: '2/2' })], /differ in the catalog of the config file/],
+    [
+      'different default page lengths',
+      () => [shardDir({ shard: '1/2', config: { defaultPageLength: 20 } }), shardDir({ shard: '2/2' })],
+      /differ in --default-page-length/,
+    ],
+    [
+      'different catalogs',
+      () => [shardDir({ shard: '1/2', config: { catalog: { parents: { flowSlug: { value: 'a' } } } } }), shardDir({ shard: '2/2' })],
+      /differ in the catalog of the config file/,
+    ],
   ];
 
   it.each(cases)('%s', async (_, dirs, message) => {
@@ -152,7 +215,7 @@ describe('merge refuses what is not every shard of one run, once each, and says 
     expect(existsSync(out)).toBe(false);
   });
 
-  it('no directory, or one without results.json: pointed at merge\'s usage too', async () => {
+  it("no directory, or one without results.json: pointed at merge's usage too", async () => {
     for (const args of [[], [mkdtempSync(join(tmpdir(), 'conformance-empty-dir-'))]]) {
       const r = await merge(args);
       expect(r.code).toBe(2);
@@ -162,7 +225,10 @@ describe('merge refuses what is not every shard of one run, once each, and says 
   });
 
   it('a results.json that is not JSON, or not a report: a usage error that says so, never a crash of the suite', async () => {
-    for (const [content, message] of [['{"broken', /results\.json is not JSON/], ['{"a":1}', /results\.json is not a report of this suite's version \(it breaks spec\/results\.schema\.yaml/]] as const) {
+    for (const [content, message] of [
+      ['{"broken', /results\.json is not JSON/],
+      ['{"a":1}', /results\.json is not a report of this suite's version \(it breaks spec\/results\.schema\.yaml/],
+    ] as const) {
       const dir = mkdtempSync(join(tmpdir(), 'conformance-not-a-report-'));
       writeFileSync(join(dir, 'results.json'), content);
       const r = await merge([dir]);
@@ -174,7 +240,10 @@ describe('merge refuses what is not every shard of one run, once each, and says 
 
   it('the same settings in another key order are the same run', async () => {
     const catalog = (a: string, b: string) => ({ parents: { [a]: { value: a }, [b]: { value: b } } });
-    const r = await merge([shardDir({ shard: '1/2', config: { catalog: catalog('x', 'y') } }), shardDir({ shard: '2/2', config: { catalog: catalog('y', 'x') } })]);
+    const r = await merge([
+      shardDir({ shard: '1/2', config: { catalog: catalog('x', 'y') } }),
+      shardDir({ shard: '2/2', config: { catalog: catalog('y', 'x') } }),
+    ]);
     expect(r.code, r.err).toBe(0);
   });
 });

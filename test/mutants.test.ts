@@ -9,7 +9,18 @@ import { main } from '../cli/main.js';
 import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
 import { FAULTS, resolveBehaviour, VARIANTS } from '../server/index.js';
 import { checkDefinitions } from '../suites/index.js';
-import { exploredFigure, faultLevel, faultsEqualToVariants, mutationScore, renderExploredFigure, renderSelftest, runSelftest, sampleFor, type MutantRow, type VariantRow } from '../selftest/index.js';
+import {
+  exploredFigure,
+  faultLevel,
+  faultsEqualToVariants,
+  mutationScore,
+  renderExploredFigure,
+  renderSelftest,
+  runSelftest,
+  sampleFor,
+  type MutantRow,
+  type VariantRow,
+} from '../selftest/index.js';
 
 let mutants: MutantRow[];
 let variants: VariantRow[];
@@ -59,7 +70,11 @@ describe('the catalogue', () => {
   it('holds a scoped mutant to its scope as a whole: every knob it sets, and only those', () => {
     const f = FAULTS.find((x) => x.name === 'nested-later-parents-sort-ignored')!;
     const b = resolveBehaviour({ faults: [f.name] });
-    expect([...b.listFaultScope!.knobs!].sort()).toEqual(Object.keys(f.behaviour).filter((k) => k !== 'listFaultScope').sort());
+    expect([...b.listFaultScope!.knobs!].sort()).toEqual(
+      Object.keys(f.behaviour)
+        .filter((k) => k !== 'listFaultScope')
+        .sort(),
+    );
     expect(resolveBehaviour({ variants: ['list-ids-prefixed'] }).listFaultScope).toBeNull();
   });
 
@@ -75,11 +90,13 @@ describe('mutants', () => {
     expect(mutationScore(must)).toBe(1);
   });
 
-  it('SHOULD/INFO mutants: each caught by a check it names, the run exiting as the failures\' levels say', () => {
+  it("SHOULD/INFO mutants: each caught by a check it names, the run exiting as the failures' levels say", () => {
     const other = mutants.filter((m) => m.level !== 'MUST');
     expect(other.length).toBeGreaterThan(0);
     for (const m of other) expect(faultLevel(m.fault)).not.toBe('MUST');
-    expect(other.filter((m) => m.outcome !== 'caught').map((m) => `${m.fault.name}: ${m.outcome}, exit ${m.exitCode} (expected ${m.expectedExit})`)).toEqual([]);
+    expect(other.filter((m) => m.outcome !== 'caught').map((m) => `${m.fault.name}: ${m.outcome}, exit ${m.exitCode} (expected ${m.expectedExit})`)).toEqual(
+      [],
+    );
   });
 
   it('every check a mutant names fails against it, with evidence (for a mutant written for exploration: those its draws reach)', () => {
@@ -102,24 +119,49 @@ describe('mutants', () => {
 });
 
 describe('the model and the exploration alone (--explore-only)', () => {
-  it('catch every list mutant written for them, each through the CLI with exit 1', async () => {
-    const written = FAULTS.filter((f) => f.explored && f.caughtBy.some((id) => id.startsWith('list.')));
-    expect(written.length).toBeGreaterThanOrEqual(8);
-    const { mutants: alone } = await runSelftest({ main, faults: written.map((f) => f.name), variants: [], exploreOnly: true });
-    console.log(renderExploredFigure(alone));
-    expect(alone.filter((m) => m.outcome !== 'caught' || m.exitCode !== 1).map((m) => `${m.fault.name}: ${m.outcome}, exit ${m.exitCode}`)).toEqual([]);
-    for (const x of exploredFigure(alone)) expect(x.exploredCaught, x.rule).toBe(x.explored);
-  }, 10 * 60_000);
+  it(
+    'catch every list mutant written for them, each through the CLI with exit 1',
+    async () => {
+      const written = FAULTS.filter((f) => f.explored && f.caughtBy.some((id) => id.startsWith('list.')));
+      expect(written.length).toBeGreaterThanOrEqual(8);
+      const { mutants: alone } = await runSelftest({ main, faults: written.map((f) => f.name), variants: [], exploreOnly: true });
+      console.log(renderExploredFigure(alone));
+      expect(alone.filter((m) => m.outcome !== 'caught' || m.exitCode !== 1).map((m) => `${m.fault.name}: ${m.outcome}, exit ${m.exitCode}`)).toEqual([]);
+      for (const x of exploredFigure(alone)) expect(x.exploredCaught, x.rule).toBe(x.explored);
+    },
+    10 * 60_000,
+  );
 });
 
 describe('legitimate variants', () => {
   it('include every open choice of the contract listed here', () => {
     const names = VARIANTS.map((v) => v.name);
     for (const n of [
-      'validation-422', 'limit-over-100-refused', 'hard-limit-422', 'auth-403', 'timestamps-no-millis', 'timestamps-offset', 'extra-fields', 'no-links', 'empty-page-total-1', 'custom-api-platform',
-      'page-length-40', 'timestamps-micros', 'timestamps-mixed-offsets', 'empty-page-current-formula', 'empty-page-zero', 'default-order-newest-first', 'list-ids-numeric', 'list-ids-numeric-as-string',
-      'list-ids-prefixed', 'lenient-content-type', 'null-rate-limit-accepted', 'rate-limit-not-echoed', 'timestamps-elsewhere',
-    ]) expect(names).toContain(n);
+      'validation-422',
+      'limit-over-100-refused',
+      'hard-limit-422',
+      'auth-403',
+      'timestamps-no-millis',
+      'timestamps-offset',
+      'extra-fields',
+      'no-links',
+      'empty-page-total-1',
+      'custom-api-platform',
+      'page-length-40',
+      'timestamps-micros',
+      'timestamps-mixed-offsets',
+      'empty-page-current-formula',
+      'empty-page-zero',
+      'default-order-newest-first',
+      'list-ids-numeric',
+      'list-ids-numeric-as-string',
+      'list-ids-prefixed',
+      'lenient-content-type',
+      'null-rate-limit-accepted',
+      'rate-limit-not-echoed',
+      'timestamps-elsewhere',
+    ])
+      expect(names).toContain(n);
   });
 
   it('exit 0 with no MUST failure and no error, and warn only where they declare', () => {

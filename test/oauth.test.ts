@@ -54,13 +54,22 @@ function login(base: string, fields: Record<string, string>): Promise<Sent> {
 }
 
 async function createKey(base: string, name = 'sandbox client'): Promise<Key> {
-  const r = await call(base, 'POST', '/v2/application-keys', { bearer: TOKEN, type: 'application/json', body: JSON.stringify({ data: { type: 'application_key', name } }) });
+  const r = await call(base, 'POST', '/v2/application-keys', {
+    bearer: TOKEN,
+    type: 'application/json',
+    body: JSON.stringify({ data: { type: 'application_key', name } }),
+  });
   expect(r.status, r.text).toBe(201);
   return (r.json as { data: Key }).data;
 }
 
 async function tokenFor(base: string, key: Key, grant: 'client_credentials' | 'implicit' = 'client_credentials'): Promise<string> {
-  const r = await login(base, grant === 'implicit' ? { grant_type: 'implicit', client_id: key.client_id } : { grant_type: 'client_credentials', client_id: key.client_id, client_secret: key.client_secret });
+  const r = await login(
+    base,
+    grant === 'implicit'
+      ? { grant_type: 'implicit', client_id: key.client_id }
+      : { grant_type: 'client_credentials', client_id: key.client_id, client_secret: key.client_secret },
+  );
   expect(r.status, r.text).toBe(200);
   return (r.json as TokenAnswer).access_token;
 }
@@ -107,11 +116,19 @@ describe('client_credentials', () => {
     const token = await tokenFor(server.url, key);
     expect((await call(server.url, 'GET', '/v2/application-keys', { bearer: token })).status).toBe(200);
     expect((await call(server.url, 'GET', '/v2/accounts?page[limit]=1', { bearer: token })).status).toBe(200);
-    const made = await call(server.url, 'POST', '/v2/settings/extensions/custom-apis', { bearer: token, type: 'application/json', body: JSON.stringify({ data: { type: 'custom_api', name: 'by oauth', slug: 'by-oauth', api_type: 'by_oauth_ext' } }) });
+    const made = await call(server.url, 'POST', '/v2/settings/extensions/custom-apis', {
+      bearer: token,
+      type: 'application/json',
+      body: JSON.stringify({ data: { type: 'custom_api', name: 'by oauth', slug: 'by-oauth', api_type: 'by_oauth_ext' } }),
+    });
     expect(made.status, made.text).toBe(201);
     const id = (made.json as { data: { id: string } }).data.id;
     expect((await call(server.url, 'DELETE', `/v2/settings/extensions/custom-apis/${id}`, { bearer: token })).status).toBe(204);
-    const other = await call(server.url, 'POST', '/v2/application-keys', { bearer: token, type: 'application/json', body: JSON.stringify({ data: { type: 'application_key', name: 'made by a client' } }) });
+    const other = await call(server.url, 'POST', '/v2/application-keys', {
+      bearer: token,
+      type: 'application/json',
+      body: JSON.stringify({ data: { type: 'application_key', name: 'made by a client' } }),
+    });
     expect(other.status, other.text).toBe(201);
     expect((await call(server.url, 'DELETE', `/v2/application-keys/${(other.json as { data: Key }).data.id}`, { bearer: token })).status).toBe(204);
   });
@@ -136,9 +153,17 @@ describe('implicit', () => {
     expect((await call(server.url, 'GET', `/v2/application-keys/${key.id}`, { bearer: token })).status).toBe(200);
     expect((await call(server.url, 'GET', '/v2/accounts?page[limit]=1', { bearer: token })).status).toBe(200);
     const attempts = [
-      await call(server.url, 'POST', '/v2/application-keys', { bearer: token, type: 'application/json', body: JSON.stringify({ data: { type: 'application_key', name: 'not allowed' } }) }),
+      await call(server.url, 'POST', '/v2/application-keys', {
+        bearer: token,
+        type: 'application/json',
+        body: JSON.stringify({ data: { type: 'application_key', name: 'not allowed' } }),
+      }),
       await call(server.url, 'DELETE', `/v2/application-keys/${key.id}`, { bearer: token }),
-      await call(server.url, 'POST', '/v2/settings/extensions/custom-apis', { bearer: token, type: 'application/json', body: JSON.stringify({ data: { type: 'custom_api', name: 'x' } }) }),
+      await call(server.url, 'POST', '/v2/settings/extensions/custom-apis', {
+        bearer: token,
+        type: 'application/json',
+        body: JSON.stringify({ data: { type: 'custom_api', name: 'x' } }),
+      }),
       await call(server.url, 'DELETE', '/v2/settings/extensions/custom-apis/00000000-0000-4000-8000-000000000000', { bearer: token }),
     ];
     for (const r of attempts) {
@@ -146,7 +171,9 @@ describe('implicit', () => {
       expectErrorShape(r);
     }
     expect((await call(server.url, 'GET', `/v2/application-keys/${key.id}`, { bearer: TOKEN })).status).toBe(200);
-    const names = ((await call(server.url, 'GET', '/v2/application-keys?page[limit]=100', { bearer: TOKEN })).json as { data: Array<{ name: string }> }).data.map((k) => k.name);
+    const names = (
+      (await call(server.url, 'GET', '/v2/application-keys?page[limit]=100', { bearer: TOKEN })).json as { data: Array<{ name: string }> }
+    ).data.map((k) => k.name);
     expect(names).not.toContain('not allowed');
   });
 });
@@ -154,7 +181,11 @@ describe('implicit', () => {
 describe('refusals: a 4xx with the Error shape, never a secret', () => {
   it.each([
     ['a wrong secret', () => ({ grant_type: 'client_credentials', client_id: key.client_id, client_secret: `${key.client_secret}x` }), 401],
-    ['an unknown client_id (client_credentials)', () => ({ grant_type: 'client_credentials', client_id: 'f'.repeat(32), client_secret: key.client_secret }), 401],
+    [
+      'an unknown client_id (client_credentials)',
+      () => ({ grant_type: 'client_credentials', client_id: 'f'.repeat(32), client_secret: key.client_secret }),
+      401,
+    ],
     ['an unknown client_id (implicit)', () => ({ grant_type: 'implicit', client_id: 'f'.repeat(32) }), 401],
     ['no grant_type', () => ({ client_id: key.client_id, client_secret: key.client_secret }), 400],
     ['an empty grant_type', () => ({ grant_type: '', client_id: key.client_id, client_secret: key.client_secret }), 400],
@@ -167,7 +198,9 @@ describe('refusals: a 4xx with the Error shape, never a secret', () => {
     expect(r.status, r.text).toBe(status);
     expectErrorShape(r);
     // The token endpoint's own refusal, not the 401 of a route that wanted a bearer token.
-    expect((r.json as { errors: Array<{ detail: string }> }).errors[0]!.detail).toMatch(status === 401 ? /client credentials/ : /grant_type|client_id|client_secret/);
+    expect((r.json as { errors: Array<{ detail: string }> }).errors[0]!.detail).toMatch(
+      status === 401 ? /client credentials/ : /grant_type|client_id|client_secret/,
+    );
     expect(r.text).not.toContain(key.client_secret);
     if (sent.client_secret) expect(r.text).not.toContain(sent.client_secret);
   });
@@ -179,9 +212,21 @@ describe('refusals: a 4xx with the Error shape, never a secret', () => {
   });
 
   it.each([
-    ['a JSON body', () => call(server.url, 'POST', '/oauth/access_token', { type: 'application/json', body: JSON.stringify({ grant_type: 'implicit', client_id: key.client_id }) }), 415],
+    [
+      'a JSON body',
+      () =>
+        call(server.url, 'POST', '/oauth/access_token', {
+          type: 'application/json',
+          body: JSON.stringify({ grant_type: 'implicit', client_id: key.client_id }),
+        }),
+      415,
+    ],
     ['no Content-Type', () => call(server.url, 'POST', '/oauth/access_token', { body: form({ grant_type: 'implicit', client_id: key.client_id }) }), 415],
-    ['a parameter given twice', () => call(server.url, 'POST', '/oauth/access_token', { type: FORM, body: `grant_type=implicit&client_id=${key.client_id}&client_id=${key.client_id}` }), 400],
+    [
+      'a parameter given twice',
+      () => call(server.url, 'POST', '/oauth/access_token', { type: FORM, body: `grant_type=implicit&client_id=${key.client_id}&client_id=${key.client_id}` }),
+      400,
+    ],
     ['GET', () => call(server.url, 'GET', '/oauth/access_token'), 405],
   ])('%s', async (_what, go, status) => {
     const r = await go();
@@ -244,7 +289,10 @@ describe('lifetime', () => {
       const read = await tokenFor(s.url, k, 'implicit');
       expect((await call(s.url, 'DELETE', `/v2/application-keys/${k.id}`, { bearer: TOKEN })).status).toBe(204);
       for (const token of [full, read]) expect((await call(s.url, 'GET', '/v2/application-keys', { bearer: token })).status).toBe(401);
-      for (const fields of [{ grant_type: 'client_credentials', client_id: k.client_id, client_secret: k.client_secret }, { grant_type: 'implicit', client_id: k.client_id }]) {
+      for (const fields of [
+        { grant_type: 'client_credentials', client_id: k.client_id, client_secret: k.client_secret },
+        { grant_type: 'implicit', client_id: k.client_id },
+      ]) {
         const r = await login(s.url, fields);
         expect(r.status).toBe(401);
         expectErrorShape(r);

@@ -63,7 +63,13 @@ async function recorded(faults: string[]): Promise<{ viaProxy: RunReport & { cod
     await browser.close().catch(() => undefined);
     const { code, report } = await proxy.stop();
     const lines: string[] = [];
-    const harCode = await main(['judge', har, '--report-dir', join(dir, 'out')], { out: (l) => lines.push(l), err: (l) => lines.push(l), env: { NO_COLOR: '1' }, cwd: dir, isTTY: false });
+    const harCode = await main(['judge', har, '--report-dir', join(dir, 'out')], {
+      out: (l) => lines.push(l),
+      err: (l) => lines.push(l),
+      env: { NO_COLOR: '1' },
+      cwd: dir,
+      isTTY: false,
+    });
     const viaHar = JSON.parse(readFileSync(join(dir, 'out', 'results.json'), 'utf8')) as RunReport;
     return { viaProxy: { ...report, code }, viaHar: { ...viaHar, code: harCode } };
   } finally {

@@ -26,13 +26,29 @@ afterAll(() => vi.restoreAllMocks());
 
 /** What a client built on the SDK does: log in, make and read Custom APIs, page, sort, delete, read a deleted one, make a key. */
 async function sdkSession(address: string, settle: boolean): Promise<void> {
-  const res = await fetch(`${address}/v2/application-keys`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ data: { type: 'application_key', name: 'js-sdk-admin' } }) });
+  const res = await fetch(`${address}/v2/application-keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ data: { type: 'application_key', name: 'js-sdk-admin' } }),
+  });
   const key = ((await res.json()) as { data: Key }).data;
-  const ep = gateway({ client_id: key.client_id, client_secret: key.client_secret, host: new URL(address).host, protocol: 'http', storage: new MemoryStorageFactory() } as never);
+  const ep = gateway({
+    client_id: key.client_id,
+    client_secret: key.client_secret,
+    host: new URL(address).host,
+    protocol: 'http',
+    storage: new MemoryStorageFactory(),
+  } as never);
   await ep.Authenticate();
   const ids: string[] = [];
   for (const name of ['sdk-alpha', 'sdk-beta', 'sdk-gamma']) {
-    const made = (await ep.CustomApis.Create({ type: 'custom_api', name, slug: name, api_type: `${name.replace('-', '_')}_ext`, description: 'through the proxy' })) as unknown as { data: { id: string } };
+    const made = (await ep.CustomApis.Create({
+      type: 'custom_api',
+      name,
+      slug: name,
+      api_type: `${name.replace('-', '_')}_ext`,
+      description: 'through the proxy',
+    })) as unknown as { data: { id: string } };
     ids.push(made.data.id);
   }
   await ep.CustomApis.All();
@@ -52,7 +68,10 @@ async function sdkThroughProxy(options: { variants?: string[]; faults?: string[]
   const server = await startReferenceServer({ token: TOKEN, seed: 11, ...options });
   try {
     const proxy = await startProxy(server.url);
-    await sdkSession(proxy.address, (options.faults ?? []).some((f) => f.startsWith('delete-')));
+    await sdkSession(
+      proxy.address,
+      (options.faults ?? []).some((f) => f.startsWith('delete-')),
+    );
     const { code, report } = await proxy.stop();
     return { ...report, code };
   } finally {
@@ -60,14 +79,18 @@ async function sdkThroughProxy(options: { variants?: string[]; faults?: string[]
   }
 }
 
-const failures = (r: RunReport, level?: string): string[] => r.results.filter((x) => x.outcome === 'fail' && (level === undefined || x.level === level)).map((x) => `${x.id}${x.operation ? ` [${x.operation}]` : ''}`);
+const failures = (r: RunReport, level?: string): string[] =>
+  r.results.filter((x) => x.outcome === 'fail' && (level === undefined || x.level === level)).map((x) => `${x.id}${x.operation ? ` [${x.operation}]` : ''}`);
 
 describe('@elasticpath/js-sdk through conformance proxy, in front of `conformance serve`', () => {
-  it('the CLI\'s own server and proxy, each a process of its own: no rule broken', async () => {
+  it("the CLI's own server and proxy, each a process of its own: no rule broken", async () => {
     const server = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--token', TOKEN, '--seed', '3'], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       const url = await listeningUrl(server);
-      const proxy = spawn(process.execPath, [BIN, 'proxy', '--upstream', url, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NO_COLOR: '1' } });
+      const proxy = spawn(process.execPath, [BIN, 'proxy', '--upstream', url, '--port', '0'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, NO_COLOR: '1' },
+      });
       let printed = '';
       proxy.stdout!.on('data', (d: Buffer) => (printed += d.toString()));
       const exited = new Promise<number | null>((resolve) => proxy.once('exit', (code) => resolve(code)));
@@ -90,12 +113,19 @@ describe('@elasticpath/js-sdk through conformance proxy', () => {
       for (const f of r.results.filter((x) => x.outcome === 'fail')) expect(v?.warns ?? [], `${v?.name ?? 'conforming'}: ${f.id} ${f.reason}`).toContain(f.id);
       expect(r.code, v?.name).toBe(0);
       // The traffic exercised rules of every operation the SDK touched.
-      expect(r.results.filter((x) => x.outcome === 'pass').map((x) => x.id)).toEqual(expect.arrayContaining(['delete.existing.204', 'create.keys.distinct', 'list.page.arithmetic']));
+      expect(r.results.filter((x) => x.outcome === 'pass').map((x) => x.id)).toEqual(
+        expect.arrayContaining(['delete.existing.204', 'create.keys.distinct', 'list.page.arithmetic']),
+      );
     }
   }, 120_000);
 
-  it('a fault the SDK\'s traffic shows fails its check', async () => {
-    for (const [fault, check] of [['delete-200-with-body', 'delete.existing.204'], ['delete-soft-reads-find-it', 'delete.repeat.404'], ['create-repeated-secret', 'create.keys.distinct'], ['page-total-in-records', 'list.page.arithmetic [custom-apis]']] as const) {
+  it("a fault the SDK's traffic shows fails its check", async () => {
+    for (const [fault, check] of [
+      ['delete-200-with-body', 'delete.existing.204'],
+      ['delete-soft-reads-find-it', 'delete.repeat.404'],
+      ['create-repeated-secret', 'create.keys.distinct'],
+      ['page-total-in-records', 'list.page.arithmetic [custom-apis]'],
+    ] as const) {
       const r = await sdkThroughProxy({ faults: [fault] });
       expect(failures(r), fault).toContain(check);
     }

@@ -65,7 +65,17 @@ async function drive(base: string, settle = false): Promise<Recorded[]> {
     const started = Date.now();
     const res = await fetch(`${base}${path}`, { method, headers: h, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
     const text = await res.text();
-    const r: Recorded = { method, url: `${base}${path}`, headers: h, ...(body !== undefined ? { body: JSON.stringify(body) } : {}), status: res.status, responseHeaders: Object.fromEntries(res.headers), text, started, ms: Date.now() - started };
+    const r: Recorded = {
+      method,
+      url: `${base}${path}`,
+      headers: h,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      status: res.status,
+      responseHeaders: Object.fromEntries(res.headers),
+      text,
+      started,
+      ms: Date.now() - started,
+    };
     out.push(r);
     return r;
   };
@@ -80,7 +90,9 @@ async function drive(base: string, settle = false): Promise<Recorded[]> {
   await send('POST', '/v2/application-keys', { data: { type: 'application_key', name: 'observed-key-1', reserved_rate_limit: 5 } });
   await send('POST', '/v2/application-keys', { data: { type: 'application_key', name: 'observed-key-2' } });
   await send('POST', '/v2/application-keys', { data: { type: 'application_key' } });
-  const made = await send('POST', '/v2/settings/extensions/custom-apis', { data: { type: 'custom_api', name: 'observed', slug: 'observed-api', api_type: 'observed_api_ext', description: 'seen through the proxy' } });
+  const made = await send('POST', '/v2/settings/extensions/custom-apis', {
+    data: { type: 'custom_api', name: 'observed', slug: 'observed-api', api_type: 'observed_api_ext', description: 'seen through the proxy' },
+  });
   const id = (JSON.parse(made.text) as { data: { id: string } }).data.id;
   await send('DELETE', `/v2/settings/extensions/custom-apis/${id}`);
   // Reads of a deleted id are judged once a store's reads had READS_SETTLE_MS to settle.
@@ -98,14 +110,33 @@ function toHar(traffic: readonly Recorded[]): string {
   const entries = traffic.map((r, i) => ({
     startedDateTime: new Date(r.started).toISOString(),
     time: r.ms,
-    request: { method: r.method, url: r.url, httpVersion: 'HTTP/1.1', headers: list(r.headers), queryString: [], ...(r.body !== undefined ? { postData: { mimeType: 'application/json', text: r.body } } : {}) },
-    response: { status: r.status, statusText: '', httpVersion: 'HTTP/1.1', headers: list(r.responseHeaders), content: i % 2 ? { size: r.text.length, mimeType: 'application/json', text: Buffer.from(r.text).toString('base64'), encoding: 'base64' } : { size: r.text.length, mimeType: 'application/json', text: r.text } },
+    request: {
+      method: r.method,
+      url: r.url,
+      httpVersion: 'HTTP/1.1',
+      headers: list(r.headers),
+      queryString: [],
+      ...(r.body !== undefined ? { postData: { mimeType: 'application/json', text: r.body } } : {}),
+    },
+    response: {
+      status: r.status,
+      statusText: '',
+      httpVersion: 'HTTP/1.1',
+      headers: list(r.responseHeaders),
+      content:
+        i % 2
+          ? { size: r.text.length, mimeType: 'application/json', text: Buffer.from(r.text).toString('base64'), encoding: 'base64' }
+          : { size: r.text.length, mimeType: 'application/json', text: r.text },
+    },
   }));
   return JSON.stringify({ log: { version: '1.2', creator: { name: 'test', version: '1' }, entries } });
 }
 
 /** The proxy in front of a reference server with `faults`, driven, stopped by a signal: its report, the traffic and what it printed. */
-async function throughProxy(faults: string[] = [], settle = faults.some((f) => f.startsWith('delete-'))): Promise<{ report: RunReport; code: number; traffic: Recorded[]; printed: string[]; upstream: Recorded[] }> {
+async function throughProxy(
+  faults: string[] = [],
+  settle = faults.some((f) => f.startsWith('delete-')),
+): Promise<{ report: RunReport; code: number; traffic: Recorded[]; printed: string[]; upstream: Recorded[] }> {
   const server = await startReferenceServer({ token: TOKEN, seed: 5, records: 40, faults });
   try {
     const proxy = await startProxy(server.url);
@@ -119,8 +150,10 @@ async function throughProxy(faults: string[] = [], settle = faults.some((f) => f
   }
 }
 
-const outcome = (report: RunReport, id: string, operation?: string): string | undefined => report.results.find((r) => r.id === id && r.operation === operation)?.outcome;
-const failed = (report: RunReport): string[] => report.results.filter((r) => r.outcome === 'fail').map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}`);
+const outcome = (report: RunReport, id: string, operation?: string): string | undefined =>
+  report.results.find((r) => r.id === id && r.operation === operation)?.outcome;
+const failed = (report: RunReport): string[] =>
+  report.results.filter((r) => r.outcome === 'fail').map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}`);
 
 describe('conformance proxy in front of the reference server', () => {
   it('passes answers through unchanged, judges the conforming server clean, and never passes what it did not see', async () => {
@@ -128,10 +161,29 @@ describe('conformance proxy in front of the reference server', () => {
     expect(failed(report)).toEqual([]);
     expect(code).toBe(0);
     // Byte for byte the same answers (ids and secrets differ: new keys, new Custom APIs).
-    const shape = (r: Recorded) => `${r.method} ${new URL(r.url).pathname.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/, '{id}')}${new URL(r.url).search} ${r.status} ${r.responseHeaders['content-type'] ?? ''}`;
+    const shape = (r: Recorded) =>
+      `${r.method} ${new URL(r.url).pathname.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/, '{id}')}${new URL(r.url).search} ${r.status} ${r.responseHeaders['content-type'] ?? ''}`;
     expect(traffic.map(shape)).toEqual(upstream.map(shape));
-    expect(traffic.filter((r) => r.method === 'GET' && r.url.includes('/v2/accounts')).map((r) => r.text)).toEqual(upstream.filter((r) => r.method === 'GET' && r.url.includes('/v2/accounts')).map((r) => r.text));
-    for (const [id, op] of [['delete.existing.204'], ['delete.repeat.404'], ['delete.malformed-id.rejected'], ['delete.unauthenticated.401'], ['create.valid.201'], ['create.keys.distinct'], ['create.rate-limit.echo'], ['create.reject.missing-name'], ['list.limit.max', 'accounts'], ['list.limit.default', 'accounts'], ['list.page.arithmetic', 'accounts'], ['list.sort.descending', 'accounts'], ['list.filter.ge', 'accounts'], ['list.offset.traversal', 'accounts'], ['list.params.invalid', 'accounts']] as const) {
+    expect(traffic.filter((r) => r.method === 'GET' && r.url.includes('/v2/accounts')).map((r) => r.text)).toEqual(
+      upstream.filter((r) => r.method === 'GET' && r.url.includes('/v2/accounts')).map((r) => r.text),
+    );
+    for (const [id, op] of [
+      ['delete.existing.204'],
+      ['delete.repeat.404'],
+      ['delete.malformed-id.rejected'],
+      ['delete.unauthenticated.401'],
+      ['create.valid.201'],
+      ['create.keys.distinct'],
+      ['create.rate-limit.echo'],
+      ['create.reject.missing-name'],
+      ['list.limit.max', 'accounts'],
+      ['list.limit.default', 'accounts'],
+      ['list.page.arithmetic', 'accounts'],
+      ['list.sort.descending', 'accounts'],
+      ['list.filter.ge', 'accounts'],
+      ['list.offset.traversal', 'accounts'],
+      ['list.params.invalid', 'accounts'],
+    ] as const) {
       expect(`${id} ${op ?? ''} ${outcome(report, id, op)}`).toBe(`${id} ${op ?? ''} pass`);
     }
     // Not seen, never passed: an operation no request reached, a rule no exchange can show.
@@ -158,7 +210,12 @@ describe('conformance proxy in front of the reference server', () => {
 
   it('leaks neither the token nor a client_secret into any output', async () => {
     const { report, printed, traffic } = await throughProxy(['create-repeated-secret']);
-    const secrets = [TOKEN, ...traffic.filter((r) => r.url.endsWith('/v2/application-keys') && r.status === 201).map((r) => (JSON.parse(r.text) as { data: { client_secret: string } }).data.client_secret)];
+    const secrets = [
+      TOKEN,
+      ...traffic
+        .filter((r) => r.url.endsWith('/v2/application-keys') && r.status === 201)
+        .map((r) => (JSON.parse(r.text) as { data: { client_secret: string } }).data.client_secret),
+    ];
     const written = JSON.stringify(report) + printed.join('\n');
     for (const s of secrets) expect(written.includes(s), 'a secret in the output').toBe(false);
     expect(failed(report)).toContain('create.keys.distinct');
@@ -233,7 +290,13 @@ describe('conformance judge FILE.har', () => {
     const io = captureIo(dir);
     expect(await main(['judge', 'x.har'], io)).toBe(2);
     expect(io.lines[0]).toMatch(/x\.har: no log\.entries array/);
-    expect(readHar(JSON.stringify({ log: { entries: [{ request: { method: 'GET', url: 'http://x/v2/settings', headers: [] }, response: { status: 0, headers: [], content: {} } }] } })).skipped).toBe(1);
+    expect(
+      readHar(
+        JSON.stringify({
+          log: { entries: [{ request: { method: 'GET', url: 'http://x/v2/settings', headers: [] }, response: { status: 0, headers: [], content: {} } }] },
+        }),
+      ).skipped,
+    ).toBe(1);
   });
 });
 
@@ -243,21 +306,55 @@ describe('the list checks that judge traffic', () => {
     const examined = new Set<string>();
     const page = (status: number, body: unknown, url: string) => {
       const text = JSON.stringify(body);
-      const res = new HttpResponse(status, { 'content-type': 'application/json' }, text, { method: 'GET', url, requestHeaders: {}, status, responseHeaders: {}, bodyExcerpt: text, bodyBytes: text.length, durationMs: 1 }, { ok: true, value: body });
+      const res = new HttpResponse(
+        status,
+        { 'content-type': 'application/json' },
+        text,
+        { method: 'GET', url, requestHeaders: {}, status, responseHeaders: {}, bodyExcerpt: text, bodyBytes: text.length, durationMs: 1 },
+        { ok: true, value: body },
+      );
       return listPageOf(res, e!);
     };
-    const rec = (i: number) => ({ id: `0000000${i}-0000-4000-8000-000000000000`, meta: { timestamps: { created_at: `2026-01-0${i}T00:00:00.000Z`, updated_at: `2026-01-0${i}T00:00:00.000Z` } } });
-    const meta = (n: number, offset: number, limit: number) => ({ page: { limit, offset, current: Math.floor(offset / limit) + 1, total: Math.ceil(n / limit) }, results: { total: n } });
-    for (const url of ['http://x/v2/accounts', 'http://x/v2/accounts?page[limit]=500', 'http://x/v2/accounts?page[limit]=2&sort=-created_at', 'http://x/v2/accounts?sort=id&page[limit]=2', 'http://x/v2/accounts?sort=updated_at&page[limit]=2', 'http://x/v2/accounts?sort=created_at&filter=gt(created_at,2026-01-01T00:00:00.000Z):ge(id,0)&page[limit]=2', 'http://x/v2/accounts?filter=ge(created_at,2099-01-01T00:00:00.000Z)&page[offset]=3']) {
+    const rec = (i: number) => ({
+      id: `0000000${i}-0000-4000-8000-000000000000`,
+      meta: { timestamps: { created_at: `2026-01-0${i}T00:00:00.000Z`, updated_at: `2026-01-0${i}T00:00:00.000Z` } },
+    });
+    const meta = (n: number, offset: number, limit: number) => ({
+      page: { limit, offset, current: Math.floor(offset / limit) + 1, total: Math.ceil(n / limit) },
+      results: { total: n },
+    });
+    for (const url of [
+      'http://x/v2/accounts',
+      'http://x/v2/accounts?page[limit]=500',
+      'http://x/v2/accounts?page[limit]=2&sort=-created_at',
+      'http://x/v2/accounts?sort=id&page[limit]=2',
+      'http://x/v2/accounts?sort=updated_at&page[limit]=2',
+      'http://x/v2/accounts?sort=created_at&filter=gt(created_at,2026-01-01T00:00:00.000Z):ge(id,0)&page[limit]=2',
+      'http://x/v2/accounts?filter=ge(created_at,2099-01-01T00:00:00.000Z)&page[offset]=3',
+    ]) {
       const q = queryOfUrl(url)!;
       const limit = q.limit === undefined ? 25 : Math.min(q.limit, 100);
-      judge(observerModel('/v2/accounts', 25, false), q, page(200, { data: [rec(2), rec(1)], meta: meta(2, q.offset ?? 0, limit) }, url), () => OPAQUE, examined);
-      judge(observerModel('/v2/orders', 25, true), { ...q, offset: 10_001 }, page(200, { data: [], meta: meta(0, 10_001, limit) }, url), () => OPAQUE, examined);
+      judge(
+        observerModel('/v2/accounts', 25, false),
+        q,
+        page(200, { data: [rec(2), rec(1)], meta: meta(2, q.offset ?? 0, limit) }, url),
+        () => OPAQUE,
+        examined,
+      );
+      judge(
+        observerModel('/v2/orders', 25, true),
+        { ...q, offset: 10_001 },
+        page(200, { data: [], meta: meta(0, 10_001, limit) }, url),
+        () => OPAQUE,
+        examined,
+      );
       judge(observerModel('/v2/accounts', 25, false), { ...q, offset: 10_001 }, page(500, { errors: [] }, url), () => OPAQUE, examined);
       judge(observerModel('/v2/accounts', 25, false), q, page(200, { data: [], meta: meta(0, q.offset ?? 0, limit) }, url), () => OPAQUE, examined);
     }
     // The two judged outside judge(): across pages, and requests with invalid paging parameters.
-    expect([...examined].sort()).toEqual([...OBSERVED_LIST_CHECKS].filter((id) => !['list.offset.traversal', 'list.params.invalid'].includes(id) || examined.has(id)).sort());
+    expect([...examined].sort()).toEqual(
+      [...OBSERVED_LIST_CHECKS].filter((id) => !['list.offset.traversal', 'list.params.invalid'].includes(id) || examined.has(id)).sort(),
+    );
     for (const id of examined) expect(OBSERVED_LIST_CHECKS.has(id), id).toBe(true);
   });
 });
@@ -268,12 +365,33 @@ describe('the judgement of traffic, on what adversarial servers and clients sent
   const x = (method: string, path: string, status: number, body: unknown, more: Partial<Observed> = {}): Observed => {
     const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
     clock += 10;
-    return { method, url: `http://t.example${path}`, requestHeaders: { authorization: `Bearer ${TOKEN}` }, status, responseHeaders: { 'content-type': 'application/json' }, responseBody: text, bodyBytes: text.length, startedAt: clock, durationMs: 2, ...more };
+    return {
+      method,
+      url: `http://t.example${path}`,
+      requestHeaders: { authorization: `Bearer ${TOKEN}` },
+      status,
+      responseHeaders: { 'content-type': 'application/json' },
+      responseBody: text,
+      bodyBytes: text.length,
+      startedAt: clock,
+      durationMs: 2,
+      ...more,
+    };
   };
-  const rec = (id: string, day = 1) => ({ id, meta: { timestamps: { created_at: `2026-01-${String(day).padStart(2, '0')}T00:00:00.000Z`, updated_at: `2026-01-${String(day).padStart(2, '0')}T00:00:00.000Z` } } });
-  const page = (records: unknown[], limit: number, offset: number, total: number) => ({ data: records, meta: { page: { limit, offset, current: Math.floor(offset / limit) + 1, total: Math.ceil(total / limit) }, results: { total } } });
+  const rec = (id: string, day = 1) => ({
+    id,
+    meta: {
+      timestamps: { created_at: `2026-01-${String(day).padStart(2, '0')}T00:00:00.000Z`, updated_at: `2026-01-${String(day).padStart(2, '0')}T00:00:00.000Z` },
+    },
+  });
+  const page = (records: unknown[], limit: number, offset: number, total: number) => ({
+    data: records,
+    meta: { page: { limit, offset, current: Math.floor(offset / limit) + 1, total: Math.ceil(total / limit) }, results: { total } },
+  });
   const failing = (traffic: Observed[], more: Partial<typeof settings & { credentialsStripped: boolean }> = {}): string[] =>
-    judgeTraffic(traffic, { ...settings, ...more }, new Secrets()).results.filter((r) => r.outcome === 'fail').map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}`);
+    judgeTraffic(traffic, { ...settings, ...more }, new Secrets())
+      .results.filter((r) => r.outcome === 'fail')
+      .map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}`);
 
   it('ids made of digits: a filter on id is judged in the collation a sort=id page showed, never in one guessed', () => {
     const numeric = (ids: number[]) => ids.map((i) => rec(String(i)));
@@ -281,22 +399,58 @@ describe('the judgement of traffic, on what adversarial servers and clients sent
     expect(failing([x('GET', '/v2/accounts?filter=gt(id,9)&page[limit]=3', 200, page(numeric([11, 17, 23]), 3, 0, 3))])).toEqual([]);
     // A sort=id page shows numbers: then records at or before 106 under gt(id,106) break the filter.
     const learned = x('GET', '/v2/accounts?sort=id&page[limit]=3', 200, page(numeric([2, 3, 11]), 3, 0, 40));
-    expect(failing([learned, x('GET', '/v2/accounts?sort=id&filter=gt(id,106)&page[limit]=4', 200, page(numeric([77, 86, 95, 97]), 4, 0, 4))])).toEqual(['list.filter.gt [accounts]']);
+    expect(failing([learned, x('GET', '/v2/accounts?sort=id&filter=gt(id,106)&page[limit]=4', 200, page(numeric([77, 86, 95, 97]), 4, 0, 4))])).toEqual([
+      'list.filter.gt [accounts]',
+    ]);
     expect(failing([learned, x('GET', '/v2/accounts?filter=gt(id,9)&page[limit]=3', 200, page(numeric([11, 17, 23]), 3, 0, 3))])).toEqual([]);
     // Sorted by id descending and filtered, before any collation is learned: the page's own order, the id term not judged.
     expect(failing([x('GET', '/v2/accounts?sort=-id&filter=gt(id,1)&page[limit]=5', 200, page(numeric([23, 17, 11, 3, 2]), 5, 0, 5))])).toEqual([]);
   });
 
   it('create bodies the contract leaves open may be refused; a plain one may not', () => {
-    const create = (data: unknown, status: number) => x('POST', '/v2/application-keys', status, { errors: [{ title: 'Bad Request', status: String(status), detail: 'no' }] }, { requestBody: JSON.stringify({ data }), requestHeaders: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } });
-    expect(failing([create({ type: 'application_key', name: 'a', reserved_rate_limit: null }, 400), create({ type: 'application_key', name: 'b', description: 'x' }, 400), create({ type: 'application_key', name: 'c', reserved_rate_limit: -1 }, 422), create({ type: 'application_key', name: 'd\u200b' }, 400)])).toEqual([]);
+    const create = (data: unknown, status: number) =>
+      x(
+        'POST',
+        '/v2/application-keys',
+        status,
+        { errors: [{ title: 'Bad Request', status: String(status), detail: 'no' }] },
+        { requestBody: JSON.stringify({ data }), requestHeaders: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } },
+      );
+    expect(
+      failing([
+        create({ type: 'application_key', name: 'a', reserved_rate_limit: null }, 400),
+        create({ type: 'application_key', name: 'b', description: 'x' }, 400),
+        create({ type: 'application_key', name: 'c', reserved_rate_limit: -1 }, 422),
+        create({ type: 'application_key', name: 'd\u200b' }, 400),
+      ]),
+    ).toEqual([]);
     expect(failing([create({ type: 'application_key', name: 'plain name' }, 400)])).toEqual(['create.valid.2xx']);
   });
 
   it('a parameter given twice, percent-encoding that does not decode, page[limit]=0: no false failure, no crash', () => {
-    expect(failing([x('GET', '/v2/accounts?page[limit]=5&page[limit]=10', 200, page([rec('a'), rec('b'), rec('c'), rec('d'), rec('e')], 5, 0, 40))])).toEqual([]);
-    expect(failing([x('GET', '/v2/accounts?filter=ge(created_at,%ZZ)&page[limit]=5', 400, { errors: [{ title: 'Bad Request', status: '400', detail: 'no' }] })])).toEqual([]);
-    const zero = judgeTraffic([x('GET', '/v2/accounts?page[limit]=0', 200, page(Array.from({ length: 25 }, (_, i) => rec(`r${i}`)), 25, 0, 40))], settings, new Secrets());
+    expect(failing([x('GET', '/v2/accounts?page[limit]=5&page[limit]=10', 200, page([rec('a'), rec('b'), rec('c'), rec('d'), rec('e')], 5, 0, 40))])).toEqual(
+      [],
+    );
+    expect(
+      failing([x('GET', '/v2/accounts?filter=ge(created_at,%ZZ)&page[limit]=5', 400, { errors: [{ title: 'Bad Request', status: '400', detail: 'no' }] })]),
+    ).toEqual([]);
+    const zero = judgeTraffic(
+      [
+        x(
+          'GET',
+          '/v2/accounts?page[limit]=0',
+          200,
+          page(
+            Array.from({ length: 25 }, (_, i) => rec(`r${i}`)),
+            25,
+            0,
+            40,
+          ),
+        ),
+      ],
+      settings,
+      new Secrets(),
+    );
     expect(zero.results.filter((r) => r.outcome === 'fail')).toEqual([]);
     expect(zero.counts.faults).toEqual([]);
     expect(zero.results.find((r) => r.id === 'list.params.invalid' && r.operation === 'accounts')!.outcome).toBe('pass');
@@ -310,27 +464,54 @@ describe('the judgement of traffic, on what adversarial servers and clients sent
   });
 
   it('pages of one query: a repeat is a failure only where writes between them cannot explain it', () => {
-    const rs = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: `id-${from + i}`, meta: { timestamps: { created_at: new Date(Date.UTC(2026, 0, 1, 0, from + i)).toISOString(), updated_at: '2026-01-01T00:00:00.000Z' } } }));
+    const rs = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        id: `id-${from + i}`,
+        meta: { timestamps: { created_at: new Date(Date.UTC(2026, 0, 1, 0, from + i)).toISOString(), updated_at: '2026-01-01T00:00:00.000Z' } },
+      }));
     // Newest first: a record created between the two reads pushes the last of page 1 onto page 2.
     const down = (from: number, n: number) => Array.from({ length: n }, (_, i) => rec(`id-${from - i}`, from - i));
-    expect(failing([x('GET', '/v2/accounts?sort=-created_at&page[limit]=5', 200, page(down(27, 5), 5, 0, 12)), x('GET', '/v2/accounts?sort=-created_at&page[limit]=5&page[offset]=5', 200, page(down(23, 5), 5, 5, 12))])).toEqual([]);
+    expect(
+      failing([
+        x('GET', '/v2/accounts?sort=-created_at&page[limit]=5', 200, page(down(27, 5), 5, 0, 12)),
+        x('GET', '/v2/accounts?sort=-created_at&page[limit]=5&page[offset]=5', 200, page(down(23, 5), 5, 5, 12)),
+      ]),
+    ).toEqual([]);
     // Oldest first, the default page length on page 1 and page[limit]=25 on page 2: one traversal.
     const first = x('GET', '/v2/settings', 200, { data: { page_length: 25 } });
-    expect(failing([first, x('GET', '/v2/accounts?sort=created_at', 200, page(rs(0, 25), 25, 0, 60)), x('GET', '/v2/accounts?sort=created_at&page[limit]=25&page[offset]=25', 200, page(rs(24, 25), 25, 25, 60))])).toEqual(['list.offset.traversal [accounts]']);
+    expect(
+      failing([
+        first,
+        x('GET', '/v2/accounts?sort=created_at', 200, page(rs(0, 25), 25, 0, 60)),
+        x('GET', '/v2/accounts?sort=created_at&page[limit]=25&page[offset]=25', 200, page(rs(24, 25), 25, 25, 60)),
+      ]),
+    ).toEqual(['list.offset.traversal [accounts]']);
     // Records tied on created_at may change places between the reads (the order of ties is open).
     const tie = (ids: string[]) => ids.map((id) => rec(id, 5));
-    expect(failing([x('GET', '/v2/accounts?sort=created_at&page[limit]=3', 200, page(tie(['t1', 't2', 't3']), 3, 0, 6)), x('GET', '/v2/accounts?sort=created_at&page[limit]=3&page[offset]=3', 200, page(tie(['t3', 't5', 't6']), 3, 3, 6))])).toEqual([]);
+    expect(
+      failing([
+        x('GET', '/v2/accounts?sort=created_at&page[limit]=3', 200, page(tie(['t1', 't2', 't3']), 3, 0, 6)),
+        x('GET', '/v2/accounts?sort=created_at&page[limit]=3&page[offset]=3', 200, page(tie(['t3', 't5', 't6']), 3, 3, 6)),
+      ]),
+    ).toEqual([]);
   });
 
   it('a Custom API read or deleted again after its DELETE: in either case of its id, once reads had time to settle', () => {
     const id = '020ffab2-1111-4222-8333-444455556666';
     const del = x('DELETE', `/v2/settings/extensions/custom-apis/${id}`, 204, undefined);
     const found = { data: { id, type: 'custom_api' } };
-    const later = (path: string, method: string, status: number, body: unknown, ms: number) => ({ ...x(method, path, status, body), startedAt: del.startedAt + del.durationMs + ms });
+    const later = (path: string, method: string, status: number, body: unknown, ms: number) => ({
+      ...x(method, path, status, body),
+      startedAt: del.startedAt + del.durationMs + ms,
+    });
     // Within the settle time: a lagging read is allowed.
     expect(failing([del, later(`/v2/settings/extensions/custom-apis/${id}`, 'GET', 200, found, 800)])).toEqual([]);
-    expect(failing([del, later(`/v2/settings/extensions/custom-apis/${id.toUpperCase()}`, 'GET', 200, found, READS_SETTLE_MS + 50)])).toEqual(['delete.repeat.404']);
-    expect(failing([del, later(`/v2/settings/extensions/custom-apis/${id.toUpperCase()}`, 'DELETE', 204, undefined, READS_SETTLE_MS + 50)])).toEqual(['delete.repeat.404']);
+    expect(failing([del, later(`/v2/settings/extensions/custom-apis/${id.toUpperCase()}`, 'GET', 200, found, READS_SETTLE_MS + 50)])).toEqual([
+      'delete.repeat.404',
+    ]);
+    expect(failing([del, later(`/v2/settings/extensions/custom-apis/${id.toUpperCase()}`, 'DELETE', 204, undefined, READS_SETTLE_MS + 50)])).toEqual([
+      'delete.repeat.404',
+    ]);
   });
 });
 
@@ -341,18 +522,54 @@ describe('the judgement of traffic, on a second round of adversarial traffic', (
   const x = (method: string, path: string, status: number, body: unknown, more: Partial<Observed> = {}): Observed => {
     const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
     clock += 10;
-    return { method, url: `http://t.example${path}`, requestHeaders: { authorization: 'Bearer expired-token' }, status, responseHeaders: { 'content-type': 'application/json' }, responseBody: text, bodyBytes: text.length, startedAt: clock, durationMs: 2, ...more };
+    return {
+      method,
+      url: `http://t.example${path}`,
+      requestHeaders: { authorization: 'Bearer expired-token' },
+      status,
+      responseHeaders: { 'content-type': 'application/json' },
+      responseBody: text,
+      bodyBytes: text.length,
+      startedAt: clock,
+      durationMs: 2,
+      ...more,
+    };
   };
-  const failing = (traffic: Observed[]): string[] => judgeTraffic(traffic, settings, new Secrets()).results.filter((r) => r.outcome === 'fail').map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}`);
-  const create = (data: unknown, status: number, body: unknown, headers: Record<string, string> = {}) => x('POST', '/v2/application-keys', status, body, { requestBody: JSON.stringify({ data }), requestHeaders: { authorization: 'Bearer t', 'content-type': 'application/json', ...headers } });
-  const key = (id: string) => ({ data: { id: `00000000-0000-4000-8000-00000000000${id.slice(-1)}`, type: 'application_key', name: 'n', client_id: `c-${id}`, client_secret: `s-${id}`, meta: { timestamps: { created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', last_used_at: null } } }, meta: {}, links: {} });
+  const failing = (traffic: Observed[]): string[] =>
+    judgeTraffic(traffic, settings, new Secrets())
+      .results.filter((r) => r.outcome === 'fail')
+      .map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}`);
+  const create = (data: unknown, status: number, body: unknown, headers: Record<string, string> = {}) =>
+    x('POST', '/v2/application-keys', status, body, {
+      requestBody: JSON.stringify({ data }),
+      requestHeaders: { authorization: 'Bearer t', 'content-type': 'application/json', ...headers },
+    });
+  const key = (id: string) => ({
+    data: {
+      id: `00000000-0000-4000-8000-00000000000${id.slice(-1)}`,
+      type: 'application_key',
+      name: 'n',
+      client_id: `c-${id}`,
+      client_secret: `s-${id}`,
+      meta: { timestamps: { created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', last_used_at: null } },
+    },
+    meta: {},
+    links: {},
+  });
 
   it('a 401 or 403 to a request with a token judges only the shape of the error', () => {
-    expect(failing([x('DELETE', '/v2/settings/extensions/custom-apis/not-a-uuid', 401, err(401)), create({ type: 'application_key' }, 403, err(403))])).toEqual([]);
+    expect(failing([x('DELETE', '/v2/settings/extensions/custom-apis/not-a-uuid', 401, err(401)), create({ type: 'application_key' }, 403, err(403))])).toEqual(
+      [],
+    );
   });
 
   it('an invalid body sent as text/plain or compressed may be refused as media (415)', () => {
-    expect(failing([create({ type: 'application_key' }, 415, err(415), { 'content-type': 'text/plain' }), create({ type: 'application_key' }, 415, err(415), { 'content-encoding': 'gzip' })])).toEqual([]);
+    expect(
+      failing([
+        create({ type: 'application_key' }, 415, err(415), { 'content-type': 'text/plain' }),
+        create({ type: 'application_key' }, 415, err(415), { 'content-encoding': 'gzip' }),
+      ]),
+    ).toEqual([]);
   });
 
   it('a timestamp without a zone is read as UTC, whatever the zone of the machine', () => {
@@ -360,15 +577,30 @@ describe('the judgement of traffic, on a second round of adversarial traffic', (
     expect(parseInstant('2025-12-13 21:01:43.250')).toBe(parseInstant('2025-12-13T21:01:43.250Z'));
   });
 
-  it('a retry with the Idempotency-Key of an earlier create gets that create\'s key; another create may not', () => {
-    expect(failing([create({ type: 'application_key', name: 'n' }, 201, key('k1'), { 'idempotency-key': 'i1' }), create({ type: 'application_key', name: 'n' }, 201, key('k1'), { 'idempotency-key': 'i1' })])).toEqual([]);
-    expect(failing([create({ type: 'application_key', name: 'n' }, 201, key('k1')), create({ type: 'application_key', name: 'n' }, 201, key('k1'))])).toEqual(['create.keys.distinct']);
+  it("a retry with the Idempotency-Key of an earlier create gets that create's key; another create may not", () => {
+    expect(
+      failing([
+        create({ type: 'application_key', name: 'n' }, 201, key('k1'), { 'idempotency-key': 'i1' }),
+        create({ type: 'application_key', name: 'n' }, 201, key('k1'), { 'idempotency-key': 'i1' }),
+      ]),
+    ).toEqual([]);
+    expect(failing([create({ type: 'application_key', name: 'n' }, 201, key('k1')), create({ type: 'application_key', name: 'n' }, 201, key('k1'))])).toEqual([
+      'create.keys.distinct',
+    ]);
   });
 
   it('a page_length set with PUT /v2/settings is the default from then on; each store (credentials) has its own', () => {
     const rec = (i: number) => ({ id: `r${i}`, meta: { timestamps: { created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' } } });
-    const list = (n: number, auth: string) => x('GET', '/v2/accounts', 200, { data: Array.from({ length: n }, (_, i) => rec(i)), meta: { page: { limit: n, offset: 0, current: 1, total: 2 }, results: { total: n * 2 - 1 } } }, { requestHeaders: { authorization: auth } });
-    const settingsOf = (method: string, n: number, auth: string) => x(method, '/v2/settings', 200, { data: { page_length: n } }, { requestHeaders: { authorization: auth } });
+    const list = (n: number, auth: string) =>
+      x(
+        'GET',
+        '/v2/accounts',
+        200,
+        { data: Array.from({ length: n }, (_, i) => rec(i)), meta: { page: { limit: n, offset: 0, current: 1, total: 2 }, results: { total: n * 2 - 1 } } },
+        { requestHeaders: { authorization: auth } },
+      );
+    const settingsOf = (method: string, n: number, auth: string) =>
+      x(method, '/v2/settings', 200, { data: { page_length: n } }, { requestHeaders: { authorization: auth } });
     expect(failing([settingsOf('GET', 25, 'Bearer a'), settingsOf('PUT', 40, 'Bearer a'), list(40, 'Bearer a')])).toEqual([]);
     expect(failing([settingsOf('GET', 40, 'Bearer a'), settingsOf('GET', 25, 'Bearer b'), list(25, 'Bearer b')])).toEqual([]);
     expect(failing([settingsOf('GET', 25, 'Bearer a'), list(40, 'Bearer a')])).toEqual(['list.limit.default [accounts]', 'list.page.arithmetic [accounts]']);
@@ -376,7 +608,9 @@ describe('the judgement of traffic, on a second round of adversarial traffic', (
 
   it('a well-formed UUID refused as invalid, and a 5xx to any create: failures', () => {
     const auth = { requestHeaders: { authorization: 'Bearer t' } };
-    expect(failing([x('DELETE', '/v2/settings/extensions/custom-apis/8F14E45F-CEEA-467F-A0E6-A1C1E0A3B5D2', 400, err(400), auth)])).toEqual(['delete.unknown-id.404']);
+    expect(failing([x('DELETE', '/v2/settings/extensions/custom-apis/8F14E45F-CEEA-467F-A0E6-A1C1E0A3B5D2', 400, err(400), auth)])).toEqual([
+      'delete.unknown-id.404',
+    ]);
     expect(failing([create({ type: 'application_key', name: 'n', reserved_rate_limit: null }, 500, err(500))])).toEqual(['create.request.open-shapes']);
   });
 });
@@ -393,19 +627,22 @@ describe('conformance proxy passes requests as sent', () => {
     try {
       const proxy = await startProxy(up.url);
       const port = new URL(proxy.address).port;
-      const raw = (text: string): Promise<string> => new Promise((resolve) => {
-        const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
-        let got = '';
-        socket.on('data', (d) => (got += d.toString()));
-        socket.on('close', () => resolve(got));
-        setTimeout(() => socket.destroy(), 500);
-      });
+      const raw = (text: string): Promise<string> =>
+        new Promise((resolve) => {
+          const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
+          let got = '';
+          socket.on('data', (d) => (got += d.toString()));
+          socket.on('close', () => resolve(got));
+          setTimeout(() => socket.destroy(), 500);
+        });
       expect(await raw(`GET http://127.0.0.1:${port}/v2/accounts HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
       expect(await raw('OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toMatch(/^HTTP\/1\.1 400/);
       await raw('DELETE /v2/settings/extensions/custom-apis/%2e%2e HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
       await raw('DELETE /v2/settings/extensions/custom-apis/.. HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
       // A body announced longer than sent, then the client closes.
-      const cut = connect(Number(port), '127.0.0.1', () => cut.write('POST /v2/application-keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"data":{'));
+      const cut = connect(Number(port), '127.0.0.1', () =>
+        cut.write('POST /v2/application-keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"data":{'),
+      );
       await new Promise((r) => setTimeout(r, 200));
       cut.destroy();
       await new Promise((r) => setTimeout(r, 200));
@@ -426,13 +663,30 @@ describe('conformance proxy passes requests as sent', () => {
       req.on('end', () => {
         const body = JSON.parse(gunzipSync(Buffer.concat(parts)).toString()) as { data: { name: string } };
         const now = new Date().toISOString();
-        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { id: randomUUID(), type: 'application_key', name: body.data.name, client_id: randomUUID(), client_secret: 'zipped-secret-0123456789', meta: { timestamps: { created_at: now, updated_at: now, last_used_at: null } } }, meta: {}, links: {} }));
+        res.writeHead(201, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            data: {
+              id: randomUUID(),
+              type: 'application_key',
+              name: body.data.name,
+              client_id: randomUUID(),
+              client_secret: 'zipped-secret-0123456789',
+              meta: { timestamps: { created_at: now, updated_at: now, last_used_at: null } },
+            },
+            meta: {},
+            links: {},
+          }),
+        );
       });
     });
     const up = await listening(upstream);
     try {
       const proxy = await startProxy(up.url);
-      await fetch(`${proxy.address}/v2/application-keys`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify({ data: { type: 'application_key', name: 'zipped' } })) }).then((r) => r.text());
+      await fetch(`${proxy.address}/v2/application-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: gzipSync(JSON.stringify({ data: { type: 'application_key', name: 'zipped' } })),
+      }).then((r) => r.text());
       const { report } = await proxy.stop();
       expect(failed(report)).toEqual([]);
       expect(outcome(report, 'create.response.schema')).toBe('pass');

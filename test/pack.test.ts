@@ -16,9 +16,14 @@ const ROOT = resolve(import.meta.dirname, '..');
 
 function sh(cmd: string, args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(cmd, args, { cwd, timeout: 240_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: 'false' } }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr });
-    });
+    execFile(
+      cmd,
+      args,
+      { cwd, timeout: 240_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: 'false' } },
+      (err, stdout, stderr) => {
+        done({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -56,13 +61,20 @@ describe('installed from the packed tarball', () => {
   });
 
   it('an installed copy gives the same contract digest (the certificate pins the same contract)', async () => {
-    const r = await sh(process.execPath, ['--input-type=module', '-e', "import { contractDigest } from 'conformance'; console.log(contractDigest());"], project);
+    const r = await sh(
+      process.execPath,
+      ['--input-type=module', '-e', "import { contractDigest } from 'conformance'; console.log(contractDigest());"],
+      project,
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe(contractDigest());
   });
 
   it('imports as a library: the harness and the reference server', async () => {
-    writeFileSync(join(project, 'use.mjs'), "import { checkDefinitions, runCheck } from 'conformance';\nimport { startReferenceServer } from 'conformance/server';\nconsole.log(checkDefinitions.length, typeof runCheck, typeof startReferenceServer);\n");
+    writeFileSync(
+      join(project, 'use.mjs'),
+      "import { checkDefinitions, runCheck } from 'conformance';\nimport { startReferenceServer } from 'conformance/server';\nconsole.log(checkDefinitions.length, typeof runCheck, typeof startReferenceServer);\n",
+    );
     const r = await sh(process.execPath, ['use.mjs'], project);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe(`${checkDefinitions.length} function function`);

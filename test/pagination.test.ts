@@ -18,7 +18,8 @@ describe('against the reference server', () => {
     expect(results.filter((r) => r.outcome === 'fail' || r.outcome === 'error').map((r) => `${r.id} [${r.operation}]: ${r.reason}`)).toEqual([]);
     const skips = results.filter((r) => r.outcome === 'skip');
     // The empty list skips what needs records; orders skip "past the end" (beyond the hard limit).
-    for (const s of skips) expect(`${s.operation}: ${s.reason}`).toMatch(/^(catalog-rules|application-keys|custom-apis): (needs|not testable)|^orders: not testable: past the end/);
+    for (const s of skips)
+      expect(`${s.operation}: ${s.reason}`).toMatch(/^(catalog-rules|application-keys|custom-apis): (needs|not testable)|^orders: not testable: past the end/);
     expect(results.filter((r) => r.operation === 'accounts').every((r) => r.outcome === 'pass')).toBe(true);
   });
 });
@@ -55,10 +56,11 @@ async function countingServer(options: Parameters<typeof createReferenceHandler>
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     counts,
     urls,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

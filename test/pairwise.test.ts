@@ -42,13 +42,15 @@ describe('coveringArray', () => {
   });
 
   it('covers, under requirements, every pair a row can cover, and only counts pairs where both factors matter', () => {
-    const withRequirement = factors.filter((l) => l.length >= 3 && l[0]! >= 2).chain((levels) =>
-      fc.record({
-        levels: fc.constant(levels),
-        requires: fc.subarray([...Array(levels[0]!).keys()], { minLength: 1 }).map((on): Requirement[] => [{ factor: levels.length - 1, on: 0, levels: on }]),
-        seed: fc.nat(),
-      }),
-    );
+    const withRequirement = factors
+      .filter((l) => l.length >= 3 && l[0]! >= 2)
+      .chain((levels) =>
+        fc.record({
+          levels: fc.constant(levels),
+          requires: fc.subarray([...Array(levels[0]!).keys()], { minLength: 1 }).map((on): Requirement[] => [{ factor: levels.length - 1, on: 0, levels: on }]),
+          seed: fc.nat(),
+        }),
+      );
     fc.assert(
       fc.property(withRequirement, ({ levels, requires, seed }) => {
         const c = coveringArray(levels, { seed, requires });

@@ -52,7 +52,13 @@ async function target(shape: Shape) {
     if (counting) mostInFlight = Math.max(mostInFlight, ++inFlight);
     setTimeout(() => {
       if (counting) inFlight--;
-      send(200, page(Array.from({ length: size }, (_, i) => `${m![1]}-price-${String(i).padStart(3, '0')}`), url));
+      send(
+        200,
+        page(
+          Array.from({ length: size }, (_, i) => `${m![1]}-price-${String(i).padStart(3, '0')}`),
+          url,
+        ),
+      );
     }, 15);
   });
   const { url, close } = await listening(server);
@@ -87,7 +93,12 @@ describe('the parent search of a nested list', () => {
     try {
       const results = await checks(t.url);
       const where = '(the most of the 12 parents tried, GET /pcm/pricebooks/pb10/prices; set parents: in conformance.config.yaml to choose others)';
-      expect(results.get('list.offset.records')).toMatchObject({ outcome: 'skip', reason: `needs 10 records, found 7 ${where}`, records: 7, wantsRecords: true });
+      expect(results.get('list.offset.records')).toMatchObject({
+        outcome: 'skip',
+        reason: `needs 10 records, found 7 ${where}`,
+        records: 7,
+        wantsRecords: true,
+      });
       // The checks read the chosen list, not the one of the first book holding a record.
       expect(results.get('list.sort.created-at')!.outcome).toBe('pass');
       expect(results.get('list.endpoint.present')!.outcome).toBe('pass');
@@ -129,7 +140,11 @@ describe('the parent search of a nested list', () => {
     const t = await target({ sizes: {} });
     try {
       const results = await checks(t.url);
-      expect(results.get('list.endpoint.present')).toMatchObject({ outcome: 'skip', absent: true, reason: 'absent: GET /pcm/pricebooks/pb01/prices answered 404 (under each of the 12 parents tried)' });
+      expect(results.get('list.endpoint.present')).toMatchObject({
+        outcome: 'skip',
+        absent: true,
+        reason: 'absent: GET /pcm/pricebooks/pb01/prices answered 404 (under each of the 12 parents tried)',
+      });
       expect(results.get('list.sort.created-at')).toMatchObject({ outcome: 'skip', absent: true });
     } finally {
       await t.close();

@@ -18,7 +18,15 @@ const NESTED = ['hierarchy-nodes@by-release', 'node-products'];
 const PLAIN = ['accounts', 'catalogs'];
 
 /** A result as it reads, for comparing two runs (durations and transport aside). */
-const shown = (r: CheckResult) => ({ id: r.id, operation: r.operation, outcome: r.outcome, reason: r.reason, records: r.records, notes: r.notes, wantsRecords: r.wantsRecords });
+const shown = (r: CheckResult) => ({
+  id: r.id,
+  operation: r.operation,
+  outcome: r.outcome,
+  reason: r.reason,
+  records: r.records,
+  notes: r.notes,
+  wantsRecords: r.wantsRecords,
+});
 
 /** The first record's id of a list of `server`. */
 async function firstId(server: RunningServer, path: string): Promise<string> {
@@ -64,7 +72,10 @@ describe('a nested list whose first parent has no children (first-parent-empty)'
     await withServer({ seed: 3 }, async (server) => {
       const [e] = endpoints(['hierarchy-nodes@by-release']) as [Endpoint];
       const { resolved } = await paths(server, e);
-      expect(resolved).toMatchObject({ ok: true, path: expect.stringMatching(/^\/pcm\/catalogs\/[^/]+\/releases\/latestPublished\/hierarchies\/[^/]+\/nodes$/) });
+      expect(resolved).toMatchObject({
+        ok: true,
+        path: expect.stringMatching(/^\/pcm\/catalogs\/[^/]+\/releases\/latestPublished\/hierarchies\/[^/]+\/nodes$/),
+      });
       // Two parent lists of about 130 records, four of each read: 16 combinations.
       expect(resolved.ok && resolved.tried).toBe(16);
       expect(resolved.ok && resolved.emptyUnder).toBeUndefined();
@@ -92,7 +103,7 @@ describe('a nested list empty under every parent tried', () => {
 });
 
 describe('exploredPaths', () => {
-  it('gives several distinct parent combinations holding records, the target\'s own path first', async () => {
+  it("gives several distinct parent combinations holding records, the target's own path first", async () => {
     const [hn, np] = endpoints(NESTED) as [Endpoint, Endpoint];
     await withServer({ seed: 3 }, async (server) => {
       const { resolved, explored } = await paths(server, hn);
@@ -116,11 +127,15 @@ describe('exploredPaths', () => {
   });
 });
 
-describe('faults under later parents only (ListFaultScope.parents \'later\')', () => {
+describe("faults under later parents only (ListFaultScope.parents 'later')", () => {
   it('the reference server applies them only where a placeholder is not the first record of its parent list', async () => {
     // The fault without firstParentEmpty: the first parents' list holds records, and is right.
     await withServer({ seed: 3, faults: ['nested-later-parents-total-ignores-filter'], behaviour: { firstParentEmpty: false } }, async (server) => {
-      const get = async (path: string) => (await (await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { data: Array<{ id: string }>; meta: { results: { total: number } } };
+      const get = async (path: string) =>
+        (await (await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as {
+          data: Array<{ id: string }>;
+          meta: { results: { total: number } };
+        };
       const catalogs = (await get('/pcm/catalogs')).data.map((r) => r.id);
       const hierarchies = (await get('/catalog/hierarchies')).data.map((r) => r.id);
       const nothing = '?filter=gt(created_at,9999-12-31T23:59:59.000Z)';
@@ -187,7 +202,11 @@ describe('a store shaped as real ones grow (realistic-store)', () => {
   it('through the CLI: no operation absent, and the same MUST checks skipped as with the default data', async () => {
     const all = endpoints().map((e) => e.key);
     const [plain, realistic] = await Promise.all([runThroughCli(main, {}, all, 11), runThroughCli(main, { variants: ['realistic-store'] }, all, 11)]);
-    const mustSkips = (results: CheckResult[]) => results.filter((r) => r.level === 'MUST' && r.outcome === 'skip').map((r) => `${r.id} [${r.operation ?? ''}] ${r.reason}`).sort();
+    const mustSkips = (results: CheckResult[]) =>
+      results
+        .filter((r) => r.level === 'MUST' && r.outcome === 'skip')
+        .map((r) => `${r.id} [${r.operation ?? ''}] ${r.reason}`)
+        .sort();
     expect(plain.code, plain.output.join('\n')).toBe(0);
     expect(realistic.code, realistic.output.join('\n')).toBe(0);
     expect(realistic.results.filter((r) => r.absent).map((r) => `${r.id} [${r.operation}]: ${r.reason}`)).toEqual([]);
@@ -211,9 +230,13 @@ describe('through the CLI (dist/: npm run build first)', () => {
     // realistic-store's shape: the first catalog unpublished, the first parents holding one record or none.
     ['big-parents-sort-ignored', ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id']],
     ['published-catalogs-total-ignores-filter', ['list.total.filtered']],
-  ])('%s exits 1, caught by its checks on the nested operation', async (fault, checks) => {
-    const run = await runThroughCli(main, { faults: [fault] }, SAMPLE, SEED);
-    expect(run.code, run.output.join('\n')).toBe(1);
-    expect(failing(run.results)).toEqual(expect.arrayContaining(checks.map((id) => `${id} hierarchy-nodes@by-release`)));
-  }, 60_000);
+  ])(
+    '%s exits 1, caught by its checks on the nested operation',
+    async (fault, checks) => {
+      const run = await runThroughCli(main, { faults: [fault] }, SAMPLE, SEED);
+      expect(run.code, run.output.join('\n')).toBe(1);
+      expect(failing(run.results)).toEqual(expect.arrayContaining(checks.map((id) => `${id} hierarchy-nodes@by-release`)));
+    },
+    60_000,
+  );
 });

@@ -82,7 +82,10 @@ describe('progress without a live terminal', () => {
         const areaLines = r.lines.flatMap((l, i) => (AREA_LINE.test(l) ? [i] : []));
         expect(areasOf(r.lines).sort()).toEqual(['delete-custom-api', 'errors']);
         expect(summary).toBeGreaterThan(0);
-        expect(areaLines.every((i) => i < summary), r.lines.join('\n')).toBe(true);
+        expect(
+          areaLines.every((i) => i < summary),
+          r.lines.join('\n'),
+        ).toBe(true);
         // The heartbeat stops with the checks.
         expect(r.lines.slice(summary).filter((l) => l.includes('checks done'))).toEqual([]);
         expect(r.lines.filter((l) => ANSI.test(l) || l.includes('\r'))).toEqual([]);
@@ -151,7 +154,11 @@ describe('colours', () => {
   const io = (env: Record<string, string>, isTTY: boolean): Io => ({ out: () => {}, err: () => {}, env, cwd: '/', isTTY });
   it('on a terminal only, not under CI; FORCE_COLOR asks for them anywhere; NO_COLOR and --no-color win', () => {
     expect([useColor(io({}, true)), useColor(io({}, false)), useColor(io({ CI: 'true' }, true))]).toEqual([true, false, false]);
-    expect([useColor(io({ FORCE_COLOR: '1' }, false)), useColor(io({ FORCE_COLOR: '1', CI: 'true' }, false)), useColor(io({ FORCE_COLOR: '0' }, true))]).toEqual([true, true, false]);
+    expect([
+      useColor(io({ FORCE_COLOR: '1' }, false)),
+      useColor(io({ FORCE_COLOR: '1', CI: 'true' }, false)),
+      useColor(io({ FORCE_COLOR: '0' }, true)),
+    ]).toEqual([true, true, false]);
     expect([useColor(io({ FORCE_COLOR: '1', NO_COLOR: '1' }, true)), useColor(io({ FORCE_COLOR: '1' }, true), true)]).toEqual([false, false]);
   });
 });

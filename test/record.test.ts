@@ -113,7 +113,9 @@ describe('conformance publish', () => {
     const out = fresh('wrong-key');
     const r = await run(['publish', 'a', '--out', out, '--key', 'other.pub']);
     expect(r.code).toBe(1);
-    expect(r.err[0]).toMatch(/^conformance publish: refused a \(not valid\): attestation\.json dsseEnvelope\.signatures: the signature does not verify with the key given/);
+    expect(r.err[0]).toMatch(
+      /^conformance publish: refused a \(not valid\): attestation\.json dsseEnvelope\.signatures: the signature does not verify with the key given/,
+    );
     expect(r.err[1]).toMatch(/no bundle verified: nothing published/);
     expect(existsSync(out)).toBe(false);
   });
@@ -149,7 +151,11 @@ describe('conformance publish', () => {
     writeFileSync(join(notOurs, 'index.json'), '{"certificates": "mine"}');
     const r = await run(['publish', 'a', '--out', notOurs, '--key', 'one.pub']);
     expect(r.code).toBe(2);
-    expect(r.err).toEqual([expect.stringMatching(/^conformance publish: --out .* holds an index\.json that is not a conformance-record\/v1 index .*: not a record publish wrote; nothing written$/)]);
+    expect(r.err).toEqual([
+      expect.stringMatching(
+        /^conformance publish: --out .* holds an index\.json that is not a conformance-record\/v1 index .*: not a record publish wrote; nothing written$/,
+      ),
+    ]);
     expect(readFileSync(join(notOurs, 'index.json'), 'utf8')).toBe('{"certificates": "mine"}');
     expect(existsSync(join(notOurs, 'index.html'))).toBe(false);
 
@@ -164,10 +170,16 @@ describe('conformance publish', () => {
 
   it('usage: no --key, an unreadable bundle, no bundle (exit 2)', async () => {
     const noKey = await run(['publish', 'a', '--out', fresh('no-key')]);
-    expect(noKey).toEqual({ code: 2, out: [], err: [expect.stringMatching(/^conformance: --key is needed: a record holds verified certificates only/), "Run 'conformance publish --help' for usage."] });
+    expect(noKey).toEqual({
+      code: 2,
+      out: [],
+      err: [expect.stringMatching(/^conformance: --key is needed: a record holds verified certificates only/), "Run 'conformance publish --help' for usage."],
+    });
     const missing = await run(['publish', 'a', 'no-such-bundle', '--out', fresh('missing'), '--key', 'one.pub']);
     expect(missing.code).toBe(2);
-    expect(missing.err).toEqual(['conformance publish: cannot read the bundle no-such-bundle (ENOENT): a bundle is the folder --certify wrote; nothing written']);
+    expect(missing.err).toEqual([
+      'conformance publish: cannot read the bundle no-such-bundle (ENOENT): a bundle is the folder --certify wrote; nothing written',
+    ]);
     expect((await run(['publish', '--out', 'x', '--key', 'one.pub'])).err[0]).toMatch(/^conformance: which bundles\?/);
     const help = await run(['publish', '--help']);
     expect(help.code).toBe(0);
@@ -199,15 +211,21 @@ describe('the record, as data', () => {
     expect(bundleName({ product: '../../etc', productVersion: '1/2', runId: 'ab' }, new Set())).toBe('etc-1-2-ab');
     expect(bundleName({ product: null, productVersion: null, runId: '..' }, new Set())).toBe('product-unversioned-run');
     expect(bundleName({ product: 'Acme', productVersion: '1.0', runId: 'x' }, new Set(['Acme-1.0-x', 'Acme-1.0-x-2']))).toBe('Acme-1.0-x-3');
-    expect(validate(SCHEMA.record, { format: RECORD_FORMAT, generated: '2026-01-01T00:00:00Z', certificates: [entry({ bundle: 'bundles/../' })] })).not.toEqual([]);
+    expect(validate(SCHEMA.record, { format: RECORD_FORMAT, generated: '2026-01-01T00:00:00Z', certificates: [entry({ bundle: 'bundles/../' })] })).not.toEqual(
+      [],
+    );
   });
 
-  it('a run id alone does not replace another signer\'s certificate; the same run and key does', () => {
+  it("a run id alone does not replace another signer's certificate; the same run and key does", () => {
     const mine = entry();
     const theirs = entry({ keySha256: 'd'.repeat(64), product: 'Other' });
     const newer = entry({ date: '2026-03-01T00:00:00.000Z', runId: '1111aaaa' });
     const merged = mergeRecord([mine], [theirs, newer], '2026-03-02T00:00:00.000Z');
-    expect(merged.certificates.map((c) => [c.product, c.runId])).toEqual([['Acme', '1111aaaa'], ['Acme', '0000abcd'], ['Other', '0000abcd']]);
+    expect(merged.certificates.map((c) => [c.product, c.runId])).toEqual([
+      ['Acme', '1111aaaa'],
+      ['Acme', '0000abcd'],
+      ['Other', '0000abcd'],
+    ]);
     const again = mergeRecord(merged.certificates, [entry({ productVersion: '1.0.1' })], '2026-03-03T00:00:00.000Z');
     expect(again.certificates).toHaveLength(3);
     expect(again.certificates.filter((c) => c.keySha256 === mine.keySha256 && c.runId === mine.runId).map((c) => c.productVersion)).toEqual(['1.0.1']);

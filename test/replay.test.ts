@@ -18,23 +18,53 @@ import { cli, TOKEN, withServer } from './support.js';
 const fail = (id: string, more: Partial<CheckResult> = {}): CheckResult => resultOf(id, 'fail', { reason: `${id} failed`, durationMs: 3, ...more });
 
 /** A report as cli/run.ts makes it, with the configuration lib/config.ts maskedConfig gives. */
-function report(config: Record<string, unknown>, results: CheckResult[], target: RunReport['target'] = { baseUrl: 'https://staging.example', embedded: false }): RunReport {
+function report(
+  config: Record<string, unknown>,
+  results: CheckResult[],
+  target: RunReport['target'] = { baseUrl: 'https://staging.example', embedded: false },
+): RunReport {
   return reportOf(results, {
     runId: 'replay01',
     seed: 1234,
     contractDigest: `sha256:${'ef'.repeat(32)}`,
     target,
-    config: { baseUrl: target.embedded ? undefined : target.baseUrl, token: '***', seed: 1234, concurrency: 64, maxBodyBytes: 16777216, checks: [], strict: false, requestBudget: 1000, timeBufferSeconds: 60, requireAllEndpoints: false, operations: [], catalog: {}, timeoutMs: 10000, ...config },
+    config: {
+      baseUrl: target.embedded ? undefined : target.baseUrl,
+      token: '***',
+      seed: 1234,
+      concurrency: 64,
+      maxBodyBytes: 16777216,
+      checks: [],
+      strict: false,
+      requestBudget: 1000,
+      timeBufferSeconds: 60,
+      requireAllEndpoints: false,
+      operations: [],
+      catalog: {},
+      timeoutMs: 10000,
+      ...config,
+    },
   });
 }
 
 /** The words a POSIX shell makes of a command line. */
 function shellSplit(command: string): string[] {
-  return execFileSync('/bin/sh', ['-c', `for w in ${command}; do printf '%s\\0' "$w"; done`], { encoding: 'utf8' }).split('\0').slice(0, -1);
+  return execFileSync('/bin/sh', ['-c', `for w in ${command}; do printf '%s\\0' "$w"; done`], { encoding: 'utf8' })
+    .split('\0')
+    .slice(0, -1);
 }
 
 describe('the replay command', () => {
-  const settings = { configFile: '/srv/ci/conformance config.yaml', strict: true, timeoutMs: 2500, requestBudget: 300, timeBufferSeconds: 5, defaultPageLength: 20, requireAllEndpoints: true, operations: ['hierarchies@by-release'] };
+  const settings = {
+    configFile: '/srv/ci/conformance config.yaml',
+    strict: true,
+    timeoutMs: 2500,
+    requestBudget: 300,
+    timeBufferSeconds: 5,
+    defaultPageLength: 20,
+    requireAllEndpoints: true,
+    operations: ['hierarchies@by-release'],
+  };
 
   it('carries the config file, seed, target and every setting that changes the outcome of a list check', () => {
     const r = report(settings, []);
@@ -44,8 +74,12 @@ describe('the replay command', () => {
   });
 
   it('a check that is not a list check gets no list setting; a run against the bundled server no --base-url', () => {
-    expect(replayCommand(report(settings, []), { id: 'delete.repeat.404' })).toBe("npx conformance --config '/srv/ci/conformance config.yaml' --check delete.repeat.404 --seed 1234 --base-url https://staging.example --timeout 2500 --max-body-bytes 16777216 --strict");
-    expect(replayCommand(report({}, [], { baseUrl: 'http://127.0.0.1:40123', embedded: true }), { id: 'delete.repeat.404' })).toBe('npx conformance --check delete.repeat.404 --seed 1234 --timeout 10000 --max-body-bytes 16777216');
+    expect(replayCommand(report(settings, []), { id: 'delete.repeat.404' })).toBe(
+      "npx conformance --config '/srv/ci/conformance config.yaml' --check delete.repeat.404 --seed 1234 --base-url https://staging.example --timeout 2500 --max-body-bytes 16777216 --strict",
+    );
+    expect(replayCommand(report({}, [], { baseUrl: 'http://127.0.0.1:40123', embedded: true }), { id: 'delete.repeat.404' })).toBe(
+      'npx conformance --check delete.repeat.404 --seed 1234 --timeout 10000 --max-body-bytes 16777216',
+    );
   });
 
   it('never holds the token, whatever the configuration holds', () => {
@@ -58,11 +92,38 @@ describe('the replay command', () => {
     const odd = ["/tmp/it's here/conf.yaml", 'a b', '$HOME', '`x`', 'semi;colon', 'glob*', '~', ''];
     for (const s of odd) expect(shellSplit(shellWord(s))).toEqual([s]);
     const r = report({ configFile: "/tmp/it's here/conf.yaml" }, [], { baseUrl: 'https://staging.example/base path', embedded: false });
-    expect(shellSplit(replayCommand(r, { id: 'list.limit.max', operation: 'orders' }))).toEqual(['npx', 'conformance', '--config', "/tmp/it's here/conf.yaml", '--check', 'list.limit.max', '--operation', 'orders', '--seed', '1234', '--base-url', 'https://staging.example/base path', '--timeout', '10000', '--max-body-bytes', '16777216', '--request-budget', '1000', '--time-buffer', '60']);
+    expect(shellSplit(replayCommand(r, { id: 'list.limit.max', operation: 'orders' }))).toEqual([
+      'npx',
+      'conformance',
+      '--config',
+      "/tmp/it's here/conf.yaml",
+      '--check',
+      'list.limit.max',
+      '--operation',
+      'orders',
+      '--seed',
+      '1234',
+      '--base-url',
+      'https://staging.example/base path',
+      '--timeout',
+      '10000',
+      '--max-body-bytes',
+      '16777216',
+      '--request-budget',
+      '1000',
+      '--time-buffer',
+      '60',
+    ]);
   });
 
   it('is the same in the console, the GitHub annotation, report.html and results.json; results.json has it for each failure and error only', () => {
-    const results = [fail('list.limit.max', { operation: 'files' }), fail('create.valid.201', { level: 'SHOULD', area: 'create-application-key' }), { ...fail('list.limit.exact', { operation: 'orders' }), outcome: 'error' as const }, { ...fail('delete.existing.204'), outcome: 'pass' as const }, { ...fail('list.meta.fields', { operation: 'jobs' }), outcome: 'skip' as const }];
+    const results = [
+      fail('list.limit.max', { operation: 'files' }),
+      fail('create.valid.201', { level: 'SHOULD', area: 'create-application-key' }),
+      { ...fail('list.limit.exact', { operation: 'orders' }), outcome: 'error' as const },
+      { ...fail('delete.existing.204'), outcome: 'pass' as const },
+      { ...fail('list.meta.fields', { operation: 'jobs' }), outcome: 'skip' as const },
+    ];
     const r = report(settings, results);
     const expected = results.map((x) => (x.outcome === 'fail' || x.outcome === 'error' ? replayCommand(r, x) : undefined));
     const json = JSON.parse(renderJson(r)) as RunReport;
@@ -76,9 +137,11 @@ describe('the replay command', () => {
     expect(githubAnnotations(r)[0]).toContain(`replay: ${expected[0]}`);
   });
 
-  it('a result that carries its own command (a merged report: its shard\'s seed) keeps it', () => {
+  it("a result that carries its own command (a merged report: its shard's seed) keeps it", () => {
     const r = report({}, [fail('list.limit.max', { operation: 'files' })]);
-    expect(replayCommand(r, { id: 'list.limit.max', operation: 'files', replay: 'npx conformance --check list.limit.max --operation files --seed 77' })).toBe('npx conformance --check list.limit.max --operation files --seed 77');
+    expect(replayCommand(r, { id: 'list.limit.max', operation: 'files', replay: 'npx conformance --check list.limit.max --operation files --seed 77' })).toBe(
+      'npx conformance --check list.limit.max --operation files --seed 77',
+    );
   });
 });
 
@@ -98,10 +161,14 @@ describe('a replay reproduces the outcome', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conformance-replay-'));
     // An expected default page length of 20 against the bundled server's 25: a MUST failure
     // that exists only under this setting.
-    const run = await cli(['--check', 'list.limit.default', '--operation', 'accounts', '--seed', '5', '--report-dir', dir], { env: { CONFORMANCE_DEFAULT_PAGE_LENGTH: '20', CONFORMANCE_TIMEOUT_MS: '4000' } });
+    const run = await cli(['--check', 'list.limit.default', '--operation', 'accounts', '--seed', '5', '--report-dir', dir], {
+      env: { CONFORMANCE_DEFAULT_PAGE_LENGTH: '20', CONFORMANCE_TIMEOUT_MS: '4000' },
+    });
     expect(run.code, run.stdout + run.stderr).toBe(1);
     const failed = readReport(dir).results.find((x) => x.outcome === 'fail')!;
-    expect(failed.replay).toBe('npx conformance --check list.limit.default --operation accounts --seed 5 --timeout 4000 --max-body-bytes 16777216 --request-budget 1000 --time-buffer 60 --explore 20 --default-page-length 20');
+    expect(failed.replay).toBe(
+      'npx conformance --check list.limit.default --operation accounts --seed 5 --timeout 4000 --max-body-bytes 16777216 --request-budget 1000 --time-buffer 60 --explore 20 --default-page-length 20',
+    );
     expect(run.stdout).toContain(`replay:   ${failed.replay}`);
     // Without the setting the same check passes: it is the setting the replay had to carry.
     const [again, without] = await Promise.all([replay(failed.replay!), replay(failed.replay!.replace(' --default-page-length 20', ''))]);
@@ -118,7 +185,9 @@ describe('a replay reproduces the outcome', () => {
       const run = await cli(['--config', 'ci.yaml', '--check', 'create.valid.201', '--seed', '8', '--report-dir', dir], { cwd });
       expect(run.code, run.stdout + run.stderr).toBe(1);
       const failed = readReport(dir).results.find((x) => x.outcome === 'fail')!;
-      expect(failed.replay).toBe(`npx conformance --config ${join(cwd, 'ci.yaml')} --check create.valid.201 --seed 8 --base-url ${server.url} --timeout 3000 --max-body-bytes 16777216 --explore 20 --strict`);
+      expect(failed.replay).toBe(
+        `npx conformance --config ${join(cwd, 'ci.yaml')} --check create.valid.201 --seed 8 --base-url ${server.url} --timeout 3000 --max-body-bytes 16777216 --explore 20 --strict`,
+      );
       expect(`${run.stdout}${readFileSync(join(dir, 'results.json'), 'utf8')}`).not.toContain(TOKEN);
       // From another directory, with an empty environment: the file gives the token.
       const again = await replay(failed.replay!);

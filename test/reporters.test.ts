@@ -59,7 +59,15 @@ describe('renderers on a fixed results model', () => {
 
   it('ctrf.json: a CTRF document, one test per result; failed counts exactly what fails the run', () => {
     const report = fixedReport();
-    const doc = JSON.parse(renderCtrf(report)) as { reportFormat: string; specVersion: string; results: { tool: { name: string }; summary: Record<string, number>; tests: Array<{ name: string; status: string; duration: number; rawStatus?: string }> } };
+    const doc = JSON.parse(renderCtrf(report)) as {
+      reportFormat: string;
+      specVersion: string;
+      results: {
+        tool: { name: string };
+        summary: Record<string, number>;
+        tests: Array<{ name: string; status: string; duration: number; rawStatus?: string }>;
+      };
+    };
     // The CTRF schema's requirements (ctrf.io): the envelope, the summary's counts and times, each test's name, status and duration.
     const ajv = new Ajv2020({ strict: false });
     const status = { enum: ['passed', 'failed', 'skipped', 'pending', 'other'] };
@@ -76,8 +84,20 @@ describe('renderers on a fixed results model', () => {
             required: ['tool', 'summary', 'tests'],
             properties: {
               tool: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1 } } },
-              summary: { type: 'object', required: ['tests', 'passed', 'failed', 'skipped', 'pending', 'other', 'start', 'stop'], properties: Object.fromEntries(['tests', 'passed', 'failed', 'skipped', 'pending', 'other', 'start', 'stop', 'duration'].map((k) => [k, int])), additionalProperties: false },
-              tests: { type: 'array', items: { type: 'object', required: ['name', 'status', 'duration'], properties: { name: { type: 'string', minLength: 1 }, status, duration: int, suite: { type: 'array', minItems: 1 } } } },
+              summary: {
+                type: 'object',
+                required: ['tests', 'passed', 'failed', 'skipped', 'pending', 'other', 'start', 'stop'],
+                properties: Object.fromEntries(['tests', 'passed', 'failed', 'skipped', 'pending', 'other', 'start', 'stop', 'duration'].map((k) => [k, int])),
+                additionalProperties: false,
+              },
+              tests: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['name', 'status', 'duration'],
+                  properties: { name: { type: 'string', minLength: 1 }, status, duration: int, suite: { type: 'array', minItems: 1 } },
+                },
+              },
             },
           },
         },
@@ -89,7 +109,12 @@ describe('renderers on a fixed results model', () => {
     const { summary, tests } = doc.results;
     for (const k of ['passed', 'failed', 'skipped', 'other']) expect(summary[k], k).toBe(tests.filter((t) => t.status === k).length);
     expect(summary.failed).toBe(report.results.filter((r) => failsRun(r, false)).length);
-    expect(tests.filter((t) => t.status === 'other').map((t) => t.rawStatus).sort()).toEqual(['error', 'warn', 'warn']);
+    expect(
+      tests
+        .filter((t) => t.status === 'other')
+        .map((t) => t.rawStatus)
+        .sort(),
+    ).toEqual(['error', 'warn', 'warn']);
   });
 
   it('the report files are the formats asked for, by name; an unknown name is refused with the nearest', () => {
@@ -97,7 +122,11 @@ describe('renderers on a fixed results model', () => {
     expect(reportFiles(fixedReport(), (x) => x, ['ctrf', 'json']).map((f) => f.name)).toEqual(['results.json', 'ctrf.json']);
     expect(unknownReporter(['json', 'ctfr'])).toBe(`unknown reporter 'ctfr' (did you mean 'ctrf'?) (known: ${REPORT_FORMATS.map((f) => f.name).join(', ')})`);
     // Every format listed has its renderer, and writes its own file.
-    const all = reportFiles(fixedReport(), (x) => x, REPORT_FORMATS.map((f) => f.name));
+    const all = reportFiles(
+      fixedReport(),
+      (x) => x,
+      REPORT_FORMATS.map((f) => f.name),
+    );
     expect(all.map((f) => f.name)).toEqual(REPORT_FORMATS.map((f) => f.file));
     for (const f of all) expect(f.content.length, f.name).toBeGreaterThan(0);
     expect(unknownReporter(['junit'])).toBeUndefined();
@@ -122,7 +151,12 @@ describe('renderers on a fixed results model', () => {
     expect(files.map((f) => f.name)).toEqual(['results.json', 'junit.xml', 'report.html', 'config.json', 'certificate.json', 'SHA256SUMS']);
     const sums = files.at(-1)!.content.trim().split('\n');
     expect(sums.map((l) => l.split('  ')[1])).toEqual(files.slice(0, -1).map((f) => f.name));
-    expect(JSON.parse(files.find((f) => f.name === 'certificate.json')!.content)).toMatchObject({ product: 'Acme Commerce', productVersion: '5.1', contractDigest: fixedReport().contractDigest, certifiable: false });
+    expect(JSON.parse(files.find((f) => f.name === 'certificate.json')!.content)).toMatchObject({
+      product: 'Acme Commerce',
+      productVersion: '5.1',
+      contractDigest: fixedReport().contractDigest,
+      certifiable: false,
+    });
   });
 
   it('escapes what the target sent in HTML and XML', () => {
@@ -161,7 +195,12 @@ describe('outcome kinds are members of a result, never read from its wording', (
   });
 
   it('an absent operation is told by the absent member, whatever the skip says', () => {
-    expect(absentOperations([{ ...head, outcome: 'skip', reason: 'its collection is not served', absent: true }, { ...head, operation: 'files', outcome: 'skip', reason: 'absent: GET /v2/files answered 404' }])).toEqual(['jobs']);
+    expect(
+      absentOperations([
+        { ...head, outcome: 'skip', reason: 'its collection is not served', absent: true },
+        { ...head, operation: 'files', outcome: 'skip', reason: 'absent: GET /v2/files answered 404' },
+      ]),
+    ).toEqual(['jobs']);
   });
 });
 
@@ -170,8 +209,22 @@ describe('what the target sent reaches the terminal inert', () => {
     const base = fixedReport();
     const evil = '\u001b]0;pwned\u0007\u001b[2J\u202eevil\r\nnext';
     const r: CheckResult = {
-      id: 'x', area: 'a', clause: 'c', level: 'MUST', title: 't', outcome: 'fail', durationMs: 0, reason: `bad ${evil}`,
-      evidence: { expected: 'e', actual: evil, request: "curl -i -X GET 'http://t/'", status: 200, bodyExcerpt: '<!DOCTYPE html><html><head><title>Sign in</title></head><body>\n<script>…</script></body></html>', exchanges: [] },
+      id: 'x',
+      area: 'a',
+      clause: 'c',
+      level: 'MUST',
+      title: 't',
+      outcome: 'fail',
+      durationMs: 0,
+      reason: `bad ${evil}`,
+      evidence: {
+        expected: 'e',
+        actual: evil,
+        request: "curl -i -X GET 'http://t/'",
+        status: 200,
+        bodyExcerpt: '<!DOCTYPE html><html><head><title>Sign in</title></head><body>\n<script>…</script></body></html>',
+        exchanges: [],
+      },
     };
     const text = renderSummary({ ...base, results: [r], suiteErrors: [evil] }, { color: false });
     expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);

@@ -10,7 +10,15 @@ it('a check takes its level from the rules that name it: none, or rules that dif
   const statement = (id: string, level: Statement['level'], checks: string[]): Statement => ({ id, at: ['limits'], level, text: 't', checks });
   const rules = [statement('r.must', 'MUST', ['a']), statement('r.should', 'SHOULD', ['c']), statement('r.open', '-', ['c'])];
   const clause = { at: 'limits' } as const;
-  expect(leveled([{ id: 'a', clause }, { id: 'c', clause }], ruleLevels(rules)).map((c) => `${c.id} ${c.level} ${c.clause} ${c.clauseLink}`)).toEqual(['a MUST Limits spec/contract/README.md#limits', 'c SHOULD Limits spec/contract/README.md#limits']);
+  expect(
+    leveled(
+      [
+        { id: 'a', clause },
+        { id: 'c', clause },
+      ],
+      ruleLevels(rules),
+    ).map((c) => `${c.id} ${c.level} ${c.clause} ${c.clauseLink}`),
+  ).toEqual(['a MUST Limits spec/contract/README.md#limits', 'c SHOULD Limits spec/contract/README.md#limits']);
   expect(() => ruleLevels([...rules, statement('r.other', 'INFO', ['a'])])).toThrow(/check a: the rules that name it differ in level \(MUST, INFO\)/);
   expect(() => leveled([{ id: 'z', clause }], ruleLevels(rules))).toThrow(/check z: no rule of spec\/contract\/statements.yaml names it/);
 });
@@ -18,4 +26,3 @@ it('a check takes its level from the rules that name it: none, or rules that dif
 it('suites/rule-levels.ts is what statements.yaml says (npm run generate rewrites it)', async () => {
   await expect(renderRuleLevels(loadStatements())).toMatchFileSnapshot(resolve(import.meta.dirname, '../suites/rule-levels.ts'));
 });
-

@@ -23,7 +23,9 @@ describe('spec/*.schema.yaml', () => {
 
 describe('spec/results.schema.yaml', () => {
   it("a result's errorCode is one of the suite's codes, the same list as lib/outcome.ts", () => {
-    const doc = parseYaml(readFileSync(resolve(import.meta.dirname, '../spec/results.schema.yaml'), 'utf8')) as { properties: { results: { items: { properties: { errorCode: { enum: string[] } } } } } };
+    const doc = parseYaml(readFileSync(resolve(import.meta.dirname, '../spec/results.schema.yaml'), 'utf8')) as {
+      properties: { results: { items: { properties: { errorCode: { enum: string[] } } } } };
+    };
     expect(doc.properties.results.items.properties.errorCode.enum).toEqual([...SUITE_ERROR_CODES]);
   });
 });

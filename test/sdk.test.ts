@@ -87,7 +87,13 @@ describe('@elasticpath/js-sdk against the reference server', () => {
     const names = ['sdk-alpha', 'sdk-beta', 'sdk-gamma'];
     const made: CustomApi[] = [];
     for (const name of names) {
-      const r = (await ep.CustomApis.Create({ type: 'custom_api', name, slug: name, api_type: `${name.replace('-', '_')}_ext`, description: 'made by the official SDK' })) as unknown as { data: CustomApi };
+      const r = (await ep.CustomApis.Create({
+        type: 'custom_api',
+        name,
+        slug: name,
+        api_type: `${name.replace('-', '_')}_ext`,
+        description: 'made by the official SDK',
+      })) as unknown as { data: CustomApi };
       expect(r.data).toMatchObject({ name, slug: name });
       made.push(r.data);
     }
@@ -164,7 +170,9 @@ describe('@elasticpath/js-sdk against the reference server', () => {
     expect(await ep.Authenticate()).toMatchObject({ identifier: 'implicit' });
     const read = (await ep.CustomApis.All()) as unknown as Page<CustomApi>;
     expect(Array.isArray(read.data)).toBe(true);
-    const refused = await refusal(ep.CustomApis.Create({ type: 'custom_api', name: 'not-allowed', slug: 'not-allowed', api_type: 'not_allowed_ext', description: '' }));
+    const refused = await refusal(
+      ep.CustomApis.Create({ type: 'custom_api', name: 'not-allowed', slug: 'not-allowed', api_type: 'not_allowed_ext', description: '' }),
+    );
     expect(refused.errors[0]!.status).toBe('403');
   });
 });

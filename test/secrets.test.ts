@@ -18,7 +18,16 @@ import { cli, settingsFor, TOKEN, withServer } from './support.js';
 
 /** Every character but ASCII letters and digits as \uXXXX with upper-case hex, as .NET's encoder may write it. */
 function dotnet(s: string): string {
-  return `"${[...s].map((c) => (/[A-Za-z0-9]/.test(c) ? c : c.split('').map((u) => `\\u${u.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`).join(''))).join('')}"`;
+  return `"${[...s]
+    .map((c) =>
+      /[A-Za-z0-9]/.test(c)
+        ? c
+        : c
+            .split('')
+            .map((u) => `\\u${u.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`)
+            .join(''),
+    )
+    .join('')}"`;
 }
 
 /** The encoders a target's stack may write a secret with: each gives the text a reader would see. */
@@ -53,21 +62,25 @@ it('a secret drawn from a wide alphabet is masked in every spelling an encoder w
     fc.integer({ min: 0x10000, max: 0x10ffff }).map((n) => String.fromCodePoint(n)),
   );
   fc.assert(
-    fc.property(fc.array(char, { minLength: 4, maxLength: 24 }).map((cs) => cs.join('')), (secret) => {
-      const s = new Secrets();
-      s.add(secret);
-      for (const [name, encode] of Object.entries({ ...ENCODERS, ...BASE64 })) {
-        const written = encode(secret);
-        const masked = s.mask(written);
-        // What is left, read back, holds no secret: nothing of the secret's spelling survives.
-        expect(masked, name).toContain('***');
-        const inner = name in BASE64 ? written.replace(/^(Basic |t=)/, '') : written;
-        expect(masked.includes(inner) && inner.length > 0, name).toBe(false);
-        for (const [other, again] of Object.entries(ENCODERS)) expect(masked.includes(again(secret).replace(/^secret | here$/g, '')), `${name} then ${other}`).toBe(false);
-      }
-      // By member name, whatever its length: a one-character secret too.
-      expect(new Secrets().mask(`{"client_secret":${JSON.stringify(secret.slice(0, 1))}}`)).toBe('{"client_secret":"***"}');
-    }),
+    fc.property(
+      fc.array(char, { minLength: 4, maxLength: 24 }).map((cs) => cs.join('')),
+      (secret) => {
+        const s = new Secrets();
+        s.add(secret);
+        for (const [name, encode] of Object.entries({ ...ENCODERS, ...BASE64 })) {
+          const written = encode(secret);
+          const masked = s.mask(written);
+          // What is left, read back, holds no secret: nothing of the secret's spelling survives.
+          expect(masked, name).toContain('***');
+          const inner = name in BASE64 ? written.replace(/^(Basic |t=)/, '') : written;
+          expect(masked.includes(inner) && inner.length > 0, name).toBe(false);
+          for (const [other, again] of Object.entries(ENCODERS))
+            expect(masked.includes(again(secret).replace(/^secret | here$/g, '')), `${name} then ${other}`).toBe(false);
+        }
+        // By member name, whatever its length: a one-character secret too.
+        expect(new Secrets().mask(`{"client_secret":${JSON.stringify(secret.slice(0, 1))}}`)).toBe('{"client_secret":"***"}');
+      },
+    ),
     { seed: 42, numRuns: 300 },
   );
 });
@@ -138,7 +151,15 @@ async function leakyFront(upstream: string) {
     res.writeHead(up.status, out).end(up.status === 204 ? undefined : text);
   }
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, cores, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    cores,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 it('a secret issued in one area and quoted by the target in later areas shows in no output, in no spelling', async () => {
@@ -146,7 +167,21 @@ it('a secret issued in one area and quoted by the target in later areas shows in
     const front = await leakyFront(server.url);
     try {
       const dir = mkdtempSync(join(tmpdir(), 'conformance-secrets-'));
-      const r = await cli(['--base-url', front.url, '--operation', 'accounts', '--report-dir', join(dir, 'report'), '--certify', join(dir, 'bundle'), '--write-baseline', join(dir, 'baseline.yaml')], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      const r = await cli(
+        [
+          '--base-url',
+          front.url,
+          '--operation',
+          'accounts',
+          '--report-dir',
+          join(dir, 'report'),
+          '--certify',
+          join(dir, 'bundle'),
+          '--write-baseline',
+          join(dir, 'baseline.yaml'),
+        ],
+        { env: { CONFORMANCE_TOKEN: TOKEN } },
+      );
       expect(front.cores.length, r.stdout + r.stderr).toBeGreaterThan(5);
       // The failure whose evidence quotes a secret issued in another area is there, masked.
       expect(r.code).toBe(1);
@@ -174,7 +209,9 @@ it('the ledger holds no secret a target echoed into what it created, and is read
   const server = createServer((req, res) => {
     req.resume();
     if (req.method === 'POST') {
-      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { type: 'application_key', id: 'k1', name: `${secret} ${TOKEN}`, client_id: 'c1', client_secret: secret } }));
+      res
+        .writeHead(201, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ data: { type: 'application_key', id: 'k1', name: `${secret} ${TOKEN}`, client_id: 'c1', client_secret: secret } }));
     } else res.writeHead(204).end();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -184,7 +221,10 @@ it('the ledger holds no secret a target echoed into what it created, and is read
   const run = new RunContext(settings);
   try {
     run.secrets.add(TOKEN);
-    const result = await runCheck(staticChecks.find((c) => c.id === 'create.valid.2xx')!, run);
+    const result = await runCheck(
+      staticChecks.find((c) => c.id === 'create.valid.2xx')!,
+      run,
+    );
     expect(result.outcome).toBe('pass');
     const text = readFileSync(settings.ledgerPath, 'utf8');
     expect(text).toMatch(/"op":"created".*"id":"k1"/);

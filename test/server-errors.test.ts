@@ -46,7 +46,10 @@ afterAll(async () => {
 const QUICK = { retry: { sleep: () => delay(15), maxWaitMs: 2_000 } };
 
 function context(): RunContext {
-  return new RunContext({ baseUrl: url, token: TOKEN, seed: 1, runId: 'fivexx01', timeoutMs: 5_000, maxBodyBytes: 1 << 20, concurrency: 4, ledgerPath: join(dir, 'ledger.jsonl') }, QUICK);
+  return new RunContext(
+    { baseUrl: url, token: TOKEN, seed: 1, runId: 'fivexx01', timeoutMs: 5_000, maxBodyBytes: 1 << 20, concurrency: 4, ledgerPath: join(dir, 'ledger.jsonl') },
+    QUICK,
+  );
 }
 
 function check(id: string, level: Level, run: (ctx: CheckContext) => Promise<void>): Check {
@@ -70,7 +73,7 @@ describe('runCheck holds every check to errors.no-5xx', () => {
     expect(NO_5XX).toEqual({ id: 'errors.no-5xx', level: statement.level });
   });
 
-  it('a check that would pass, or skip, after a 5xx fails at the rule\'s level, the request as evidence', async () => {
+  it("a check that would pass, or skip, after a 5xx fails at the rule's level, the request as evidence", async () => {
     const [passed, skipped, info] = await results([
       check('t.pass', 'MUST', async (ctx) => void (await get(ctx, 500))),
       check('t.skip', 'MUST', async (ctx) => {
@@ -82,7 +85,9 @@ describe('runCheck holds every check to errors.no-5xx', () => {
     for (const r of [passed!, skipped!, info!]) {
       expect(r.outcome).toBe('fail');
       expect(r.level).toBe(NO_5XX.level);
-      expect(r.reason).toMatch(/^GET http:\/\/127\.0\.0\.1:\d+\/status\/500 answered 500: a server error fails the check that provoked it \(spec\/contract\/README\.md#errors\.no-5xx, MUST\)/);
+      expect(r.reason).toMatch(
+        /^GET http:\/\/127\.0\.0\.1:\d+\/status\/500 answered 500: a server error fails the check that provoked it \(spec\/contract\/README\.md#errors\.no-5xx, MUST\)/,
+      );
       expect(r.evidence).toMatchObject({ status: 500, actual: 'status 500', bodyExcerpt: expect.stringContaining('answered 500') });
       expect(r.evidence!.request).toMatch(/^curl .*\/status\/500'/);
       expect(r.evidence!.request).not.toContain(TOKEN);
@@ -90,7 +95,7 @@ describe('runCheck holds every check to errors.no-5xx', () => {
     expect(skipped!.reason).toMatch(/; the check was otherwise skipped: not testable: the setup answered 500$/);
   });
 
-  it('a check that fails keeps its own failure: raised to the rule\'s level when its own is lower, the 5xx named', async () => {
+  it("a check that fails keeps its own failure: raised to the rule's level when its own is lower, the 5xx named", async () => {
     const [should, must] = await results([
       check('t.should', 'SHOULD', async (ctx) => {
         // The service answers other requests meanwhile: the lasting 503 is this request's, no outage.
@@ -103,7 +108,9 @@ describe('runCheck holds every check to errors.no-5xx', () => {
       }),
     ]);
     expect(should).toMatchObject({ outcome: 'fail', level: 'MUST', evidence: { status: 503 } });
-    expect(should!.reason).toMatch(/^not a 401; and GET \S+\/status\/503 answered 503 \(still, after \d+ attempts\): a server error, which fails the check that provoked it at MUST/);
+    expect(should!.reason).toMatch(
+      /^not a 401; and GET \S+\/status\/503 answered 503 \(still, after \d+ attempts\): a server error, which fails the check that provoked it at MUST/,
+    );
     expect(must).toMatchObject({ outcome: 'fail', level: 'MUST', reason: 'wrong', evidence: { status: 200 } });
   });
 
@@ -120,7 +127,9 @@ describe('runCheck holds every check to errors.no-5xx', () => {
     for (const r of [passed!, failed!]) {
       expect(r.outcome, r.id).toBe('error');
       expect(r.errorCode, r.id).toBe('TARGET_DOWN');
-      expect(r.reason).toMatch(/^TARGET_DOWN: GET \S+\/status\/50[23] answered 50[23] for \d+ attempts, and no request reached the service meanwhile: an outage, not a verdict$/);
+      expect(r.reason).toMatch(
+        /^TARGET_DOWN: GET \S+\/status\/50[23] answered 50[23] for \d+ attempts, and no request reached the service meanwhile: an outage, not a verdict$/,
+      );
     }
   });
 
@@ -139,11 +148,23 @@ describe('runCheck holds every check to errors.no-5xx', () => {
 
   it('work shared through the context of the check that started it (a walk reading its pages) carries its 5xx to every check that uses it later', async () => {
     // The walk reads its pages through the first check's ctx, as suites/list/walks.ts does.
-    const walk = (ctx: CheckContext) => ctx.shared('walk', async () => [await ctx.shared('page 1', (s) => s.request({ method: 'GET', path: '/status/200' })), await ctx.shared('page 2', (s) => s.request({ method: 'GET', path: '/status/500' }))]);
+    const walk = (ctx: CheckContext) =>
+      ctx.shared('walk', async () => [
+        await ctx.shared('page 1', (s) => s.request({ method: 'GET', path: '/status/200' })),
+        await ctx.shared('page 2', (s) => s.request({ method: 'GET', path: '/status/500' })),
+      ]);
     const run = context();
     try {
-      const first = await runCheck(check('t.first', 'MUST', async (ctx) => void (await walk(ctx))), run, NO_5XX);
-      const later = await runCheck(check('t.later', 'SHOULD', async (ctx) => void (await walk(ctx))), run, NO_5XX);
+      const first = await runCheck(
+        check('t.first', 'MUST', async (ctx) => void (await walk(ctx))),
+        run,
+        NO_5XX,
+      );
+      const later = await runCheck(
+        check('t.later', 'SHOULD', async (ctx) => void (await walk(ctx))),
+        run,
+        NO_5XX,
+      );
       for (const r of [first, later]) {
         expect(r).toMatchObject({ outcome: 'fail', level: 'MUST', evidence: { status: 500 } });
         expect(r.evidence!.exchanges).toHaveLength(2);
@@ -165,7 +186,14 @@ describe('runCheck holds every check to errors.no-5xx', () => {
     expect(refused!.outcome).toBe('pass');
     const run = context();
     try {
-      expect((await runCheck(check('t.pass', 'MUST', async (ctx) => void (await get(ctx, 500))), run)).outcome).toBe('pass');
+      expect(
+        (
+          await runCheck(
+            check('t.pass', 'MUST', async (ctx) => void (await get(ctx, 500))),
+            run,
+          )
+        ).outcome,
+      ).toBe('pass');
     } finally {
       await run.close();
     }

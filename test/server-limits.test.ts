@@ -9,7 +9,15 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validate, SCHEMA } from '../lib/schema.js';
-import { DEFAULT_MAX_RECORDS, DEFAULT_SOCKET_LIMITS, serveOn, startReferenceServer, type ReferenceServerOptions, type RunningServer, type SocketLimits } from '../server/index.js';
+import {
+  DEFAULT_MAX_RECORDS,
+  DEFAULT_SOCKET_LIMITS,
+  serveOn,
+  startReferenceServer,
+  type ReferenceServerOptions,
+  type RunningServer,
+  type SocketLimits,
+} from '../server/index.js';
 import { listen, type Listening } from '../server/listen.js';
 import { MAX_DESCRIPTION } from '../server/routes.js';
 import { TOKEN } from './support.js';
@@ -84,7 +92,11 @@ const GET_SETTINGS = `GET /v2/settings HTTP/1.1\r\nHost: localhost\r\nAuthorizat
 async function send(base: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: unknown; text: string }> {
   const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` };
   if (body !== undefined) headers['content-type'] = typeof body === 'string' ? 'application/x-www-form-urlencoded' : 'application/json';
-  const res = await request(`${base}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await request(`${base}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await res.body.text();
   return { status: res.statusCode, text, json: text ? (JSON.parse(text) as unknown) : undefined };
 }
@@ -97,7 +109,13 @@ function expectErrorShape(r: { status: number; text: string; json: unknown }, st
 
 describe('socket limits', () => {
   it('defaults: headers 10 s, request 30 s, kept alive 5 s (advertised), 30 s without a byte, 512 sockets, checked every second', async () => {
-    expect(DEFAULT_SOCKET_LIMITS).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, socketTimeoutMs: 30_000, maxConnections: 512 });
+    expect(DEFAULT_SOCKET_LIMITS).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5_000,
+      socketTimeoutMs: 30_000,
+      maxConnections: 512,
+    });
     const { listening, server } = await startOn({});
     expect(listening.server.headersTimeout).toBe(10_000);
     expect(listening.server.requestTimeout).toBe(30_000);
@@ -111,10 +129,18 @@ describe('socket limits', () => {
   });
 
   it('refuses limits that are not whole numbers of at least 1, and headers allowed longer than the request', async () => {
-    for (const bad of [{ maxConnections: 0 }, { headersTimeoutMs: -1 }, { keepAliveTimeoutMs: 1.5 }, { socketTimeoutMs: Number.NaN }, { requestTimeoutMs: '30' as unknown as number }]) {
+    for (const bad of [
+      { maxConnections: 0 },
+      { headersTimeoutMs: -1 },
+      { keepAliveTimeoutMs: 1.5 },
+      { socketTimeoutMs: Number.NaN },
+      { requestTimeoutMs: '30' as unknown as number },
+    ]) {
       await expect(startReferenceServer({ token: TOKEN, ...bad })).rejects.toThrow(TypeError);
     }
-    await expect(startReferenceServer({ token: TOKEN, headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 })).rejects.toThrow(/headersTimeoutMs \(2000\) must not be more than requestTimeoutMs \(1000\)/);
+    await expect(startReferenceServer({ token: TOKEN, headersTimeoutMs: 2_000, requestTimeoutMs: 1_000 })).rejects.toThrow(
+      /headersTimeoutMs \(2000\) must not be more than requestTimeoutMs \(1000\)/,
+    );
     await expect(startReferenceServer({ token: TOKEN, maxRecords: 0 })).rejects.toThrow(/maxRecords must be a whole number/);
   });
 
@@ -146,7 +172,11 @@ describe('socket limits', () => {
 
   it('a body sent slowly is cut off once the request has taken requestTimeoutMs', async () => {
     const s = await start({ headersTimeoutMs: 200, requestTimeoutMs: 400 });
-    await expectCutOffWhileTrickling(s.port, `POST /v2/application-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`, () => ' ');
+    await expectCutOffWhileTrickling(
+      s.port,
+      `POST /v2/application-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`,
+      () => ' ',
+    );
   });
 
   it('an answered socket kept alive is closed once idle for keepAliveTimeoutMs', async () => {
@@ -202,7 +232,10 @@ describe('the cap on open sockets', () => {
     const body = JSON.stringify({ data: { type: 'application_key', name: 'under way' } });
     const busy = await Promise.all([socketTo(s.port), socketTo(s.port)]);
     // Headers and part of the body: each request is under way, its route reading the body.
-    for (const c of busy) c.write(`POST /v2/application-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+    for (const c of busy)
+      c.write(
+        `POST /v2/application-keys HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      );
     await delay(100);
     const late = await socketTo(s.port);
     // It may send its request before it reads the refusal: the server stays up all the same.
@@ -225,7 +258,9 @@ describe('the cap on stored records', () => {
   });
 
   const key = (name: string): unknown => ({ data: { type: 'application_key', name } });
-  const customApi = (slug: string, description = 'made by a test'): unknown => ({ data: { type: 'custom_api', name: slug, slug, api_type: `${slug.replace(/-/g, '_')}_ext`, description } });
+  const customApi = (slug: string, description = 'made by a test'): unknown => ({
+    data: { type: 'custom_api', name: slug, slug, api_type: `${slug.replace(/-/g, '_')}_ext`, description },
+  });
 
   it.each([
     ['Application Keys', '/v2/application-keys', (i: number) => key(`key ${i}`)],
@@ -251,7 +286,8 @@ describe('the cap on stored records', () => {
     const s = await start({ maxRecords: 2 });
     const made = await send(s.url, 'POST', '/v2/application-keys', key('login'));
     const { id, client_id, client_secret } = (made.json as { data: { id: string; client_id: string; client_secret: string } }).data;
-    const login = (clientId: string, secret: string): Promise<{ status: number; json: unknown; text: string }> => send(s.url, 'POST', '/oauth/access_token', `grant_type=client_credentials&client_id=${clientId}&client_secret=${encodeURIComponent(secret)}`);
+    const login = (clientId: string, secret: string): Promise<{ status: number; json: unknown; text: string }> =>
+      send(s.url, 'POST', '/oauth/access_token', `grant_type=client_credentials&client_id=${clientId}&client_secret=${encodeURIComponent(secret)}`);
     expect((await login(client_id, client_secret)).status).toBe(200);
     expect((await login(client_id, client_secret)).status).toBe(200);
     expectErrorShape(await login(client_id, client_secret), 409);

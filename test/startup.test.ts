@@ -26,12 +26,19 @@ function heavyLoadedBy(args: string[]): Promise<{ code: number; stderr: string; 
   const dir = mkdtempSync(join(tmpdir(), 'conformance-modules-'));
   const out = join(dir, 'modules.txt');
   return new Promise((done) => {
-    execFile(process.execPath, ['--import', RECORDER, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', LOADED_MODULES_OUT: out }, timeout: 60_000 }, (err, _stdout, stderr) => {
-      const loaded = readFileSync(out, 'utf8').split('\n').map((l) => l.replaceAll('\\', '/'));
-      rmSync(dir, { recursive: true, force: true });
-      const heavy = HEAVY.filter(([, re]) => loaded.some((m) => re.test(m))).map(([name]) => name);
-      done({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stderr, heavy });
-    });
+    execFile(
+      process.execPath,
+      ['--import', RECORDER, ...args],
+      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', LOADED_MODULES_OUT: out }, timeout: 60_000 },
+      (err, _stdout, stderr) => {
+        const loaded = readFileSync(out, 'utf8')
+          .split('\n')
+          .map((l) => l.replaceAll('\\', '/'));
+        rmSync(dir, { recursive: true, force: true });
+        const heavy = HEAVY.filter(([, re]) => loaded.some((m) => re.test(m))).map(([name]) => name);
+        done({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stderr, heavy });
+      },
+    );
   });
 }
 

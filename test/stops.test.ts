@@ -48,7 +48,10 @@ async function hangingFront(server: RunningServer, answered: number, healOnRead 
 /** What the suite created on `server` and has not deleted: keys and Custom APIs named for a run. */
 function leftOn(server: RunningServer): number {
   const ours = (name: unknown): boolean => typeof name === 'string' && /conformance-[0-9a-f]{8}-|§|🧪/.test(name);
-  return [...server.store.applicationKeys.values()].filter((k) => ours((k as { name?: unknown }).name)).length + [...server.store.customApis.values()].filter((c) => ours((c as { name?: unknown }).name)).length;
+  return (
+    [...server.store.applicationKeys.values()].filter((k) => ours((k as { name?: unknown }).name)).length +
+    [...server.store.customApis.values()].filter((c) => ours((c as { name?: unknown }).name)).length
+  );
 }
 
 it('a target that stops answering after 40 requests: at most 40 lines, the reports written, and a cleanup that waits for it, then names its command', async () => {
@@ -71,7 +74,8 @@ it('a target that stops answering after 40 requests: at most 40 lines, the repor
     const c = await cli(['cleanup', '--run', run!, '--base-url', front.url], { env: { CONFORMANCE_TOKEN: TOKEN } });
     expect(leftOn(server)).toBe(0);
     // What it cannot look for (a create whose body was not JSON, so its name carries no run id) it lists, and says so.
-    for (const line of c.stdout.split('\n').filter((l) => l.includes('left over:'))) expect(line).toMatch(/never answered its create.*check \/v2\/application-keys by hand/);
+    for (const line of c.stdout.split('\n').filter((l) => l.includes('left over:')))
+      expect(line).toMatch(/never answered its create.*check \/v2\/application-keys by hand/);
   });
 }, 120_000);
 

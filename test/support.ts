@@ -46,7 +46,11 @@ export function settingsFor(baseUrl: string, overrides: Partial<RunSettings> = {
 }
 
 /** Runs checks against a base URL; cleans up what they created. */
-export async function runChecks(baseUrl: string, checks: readonly Check[] = staticChecks, overrides: Partial<RunSettings> = {}): Promise<{ results: CheckResult[]; cleanup: CleanupReport }> {
+export async function runChecks(
+  baseUrl: string,
+  checks: readonly Check[] = staticChecks,
+  overrides: Partial<RunSettings> = {},
+): Promise<{ results: CheckResult[]; cleanup: CleanupReport }> {
   const { settings, dispose } = settingsFor(baseUrl, overrides);
   const run = new RunContext(settings);
   try {
@@ -75,7 +79,12 @@ export function paginationSettings(eps: Endpoint[], over: Partial<PaginationSett
 }
 
 /** Runs the list checks on some operations of a reference server built from `options` (`settings`: the run's, such as explore). */
-export function runListChecks(options: Partial<ReferenceServerOptions>, eps: Endpoint[], over: Partial<PaginationSettings> = {}, settings: Partial<RunSettings> = {}) {
+export function runListChecks(
+  options: Partial<ReferenceServerOptions>,
+  eps: Endpoint[],
+  over: Partial<PaginationSettings> = {},
+  settings: Partial<RunSettings> = {},
+) {
   const pagination = paginationSettings(eps, over);
   return runAgainst({ seed: 3, ...options }, expandListChecks(listChecks, eps), { ...settings, pagination });
 }
@@ -98,9 +107,14 @@ export interface Ran {
 export function cli(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<Ran> {
   const started = performance.now();
   return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? mkdtempSync(join(tmpdir(), 'conformance-cwd-')), env: { PATH: process.env.PATH ?? '', ...opts.env }, timeout: 90_000 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr, ms: performance.now() - started });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd: opts.cwd ?? mkdtempSync(join(tmpdir(), 'conformance-cwd-')), env: { PATH: process.env.PATH ?? '', ...opts.env }, timeout: 90_000 },
+      (err, stdout, stderr) => {
+        done({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr, ms: performance.now() - started });
+      },
+    );
   });
 }
 
@@ -109,9 +123,10 @@ export async function listening(server: Server): Promise<{ url: string; close():
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

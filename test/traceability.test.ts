@@ -27,7 +27,10 @@ it('every link of docs/traceability.md into the contract document lands on an an
 });
 
 it('finds what is missing', () => {
-  const statements = [{ id: 's.must', at: ['limits'], level: 'MUST' as const, text: 't' }, { id: 's.named', at: ['limits'], level: 'SHOULD' as const, text: 't', checks: ['no.such'] }];
+  const statements = [
+    { id: 's.must', at: ['limits'], level: 'MUST' as const, text: 't' },
+    { id: 's.named', at: ['limits'], level: 'SHOULD' as const, text: 't', checks: ['no.such'] },
+  ];
   expect(traceabilityProblems(statements, [{ id: 'lonely.check', level: 'MUST', title: 't', clause: 'Limits' }])).toEqual([
     'check lonely.check enforces no statement',
     'MUST statement s.must has no check',

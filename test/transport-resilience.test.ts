@@ -63,7 +63,11 @@ function repeats(): (req: IncomingMessage) => number {
   };
 }
 
-const failure = (p: Promise<unknown>): Promise<SuiteError> => p.then(() => expect.fail('the request was answered'), (e: unknown) => e as SuiteError);
+const failure = (p: Promise<unknown>): Promise<SuiteError> =>
+  p.then(
+    () => expect.fail('the request was answered'),
+    (e: unknown) => e as SuiteError,
+  );
 
 describe('429 and 503: retried by a time budget, not a count', () => {
   it('a burst of nine 429s without Retry-After is waited out: the request is served (four retries used to give up)', async () => {
@@ -113,7 +117,9 @@ describe('429 and 503: retried by a time budget, not a count', () => {
     const err = await failure(http.request({ method: 'GET', path: '/v2/accounts' }));
     expect(err.code).toBe('RATE_LIMITED');
     // Twelve waits of 1 s fit in 12 s; a thirteenth does not.
-    expect(err.message).toMatch(/still 429 after 13 attempts and 12000 ms of waiting: 1000 ms more \(Retry-After: 1\) would pass its 12000 ms of waiting; no verdict rests on a rate-limited answer$/);
+    expect(err.message).toMatch(
+      /still 429 after 13 attempts and 12000 ms of waiting: 1000 ms more \(Retry-After: 1\) would pass its 12000 ms of waiting; no verdict rests on a rate-limited answer$/,
+    );
     expect(s.arrivals).toHaveLength(13);
   });
 
@@ -128,7 +134,7 @@ describe('429 and 503: retried by a time budget, not a count', () => {
   });
 });
 
-describe('a gateway\'s 502, 503 or 504: waited out for a GET; a 500 never sent again', () => {
+describe("a gateway's 502, 503 or 504: waited out for a GET; a 500 never sent again", () => {
   it('a GET answered 502, then 504, then 503 is sent again after the backoff and served', async () => {
     const nth = repeats();
     const s = await serve((req, res) => {
@@ -211,7 +217,10 @@ describe('a GET that times out is sent again; a POST or DELETE is not', () => {
   it('never sends a POST or a DELETE again after a timeout (it may have been applied)', async () => {
     const s = await serve(() => undefined);
     const http = client(s.url, { timeoutMs: 100, retry: { sleep: quickSleep().sleep } });
-    for (const spec of [{ method: 'POST', path: '/v2/application-keys', json: {} }, { method: 'DELETE', path: '/v2/x/1' }] as const) {
+    for (const spec of [
+      { method: 'POST', path: '/v2/application-keys', json: {} },
+      { method: 'DELETE', path: '/v2/x/1' },
+    ] as const) {
       const err = await failure(http.request(spec));
       expect(err.code).toBe('TIMEOUT');
       expect(err.message).toMatch(/no complete answer within 100 ms$/);
@@ -316,7 +325,11 @@ describe('the breaker counts failures spread over time, not requests in flight t
     });
     const http = client(s.url, { timeoutMs: 100, concurrency: 4, retry: { sleep: quickSleep().sleep } });
     for (let i = 0; i < 10; i++) await http.request({ method: 'GET', path: '/v2/accounts' });
-    const errs = await Promise.all(Array.from({ length: 40 }, (_, i) => failure(http.request({ method: i % 4 === 0 ? 'POST' : 'GET', path: `/v2/accounts/${i}`, json: i % 4 === 0 ? {} : undefined }))));
+    const errs = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        failure(http.request({ method: i % 4 === 0 ? 'POST' : 'GET', path: `/v2/accounts/${i}`, json: i % 4 === 0 ? {} : undefined })),
+      ),
+    );
     expect(errs.filter((e) => e.code !== 'TIMEOUT' && e.code !== 'TARGET_DOWN')).toEqual([]);
     expect(errs.filter((e) => e.code === 'TARGET_DOWN').length).toBeGreaterThan(20);
     expect(http.stats.breakerOpenedAfter).toBe(BREAKER_AFTER);
@@ -324,7 +337,11 @@ describe('the breaker counts failures spread over time, not requests in flight t
     // The bound fell with the timeouts: few requests hung at a time, a few rounds of them.
     expect(s.arrivals.length - 10).toBeLessThanOrEqual(BREAKER_AFTER * 4);
     const down = errs.find((e) => e.code === 'TARGET_DOWN')!;
-    expect(down.message).toMatch(new RegExp(`the target stopped answering after 10 answered requests \\(${BREAKER_AFTER} failures in a row, at moments apart in time; the last: TIMEOUT: `));
+    expect(down.message).toMatch(
+      new RegExp(
+        `the target stopped answering after 10 answered requests \\(${BREAKER_AFTER} failures in a row, at moments apart in time; the last: TIMEOUT: `,
+      ),
+    );
   });
 
   it(`a target that refuses connections opens the breaker after ${BREAKER_AFTER} requests`, async () => {
@@ -478,7 +495,11 @@ describe('one memory budget for every body being read', () => {
     });
     const budget = new BodyBudget(8 * 1024);
     const http = client(s.url, { maxBodyBytes: 100 * 1024, bodyBudget: budget });
-    const results = await Promise.allSettled([http.request({ method: 'GET', path: '/a' }), http.request({ method: 'GET', path: '/big' }), http.request({ method: 'GET', path: '/b' })]);
+    const results = await Promise.allSettled([
+      http.request({ method: 'GET', path: '/a' }),
+      http.request({ method: 'GET', path: '/big' }),
+      http.request({ method: 'GET', path: '/b' }),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     const err = (results[1] as PromiseRejectedResult).reason as SuiteError;
     expect(err.code).toBe('RESPONSE_TOO_LARGE');

@@ -58,7 +58,11 @@ async function through(plan: FrontPlan, checks: readonly Check[], transport: Tra
  * `through`, then what the upstream holds after the run and after the run's cleanup (read from
  * its store, not through the front), and the cleanup's report.
  */
-async function lostThrough(plan: FrontPlan, checks: readonly Check[], server: Partial<ReferenceServerOptions> = {}): Promise<Through & { heldAfterRun: Held; heldAfterCleanup: Held; cleanup: CleanupReport }> {
+async function lostThrough(
+  plan: FrontPlan,
+  checks: readonly Check[],
+  server: Partial<ReferenceServerOptions> = {},
+): Promise<Through & { heldAfterRun: Held; heldAfterCleanup: Held; cleanup: CleanupReport }> {
   return withServer({ seed: 3, ...server }, async (server) => {
     const held = (): Held => ({ customApis: server.store.customApis.size, applicationKeys: server.store.applicationKeys.size });
     const front = await startFront(server.url, plan);
@@ -137,7 +141,11 @@ function changed(results: readonly CheckResult[], against: Through): string[] {
   return results.filter((r) => r.outcome !== before.get(resultKey(r))).map((r) => `${resultKey(r)} (${r.level}): ${r.outcome} ${r.reason ?? ''}`);
 }
 
-const postsOf = (xs: readonly Arrival[]): string[] => xs.filter((a) => a.method === 'POST').map(keyOf).sort();
+const postsOf = (xs: readonly Arrival[]): string[] =>
+  xs
+    .filter((a) => a.method === 'POST')
+    .map(keyOf)
+    .sort();
 
 describe('429 and 503 are waited out, never judged', () => {
   it('through 429 + Retry-After: 1 on 2 of 3 requests, the static checks keep the reference outcomes; every 429 is waited out, 1 s each', async () => {
@@ -147,7 +155,14 @@ describe('429 and 503 are waited out, never judged', () => {
     expect(changed(r.results, reference.statics)).toEqual([]);
     const limited = r.front.arrivals.length - r.front.relayed.length;
     expect(limited).toBe(2 * r.front.relayed.length);
-    expect(r.sum).toMatchObject({ requests: reference.statics.sum.requests, retries: limited, waitedOut: limited, resetRetries: 0, waitedMs: 1000 * limited, refused: 0 });
+    expect(r.sum).toMatchObject({
+      requests: reference.statics.sum.requests,
+      retries: limited,
+      waitedOut: limited,
+      resetRetries: 0,
+      waitedMs: 1000 * limited,
+      refused: 0,
+    });
     expect(clock.asked.every((ms) => ms === 1000)).toBe(true);
     // No request reached the upstream twice: the 429s were not processed, the retries were.
     expect(postsOf(r.front.relayed)).toEqual(postsOf(reference.statics.front.relayed));
@@ -184,15 +199,19 @@ describe('429 and 503 are waited out, never judged', () => {
   });
 
   it('honours Retry-After in seconds, and the exchange shows the retry', async () => {
-    await direct((a) => (a.repeat === 0 ? { status: 429, retryAfter: '1' } : 'relay'), {}, async (http, front) => {
-      const res = await http.request({ method: 'GET', path: '/v2/settings' });
-      expect(res.status).toBe(200);
-      const [first, second] = front.arrivals;
-      expect(second!.at - first!.at).toBeGreaterThanOrEqual(990);
-      expect(res.exchange.attempts).toBe(2);
-      expect(exchangeLine(res.exchange)).toMatch(/-> 200 \(.*after 2 attempts\)$/);
-      expect(http.stats).toMatchObject({ requests: 1, retries: 1, waitedOut: 1, waitedMs: 1000 });
-    });
+    await direct(
+      (a) => (a.repeat === 0 ? { status: 429, retryAfter: '1' } : 'relay'),
+      {},
+      async (http, front) => {
+        const res = await http.request({ method: 'GET', path: '/v2/settings' });
+        expect(res.status).toBe(200);
+        const [first, second] = front.arrivals;
+        expect(second!.at - first!.at).toBeGreaterThanOrEqual(990);
+        expect(res.exchange.attempts).toBe(2);
+        expect(exchangeLine(res.exchange)).toMatch(/-> 200 \(.*after 2 attempts\)$/);
+        expect(http.stats).toMatchObject({ requests: 1, retries: 1, waitedOut: 1, waitedMs: 1000 });
+      },
+    );
   });
 
   it('honours Retry-After as an HTTP date', async () => {
@@ -230,7 +249,10 @@ describe('429 and 503 are waited out, never judged', () => {
     // it first); nothing reached the upstream. (Counted by the reasons: a check ends at its
     // first RATE_LIMITED request, and a sibling request of it still waiting is not in the
     // check's figures.)
-    for (const x of r.results) expect(x.reason).toMatch(/still 429 after 11 attempts and 10000 ms of waiting: 1000 ms more \(Retry-After: 1\) would pass its 10000 ms of waiting; no verdict rests on a rate-limited answer$/);
+    for (const x of r.results)
+      expect(x.reason).toMatch(
+        /still 429 after 11 attempts and 10000 ms of waiting: 1000 ms more \(Retry-After: 1\) would pass its 10000 ms of waiting; no verdict rests on a rate-limited answer$/,
+      );
     expect(r.sum.retries).toBeLessThanOrEqual(10 * r.sum.requests);
     expect(r.front.relayed).toEqual([]);
     expect(r.http.concurrency).toBe(1);
@@ -238,27 +260,37 @@ describe('429 and 503 are waited out, never judged', () => {
   });
 
   it('gives up at once when Retry-After asks for more than is left of the wait budget', async () => {
-    await direct(() => ({ status: 429, retryAfter: '120' }), {}, async (http, front) => {
-      const started = performance.now();
-      const err = await http.request({ method: 'GET', path: '/v2/settings' }).catch((e: unknown) => e);
-      expect((err as SuiteError).code).toBe('RATE_LIMITED');
-      expect((err as SuiteError).message).toMatch(/still 429 after 1 attempt and 0 ms of waiting: 120000 ms more \(Retry-After: 120\) would pass its 60000 ms of waiting/);
-      expect(front.arrivals.length).toBe(1);
-      expect(performance.now() - started).toBeLessThan(5_000);
-    });
+    await direct(
+      () => ({ status: 429, retryAfter: '120' }),
+      {},
+      async (http, front) => {
+        const started = performance.now();
+        const err = await http.request({ method: 'GET', path: '/v2/settings' }).catch((e: unknown) => e);
+        expect((err as SuiteError).code).toBe('RATE_LIMITED');
+        expect((err as SuiteError).message).toMatch(
+          /still 429 after 1 attempt and 0 ms of waiting: 120000 ms more \(Retry-After: 120\) would pass its 60000 ms of waiting/,
+        );
+        expect(front.arrivals.length).toBe(1);
+        expect(performance.now() - started).toBeLessThan(5_000);
+      },
+    );
   });
 
   it('waits no longer in all than the budget, in real time', async () => {
-    await direct(() => ({ status: 429, retryAfter: '1' }), { retry: { maxWaitMs: 2_500 } }, async (http, front) => {
-      const started = performance.now();
-      const err = await http.request({ method: 'GET', path: '/v2/settings' }).catch((e: unknown) => e);
-      const ms = performance.now() - started;
-      expect((err as SuiteError).code).toBe('RATE_LIMITED');
-      // Two waits of 1 s fit in 2.5 s, a third does not.
-      expect(front.arrivals.length).toBe(3);
-      expect(ms).toBeGreaterThanOrEqual(1_990);
-      expect(ms).toBeLessThan(15_000);
-    });
+    await direct(
+      () => ({ status: 429, retryAfter: '1' }),
+      { retry: { maxWaitMs: 2_500 } },
+      async (http, front) => {
+        const started = performance.now();
+        const err = await http.request({ method: 'GET', path: '/v2/settings' }).catch((e: unknown) => e);
+        const ms = performance.now() - started;
+        expect((err as SuiteError).code).toBe('RATE_LIMITED');
+        // Two waits of 1 s fit in 2.5 s, a third does not.
+        expect(front.arrivals.length).toBe(3);
+        expect(ms).toBeGreaterThanOrEqual(1_990);
+        expect(ms).toBeLessThan(15_000);
+      },
+    );
   });
 
   it('retries a POST answered 503: the static checks keep the reference outcomes, and each POST reached the upstream once', async () => {
@@ -274,28 +306,36 @@ describe('429 and 503 are waited out, never judged', () => {
 
   it('a 503 that outlasts the time budget is the answer: the last one, judged as any 5xx (errors.no-5xx), never an error of the suite', async () => {
     const clock = quickSleep();
-    await direct(() => ({ status: 503 }), { retry: clock.retry }, async (http, front) => {
-      const res = await http.request({ method: 'DELETE', path: '/v2/settings/extensions/custom-apis/00000000-0000-4000-8000-000000000000' });
-      expect(res.status).toBe(503);
-      // The backoff (0.5 s doubling to 8 s, jittered) until the next wait would pass 60 s: about a dozen retries.
-      expect(clock.asked.length).toBeGreaterThan(8);
-      expect(front.arrivals.length).toBe(clock.asked.length + 1);
-      expect(res.exchange.attempts).toBe(front.arrivals.length);
-      const waited = clock.asked.reduce((x, y) => x + y, 0);
-      expect(waited).toBeLessThanOrEqual(60_000);
-      expect(waited).toBeGreaterThan(60_000 - 8_000);
-    });
+    await direct(
+      () => ({ status: 503 }),
+      { retry: clock.retry },
+      async (http, front) => {
+        const res = await http.request({ method: 'DELETE', path: '/v2/settings/extensions/custom-apis/00000000-0000-4000-8000-000000000000' });
+        expect(res.status).toBe(503);
+        // The backoff (0.5 s doubling to 8 s, jittered) until the next wait would pass 60 s: about a dozen retries.
+        expect(clock.asked.length).toBeGreaterThan(8);
+        expect(front.arrivals.length).toBe(clock.asked.length + 1);
+        expect(res.exchange.attempts).toBe(front.arrivals.length);
+        const waited = clock.asked.reduce((x, y) => x + y, 0);
+        expect(waited).toBeLessThanOrEqual(60_000);
+        expect(waited).toBeGreaterThan(60_000 - 8_000);
+      },
+    );
   });
 
   it('lets the lowered bound climb back, one step every 20 answers without a 429', async () => {
     const clock = quickSleep();
-    await direct((a) => (a.n < 3 ? { status: 429 } : 'relay'), { concurrency: 4, retry: clock.retry }, async (http) => {
-      for (let i = 0; i < 3; i++) await http.request({ method: 'GET', path: '/v2/settings' });
-      expect(http.concurrency).toBe(1);
-      for (let i = 0; i < 60; i++) await http.request({ method: 'GET', path: '/v2/settings' });
-      expect(http.concurrency).toBe(4);
-      expect(http.stats.concurrencyLoweredTo).toBe(1);
-    });
+    await direct(
+      (a) => (a.n < 3 ? { status: 429 } : 'relay'),
+      { concurrency: 4, retry: clock.retry },
+      async (http) => {
+        for (let i = 0; i < 3; i++) await http.request({ method: 'GET', path: '/v2/settings' });
+        expect(http.concurrency).toBe(1);
+        for (let i = 0; i < 60; i++) await http.request({ method: 'GET', path: '/v2/settings' });
+        expect(http.concurrency).toBe(4);
+        expect(http.stats.concurrencyLoweredTo).toBe(1);
+      },
+    );
   });
 });
 
@@ -411,7 +451,7 @@ describe('a reset connection', () => {
     expect(r.heldAfterCleanup.applicationKeys).toBe(0);
   });
 
-  it('a body that must be refused, whose create was lost, under a name that cannot carry the run id: found, it may be anyone\'s, and the check ends in error, nothing sent again', async () => {
+  it("a body that must be refused, whose create was lost, under a name that cannot carry the run id: found, it may be anyone's, and the check ends in error, nothing sent again", async () => {
     const check = statics.find((c) => c.id === 'create.name.empty.rejected')!;
     const r = await lostThrough((a) => (a.method === 'POST' ? 'lose-answer' : 'relay'), [check], { faults: ['name-empty-accepted'] });
     const [result] = r.results;
@@ -457,7 +497,14 @@ describe('a reset connection', () => {
     const { settings, dispose } = settingsFor(url);
     const run = new RunContext(settings);
     try {
-      const [existing, repeat] = await Promise.all(['delete.existing.204', 'delete.repeat.404'].map((id) => runCheck(statics.find((c) => c.id === id)!, run)));
+      const [existing, repeat] = await Promise.all(
+        ['delete.existing.204', 'delete.repeat.404'].map((id) =>
+          runCheck(
+            statics.find((c) => c.id === id)!,
+            run,
+          ),
+        ),
+      );
       expect(existing!.outcome).toBe('pass');
       // Each try's second DELETE is lost: no verdict, and above all no pass.
       expect(repeat!.outcome).toBe('error');
@@ -471,12 +518,18 @@ describe('a reset connection', () => {
   });
 
   it('never sends a DELETE again after a reset', async () => {
-    await direct(() => 'reset', {}, async (http, front) => {
-      const err = await http.request({ method: 'DELETE', path: '/v2/settings/extensions/custom-apis/00000000-0000-4000-8000-000000000000' }).catch((e: unknown) => e);
-      expect((err as SuiteError).code).toBe('CONNECTION_CLOSED');
-      expect(front.arrivals.length).toBe(1);
-      expect(http.stats.retries).toBe(0);
-    });
+    await direct(
+      () => 'reset',
+      {},
+      async (http, front) => {
+        const err = await http
+          .request({ method: 'DELETE', path: '/v2/settings/extensions/custom-apis/00000000-0000-4000-8000-000000000000' })
+          .catch((e: unknown) => e);
+        expect((err as SuiteError).code).toBe('CONNECTION_CLOSED');
+        expect(front.arrivals.length).toBe(1);
+        expect(http.stats.retries).toBe(0);
+      },
+    );
   });
 });
 
@@ -489,7 +542,11 @@ describe('a target that stops answering', () => {
     expect(reasons.filter((x) => !/^error (TIMEOUT|TARGET_DOWN): /.test(x))).toEqual([]);
     const down = reasons.filter((x) => x.startsWith('error TARGET_DOWN'));
     expect(down.length).toBeGreaterThan(10);
-    expect(down[0]).toMatch(new RegExp(`the target stopped answering after \\d+ answered requests \\(${BREAKER_AFTER} failures in a row, at moments apart in time; the last: TIMEOUT`));
+    expect(down[0]).toMatch(
+      new RegExp(
+        `the target stopped answering after \\d+ answered requests \\(${BREAKER_AFTER} failures in a row, at moments apart in time; the last: TIMEOUT`,
+      ),
+    );
     expect(r.http.stats.breakerOpenedAfter).toBe(BREAKER_AFTER);
     expect(r.sum.refused).toBeGreaterThan(10);
     // What hung: five rounds at most of the requests in flight (8 at first, halved by each round of timeouts).
@@ -514,11 +571,15 @@ describe('a target that stops answering', () => {
 
   it('times out one attempt, not the waits between attempts', async () => {
     // A 429 asking for 1 s, then an answer within the 800 ms timeout: the wait does not count against it.
-    await direct((a) => (a.repeat === 0 ? { status: 429, retryAfter: '1' } : 'relay'), { timeoutMs: 800 }, async (http) => {
-      const res = await http.request({ method: 'GET', path: '/v2/settings' });
-      expect(res.status).toBe(200);
-      expect(res.exchange.durationMs).toBeGreaterThanOrEqual(990);
-    });
+    await direct(
+      (a) => (a.repeat === 0 ? { status: 429, retryAfter: '1' } : 'relay'),
+      { timeoutMs: 800 },
+      async (http) => {
+        const res = await http.request({ method: 'GET', path: '/v2/settings' });
+        expect(res.status).toBe(200);
+        expect(res.exchange.durationMs).toBeGreaterThanOrEqual(990);
+      },
+    );
   });
 });
 
@@ -534,7 +595,9 @@ describe('through the CLI', () => {
         expect(lines.filter((l) => /the target stopped answering: the suite sends nothing more/.test(l))).toHaveLength(1);
         // The reason names the request the breaker stopped on: one not sent, or one sent that
         // never got its answer (which it is depends on what was in flight at the 40th).
-        expect(r.stdout).toMatch(/Not run \(\d+\): errors of the suite, not failures of the target\n  \d+ check\(s\): TARGET_DOWN: .*(not sent|sent, no answer)(: |.*; )the target stopped answering/);
+        expect(r.stdout).toMatch(
+          /Not run \(\d+\): errors of the suite, not failures of the target\n  \d+ check\(s\): TARGET_DOWN: .*(not sent|sent, no answer)(: |.*; )the target stopped answering/,
+        );
         expect(r.stdout).toMatch(/transport: \d+ request\(s\);.*the target stopped answering: \d+ request\(s\) not sent, \d+ check\(s\) not run/);
         expect(r.stdout).toMatch(/the target stopped answering during the run.*'conformance cleanup --run [0-9a-f]{8}' deletes them/);
         expect(r.stdout).not.toMatch(/left over:/);
@@ -550,7 +613,10 @@ describe('through the CLI', () => {
     await withServer({ seed: 4 }, async (server) => {
       const front = await startFront(server.url, (a) => (a.repeat < 2 && a.n % 3 !== 2 ? { status: 429, retryAfter: '0' } : 'relay'));
       try {
-        const r = await cli(['--base-url', front.url, '--check', 'create.valid.2xx,create.keys.distinct,delete.existing.204,delete.repeat.404,errors.content-type.json'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+        const r = await cli(
+          ['--base-url', front.url, '--check', 'create.valid.2xx,create.keys.distinct,delete.existing.204,delete.repeat.404,errors.content-type.json'],
+          { env: { CONFORMANCE_TOKEN: TOKEN } },
+        );
         expect(r.code, r.stdout + r.stderr).toBe(0);
         expect(r.stdout).toMatch(/transport: \d+ request\(s\); \d+ request\(s\) sent again; \d+ 429\/5xx answer\(s\) waited out/);
       } finally {
@@ -561,7 +627,9 @@ describe('through the CLI', () => {
 });
 
 /** The reference server behind a node:http server shaped by `setup` (its own request handler). */
-async function shapedServer(shape: (server: Server, handler: (req: IncomingMessage, res: ServerResponse) => void) => void): Promise<{ url: string; close(): Promise<void> }> {
+async function shapedServer(
+  shape: (server: Server, handler: (req: IncomingMessage, res: ServerResponse) => void) => void,
+): Promise<{ url: string; close(): Promise<void> }> {
   const { handler } = createReferenceHandler({ token: TOKEN, seed: 6 });
   const server = createServer();
   shape(server, handler);
@@ -597,7 +665,9 @@ describe('a gateway in front of the target (through the CLI)', () => {
         const r = await cli(['--base-url', front.url, ...args], { env: { CONFORMANCE_TOKEN: TOKEN } });
         expect(r.code, r.stdout + r.stderr).toBe(1);
         expect(r.stdout).toMatch(/✗ FAIL list\.[a-z.-]+ \[accounts\]/);
-        expect(r.stdout).toMatch(/GET http:\/\/127\.0\.0\.1:\d+\/v2\/accounts\S* answered 500: a server error fails the check that provoked it \(spec\/contract\/README\.md#errors\.no-5xx, MUST\)/);
+        expect(r.stdout).toMatch(
+          /GET http:\/\/127\.0\.0\.1:\d+\/v2\/accounts\S* answered 500: a server error fails the check that provoked it \(spec\/contract\/README\.md#errors\.no-5xx, MUST\)/,
+        );
         // The 500 is never sent again: one arrival per request.
         expect(front.arrivals.filter((a) => a.url.startsWith('/v2/accounts')).every((a) => a.repeat === 0)).toBe(true);
         expect(r.stdout).not.toMatch(/✗ FAIL list\.[a-z.-]+ \[catalog-rules\]/);

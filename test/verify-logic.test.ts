@@ -31,8 +31,20 @@ const result = (id: string, outcome: CheckResult['outcome'], operation?: string,
 
 describe('a re-run against the bundle', () => {
   it('lists every result whose outcome or level differs, or that is in one only, and nothing else', () => {
-    const before = [result('a', 'pass'), result('b', 'pass', 'orders'), result('b', 'pass', 'accounts'), result('c', 'skip'), result('d', 'fail', undefined, 'SHOULD')];
-    const after = [result('a', 'pass'), result('b', 'fail', 'orders'), result('b', 'pass', 'accounts'), result('d', 'fail', undefined, 'MUST'), result('e', 'pass')];
+    const before = [
+      result('a', 'pass'),
+      result('b', 'pass', 'orders'),
+      result('b', 'pass', 'accounts'),
+      result('c', 'skip'),
+      result('d', 'fail', undefined, 'SHOULD'),
+    ];
+    const after = [
+      result('a', 'pass'),
+      result('b', 'fail', 'orders'),
+      result('b', 'pass', 'accounts'),
+      result('d', 'fail', undefined, 'MUST'),
+      result('e', 'pass'),
+    ];
     expect(differences(before, after).map((d) => [d.key, d.before?.outcome ?? null, d.after?.outcome ?? null])).toEqual([
       ['b orders', 'pass', 'fail'],
       ['c', 'skip', null],

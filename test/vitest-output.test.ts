@@ -44,7 +44,7 @@ describe("vitest's own output", () => {
     const r = await run('script', ['-qec', command, '/dev/null'], { CI: 'true' }, ownDir());
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/exit 0: every MUST check passed/);
-    expect(JSON.stringify(r.stdout.match(/\u001b.{0,6}/g) ?? [])).toBe("[]");
+    expect(JSON.stringify(r.stdout.match(/\u001b.{0,6}/g) ?? [])).toBe('[]');
   });
 
   it('an unhandled rejection in the main process during a run is a suite error in the report, and the run completes', async () => {

@@ -61,7 +61,10 @@ describe('keyset cursors', () => {
 });
 
 /** A front before the reference server that rewrites list bodies (JSON) as `edit` says. */
-async function rewritingFront(upstream: string, edit: (url: URL, body: { data?: unknown[]; meta?: { results?: { total?: number } } }) => void): Promise<{ url: string; close(): Promise<void> }> {
+async function rewritingFront(
+  upstream: string,
+  edit: (url: URL, body: { data?: unknown[]; meta?: { results?: { total?: number } } }) => void,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     void (async () => {
       const up = await request(new URL(req.url ?? '/', upstream), { method: req.method as 'GET', headers: { authorization: req.headers.authorization ?? '' } });
@@ -95,14 +98,19 @@ describe('offset walks asked for at once', () => {
         if (typeof body.meta?.results?.total === 'number') body.meta.results.total = Math.max(0, body.meta.results.total - 60);
       }));
       const eps = endpoints(['accounts']);
-      const { results } = await runChecks(f.url, expandListChecks(listChecks, eps).filter((c) => /traversal|keyset|total\.unfiltered|sort\.id/.test(c.id)), { pagination: paginationSettings(eps) });
+      const { results } = await runChecks(
+        f.url,
+        expandListChecks(listChecks, eps).filter((c) => /traversal|keyset|total\.unfiltered|sort\.id/.test(c.id)),
+        { pagination: paginationSettings(eps) },
+      );
       const outcome = Object.fromEntries(results.map((r) => [r.id, r.outcome]));
       expect(outcome['list.total.unfiltered']).toBe('fail');
       // The walk read every record: 60 more than the total said.
       const ev = results.find((r) => r.id === 'list.total.unfiltered')!.evidence!;
       const n = (text: string): number => Number(/meta\.results\.total (\d+)/.exec(text)?.[1]);
       expect(n(ev.expected) - n(ev.actual)).toBe(60);
-      for (const id of ['list.offset.traversal', 'list.keyset.id', 'list.keyset.created-at', 'list.keyset.updated-at', 'list.sort.id']) expect(outcome[id], id).toBe('pass');
+      for (const id of ['list.offset.traversal', 'list.keyset.id', 'list.keyset.created-at', 'list.keyset.updated-at', 'list.sort.id'])
+        expect(outcome[id], id).toBe('pass');
     });
   });
 });
@@ -121,7 +129,11 @@ describe('keyset segments', () => {
         if (m && cut && m[1]! >= cut) body.data = [];
       }));
       const eps = endpoints(['orders']);
-      const { results } = await runChecks(f.url, expandListChecks(listChecks, eps).filter((c) => c.id === 'list.keyset.id'), { pagination: paginationSettings(eps) });
+      const { results } = await runChecks(
+        f.url,
+        expandListChecks(listChecks, eps).filter((c) => c.id === 'list.keyset.id'),
+        { pagination: paginationSettings(eps) },
+      );
       const r = results[0]!;
       expect(r.outcome, r.reason).toBe('fail');
       expect(r.evidence?.actual).toMatch(/keyset lost \d+ record/);
@@ -139,7 +151,11 @@ describe('keyset segments', () => {
         if (/^gt\(id,/.test(filter)) body.data = body.data!.slice(0, 50).filter((r) => (r as { id: string }).id !== lost);
       }));
       const eps = endpoints(['orders']);
-      const { results } = await runChecks(f.url, expandListChecks(listChecks, eps).filter((c) => c.id === 'list.keyset.id'), { pagination: paginationSettings(eps) });
+      const { results } = await runChecks(
+        f.url,
+        expandListChecks(listChecks, eps).filter((c) => c.id === 'list.keyset.id'),
+        { pagination: paginationSettings(eps) },
+      );
       const r = results[0]!;
       expect(lost).toBeDefined();
       expect(r.outcome, r.reason).toBe('fail');

@@ -20,7 +20,18 @@ const result = (id: string, level: CheckResult['level'], outcome: CheckResult['o
     ...clauseOf({ at: 'delete-custom-api', detail: 'Failure 400' }),
     level,
     durationMs: 5,
-    ...(outcome === 'fail' ? { evidence: { expected: 'status 400', actual: 'status 422', request: "curl -i -X DELETE 'https://t.example/v2/x/1'", status: 422, bodyExcerpt: '', exchanges: [] } } : {}),
+    ...(outcome === 'fail'
+      ? {
+          evidence: {
+            expected: 'status 400',
+            actual: 'status 422',
+            request: "curl -i -X DELETE 'https://t.example/v2/x/1'",
+            status: 422,
+            bodyExcerpt: '',
+            exchanges: [],
+          },
+        }
+      : {}),
     ...more,
   });
 
@@ -60,9 +71,15 @@ describe('a failure that does not fail the run reads as a warning', () => {
   });
 
   it('the area line: ⚠ and `1 warn` when nothing in the area fails the run; ✗ when something does', () => {
-    expect(renderAreaLine('delete-custom-api', tally(warned.results), { color: false })).toBe('⚠ delete-custom-api: 8 result(s): 7 pass, 0 fail, 1 warn, 0 error, 0 skip');
-    expect(renderAreaLine('delete-custom-api', tally(warned.results, true), { color: false })).toBe('✗ delete-custom-api: 8 result(s): 7 pass, 1 fail, 0 warn, 0 error, 0 skip');
-    expect(renderAreaLine('delete-custom-api', tally(passes), { color: false })).toBe('✓ delete-custom-api: 7 result(s): 7 pass, 0 fail, 0 warn, 0 error, 0 skip');
+    expect(renderAreaLine('delete-custom-api', tally(warned.results), { color: false })).toBe(
+      '⚠ delete-custom-api: 8 result(s): 7 pass, 0 fail, 1 warn, 0 error, 0 skip',
+    );
+    expect(renderAreaLine('delete-custom-api', tally(warned.results, true), { color: false })).toBe(
+      '✗ delete-custom-api: 8 result(s): 7 pass, 1 fail, 0 warn, 0 error, 0 skip',
+    );
+    expect(renderAreaLine('delete-custom-api', tally(passes), { color: false })).toBe(
+      '✓ delete-custom-api: 7 result(s): 7 pass, 0 fail, 0 warn, 0 error, 0 skip',
+    );
     // Yellow, not red.
     expect(renderAreaLine('delete-custom-api', tally(warned.results), { color: true })).toMatch(/^\u001b\[33m⚠\u001b\[0m/);
   });
@@ -87,7 +104,12 @@ describe('a failure that does not fail the run reads as a warning', () => {
   });
 
   it('failures that fail the run come first; a baselined one and an INFO note are warnings', () => {
-    const r = report([result('delete.repeat.404', 'MUST', 'fail'), result('delete.unknown-id.404', 'MUST', 'fail', { baselined: true }), result('list.offset.soft-limit', 'INFO', 'fail'), should]);
+    const r = report([
+      result('delete.repeat.404', 'MUST', 'fail'),
+      result('delete.unknown-id.404', 'MUST', 'fail', { baselined: true }),
+      result('list.offset.soft-limit', 'INFO', 'fail'),
+      should,
+    ]);
     expect(r.exit.code).toBe(1);
     const text = renderSummary(r, { color: false });
     const failures = text.indexOf('Failures and errors (1)');
@@ -95,13 +117,17 @@ describe('a failure that does not fail the run reads as a warning', () => {
     expect(failures).toBeGreaterThanOrEqual(0);
     expect(warnings).toBeGreaterThan(failures);
     expect(text.slice(failures, warnings)).toMatch(/✗ FAIL delete\.repeat\.404/);
-    expect(text.slice(warnings)).toMatch(/⚠ known MUST failure \(baselined\) delete\.unknown-id\.404[^]*⚠ SHOULD warning delete\.malformed-id\.400[^]*⚠ INFO note list\.offset\.soft-limit/);
+    expect(text.slice(warnings)).toMatch(
+      /⚠ known MUST failure \(baselined\) delete\.unknown-id\.404[^]*⚠ SHOULD warning delete\.malformed-id\.400[^]*⚠ INFO note list\.offset\.soft-limit/,
+    );
     expect(text).toMatch(/^ {2}MUST +2: 0 pass, 1 fail, 1 warn \(baselined\), 0 error, 0 skip$/m);
   });
 
   it('report.html: the row, the matrix cell, the summary and the filter say warn; a failure that fails the run says fail', () => {
     const html = renderHtml(warned);
-    expect(html).toMatch(/<tr id="[^"]+" class="result o-warn l-SHOULD" data-outcome="warn" data-level="SHOULD"><td><code>delete\.malformed-id\.400<\/code><\/td><td><\/td><td>SHOULD<\/td><td>warn<\/td>/);
+    expect(html).toMatch(
+      /<tr id="[^"]+" class="result o-warn l-SHOULD" data-outcome="warn" data-level="SHOULD"><td><code>delete\.malformed-id\.400<\/code><\/td><td><\/td><td>SHOULD<\/td><td>warn<\/td>/,
+    );
     expect(html).toContain('<b>verdict:</b> SHOULD warning: it does not fail the run (--strict would)');
     expect(html).toMatch(/<td class="cell o-warn l-SHOULD" data-outcome="warn" [^>]*><a href="#[^"]+">⚠<\/a><\/td>/);
     expect(html).toContain('<input type="checkbox" data-filter="outcome" value="fail" checked> fail (0)');
@@ -115,7 +141,9 @@ describe('a failure that does not fail the run reads as a warning', () => {
   it('the GitHub step summary says warn too', () => {
     const md = renderMarkdown(warned);
     expect(md).toContain('| `delete.malformed-id.400` | SHOULD | warn |');
-    expect(md).toContain('| level | pass | fail | warn | error | skip |\n|---|---|---|---|---|---|\n| MUST | 7 | 0 | 0 | 0 | 0 |\n| SHOULD | 0 | 0 | 1 | 0 | 0 |');
+    expect(md).toContain(
+      '| level | pass | fail | warn | error | skip |\n|---|---|---|---|---|---|\n| MUST | 7 | 0 | 0 | 0 | 0 |\n| SHOULD | 0 | 0 | 1 | 0 | 0 |',
+    );
   });
 });
 
@@ -159,10 +187,14 @@ describe('replay commands of a run against a real target say they need the token
 describe('end to end: a variant that answers 422 for validation (a SHOULD warning)', () => {
   it('exits 0; the summary shows a warning, with the token note, and no failure; the token is not printed', async () => {
     await withServer({ variants: ['validation-422'] }, async (server) => {
-      const r = await cli(['--base-url', server.url, '--check', 'delete.existing.204,delete.malformed-id.rejected,delete.malformed-id.400', '--seed', '4'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      const r = await cli(['--base-url', server.url, '--check', 'delete.existing.204,delete.malformed-id.rejected,delete.malformed-id.400', '--seed', '4'], {
+        env: { CONFORMANCE_TOKEN: TOKEN },
+      });
       expect(r.code, r.stdout + r.stderr).toBe(0);
       const summary = r.stdout.slice(r.stdout.indexOf('\nWarnings'));
-      expect(summary).toMatch(/^\nWarnings \(1\): failures that do not fail the run\n {2}replay commands need the token as for the run: set CONFORMANCE_TOKEN; they never hold it\n {2}⚠ SHOULD warning delete\.malformed-id\.400: /);
+      expect(summary).toMatch(
+        /^\nWarnings \(1\): failures that do not fail the run\n {2}replay commands need the token as for the run: set CONFORMANCE_TOKEN; they never hold it\n {2}⚠ SHOULD warning delete\.malformed-id\.400: /,
+      );
       expect(r.stdout).not.toMatch(/Failures and errors|✗ (FAIL|SHOULD)/);
       expect(r.stdout).toMatch(/^ {2}delete-custom-api +3: 2 pass, 0 fail, 1 warn, 0 error, 0 skip$/m);
       // The live line as the area finishes reads the warning as one too.

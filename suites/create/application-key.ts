@@ -68,7 +68,11 @@ function nameIn(spec: { json?: unknown; body?: string }, runId: string): string 
  * as it was (Session.create): a key's name need not be unique. `refusal`: the check expects
  * the body refused (Session.create looks for a lost one before it sends another).
  */
-export async function postApplicationKey(s: Session, spec: { json?: unknown; body?: string; contentType?: string; auth?: Auth }, options: { refusal?: boolean } = {}): Promise<HttpResponse> {
+export async function postApplicationKey(
+  s: Session,
+  spec: { json?: unknown; body?: string; contentType?: string; auth?: Auth },
+  options: { refusal?: boolean } = {},
+): Promise<HttpResponse> {
   const sent = nameIn(spec, s.run.settings.runId);
   const { res, key } = await s.create('application-key', APPLICATION_KEYS, () => ({ name: sent, spec }), options);
   if (res.status >= 200 && res.status < 300) {

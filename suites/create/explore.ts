@@ -50,7 +50,6 @@ export function drawSeed(runSeed: number, key: string): number {
 
 // --- What is drawn ----------------------------------------------------------------------
 
-
 /** One code point of [min, max] (none of them a surrogate: the ranges below avoid them). */
 const cp = (min: number, max: number): fc.Arbitrary<string> => fc.integer({ min, max }).map((n) => String.fromCodePoint(n));
 const run = (a: fc.Arbitrary<string>, max = 4): fc.Arbitrary<string> => fc.array(a, { minLength: 1, maxLength: max }).map((xs) => xs.join(''));
@@ -62,12 +61,63 @@ const run = (a: fc.Arbitrary<string>, max = 4): fc.Arbitrary<string> => fc.array
  * characters NFKC rewrites (ligatures, circled and full-width letters, ½, ², ㎏).
  */
 const COMPOSABLE = [
-  'é', 'e\u0301', 'Å', 'A\u030a', '\u212b', '\u2126', 'ñ', 'n\u0303', 'ệ', 'e\u0323\u0302', 'e\u0302\u0323', 'ǖ', 'u\u0308\u0304',
-  'ḱ', '\u0958', 'ǅ', 'Ǆ', 'ĳ', 'ﬁ', '①', 'Ａ', '½', 'x²', 'ℌ', '㎏', 'ﾊﾟ', '가', '\u1100\u1161', '한국어', '\u1112\u1161\u11ab',
-  'が', 'か\u3099', '\uf900', 'Café', 'Cafe\u0301',
+  'é',
+  'e\u0301',
+  'Å',
+  'A\u030a',
+  '\u212b',
+  '\u2126',
+  'ñ',
+  'n\u0303',
+  'ệ',
+  'e\u0323\u0302',
+  'e\u0302\u0323',
+  'ǖ',
+  'u\u0308\u0304',
+  'ḱ',
+  '\u0958',
+  'ǅ',
+  'Ǆ',
+  'ĳ',
+  'ﬁ',
+  '①',
+  'Ａ',
+  '½',
+  'x²',
+  'ℌ',
+  '㎏',
+  'ﾊﾟ',
+  '가',
+  '\u1100\u1161',
+  '한국어',
+  '\u1112\u1161\u11ab',
+  'が',
+  'か\u3099',
+  '\uf900',
+  'Café',
+  'Cafe\u0301',
 ];
 /** Zero-width and format characters: spaces, joiners, the BOM, direction marks, overrides and isolates. */
-const INVISIBLE = ['\u200b', '\u200c', '\u200d', '\ufeff', '\u2060', '\u00ad', '\u034f', '\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069'];
+const INVISIBLE = [
+  '\u200b',
+  '\u200c',
+  '\u200d',
+  '\ufeff',
+  '\u2060',
+  '\u00ad',
+  '\u034f',
+  '\u200e',
+  '\u200f',
+  '\u202a',
+  '\u202b',
+  '\u202c',
+  '\u202d',
+  '\u202e',
+  '\u2066',
+  '\u2067',
+  '\u2068',
+  '\u2069',
+];
 const RTL = ['שָׁלוֹם', 'עברית', 'مَرْحَبًا', 'العربية', '\u202eabc\u202c', 'abc\u200fשלום', '\ufdfa', '\ufefb'];
 const EMOJI = ['👨‍👩‍👧‍👦', '👍🏽', '🇫🇷', '🏳️‍🌈', '❤️', '1️⃣', '🧑🏿‍💻'];
 const SPACES = [' ', '  ', '\t', '\n', '\r\n', '\u00a0', '\u2003', '\u3000', '\u2028', '\u2029', '\u0085'];
@@ -76,7 +126,10 @@ const MARKUP = ['<b>', '</b>', '&amp;', '&lt;', '"', "'", '\\', '<b>&amp;"\'</b>
 /** Text a normalising target changes: COMPOSABLE, or a base letter and combining marks (U+0300..U+036F), which NFC may compose into one. */
 const accented: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom(...COMPOSABLE) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...'aeiounycAEIOUNC'), fc.array(cp(0x300, 0x36f), { minLength: 1, maxLength: 4 })).map(([b, m]) => b + m.join('')) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(fc.constantFrom(...'aeiounycAEIOUNC'), fc.array(cp(0x300, 0x36f), { minLength: 1, maxLength: 4 })).map(([b, m]) => b + m.join('')),
+  },
 );
 
 /** A piece of a name; fast-check shrinks a piece within its kind, printable ASCII first. */
@@ -135,7 +188,10 @@ export const nameDraftArb: fc.Arbitrary<NameDraft> = fc.record({
   body: fc.oneof(
     { weight: 3, arbitrary: fc.array(piece, { minLength: 1, maxLength: 8 }).map((xs) => xs.join('')) },
     // Pieces around an accented one: most names carry text whose Unicode forms differ.
-    { weight: 3, arbitrary: fc.tuple(fc.array(piece, { maxLength: 4 }), accented, fc.array(piece, { maxLength: 4 })).map(([a, x, b]) => [...a, x, ...b].join('')) },
+    {
+      weight: 3,
+      arbitrary: fc.tuple(fc.array(piece, { maxLength: 4 }), accented, fc.array(piece, { maxLength: 4 })).map(([a, x, b]) => [...a, x, ...b].join('')),
+    },
     { weight: 1, arbitrary: fc.array(piece, { minLength: 9, maxLength: 120 }).map((xs) => xs.join('')) },
     { weight: 1, arbitrary: piece.map((p) => p.repeat(NAME_MAX)) },
   ),
@@ -169,7 +225,19 @@ export function nameOf(d: NameDraft, tag: string): string {
  * the largest safe integer and past it (2^53 + 2, 2^63, 2^64: a 64-bit store wraps the last two),
  * and negatives. Sent whenever the check explores, smallest first.
  */
-export const RATE_LIMIT_EDGES: readonly number[] = [0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 2 ** 32, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2, 2 ** 63, 2 ** 64];
+export const RATE_LIMIT_EDGES: readonly number[] = [
+  0,
+  1,
+  -1,
+  2 ** 31 - 1,
+  -(2 ** 31),
+  2 ** 31,
+  2 ** 32,
+  Number.MAX_SAFE_INTEGER,
+  2 ** 53 + 2,
+  2 ** 63,
+  2 ** 64,
+];
 
 /** Any safe integer (fast-check favours small ones now and then), or one around the 32-bit range. */
 export const rateLimitArb: fc.Arbitrary<number> = fc.oneof(
@@ -196,7 +264,19 @@ export const groupArb: fc.Arbitrary<Group> = fc
  * `type` written with a \u escape, and whitespace padding. What a target does with each is open
  * (spec/contract/README.md#create.open-bodies): accepted or refused, never a 5xx.
  */
-export const BODY_KINDS = ['deep-arrays', 'deep-objects', 'wide', 'long-string', 'huge-number', 'name-twice', 'data-twice', 'bom', 'trailing-bytes', 'escaped-type', 'padding'] as const;
+export const BODY_KINDS = [
+  'deep-arrays',
+  'deep-objects',
+  'wide',
+  'long-string',
+  'huge-number',
+  'name-twice',
+  'data-twice',
+  'bom',
+  'trailing-bytes',
+  'escaped-type',
+  'padding',
+] as const;
 export interface BodyDraft {
   kind: (typeof BODY_KINDS)[number];
   /** How big: nesting depth, members, characters (fast-check shrinks it toward the smallest). */
@@ -205,7 +285,11 @@ export interface BodyDraft {
   variant: number;
 }
 
-export const bodyDraftArb: fc.Arbitrary<BodyDraft> = fc.record({ kind: fc.constantFrom(...BODY_KINDS), size: fc.integer({ min: 1, max: 100 }), variant: fc.nat({ max: 4 }) });
+export const bodyDraftArb: fc.Arbitrary<BodyDraft> = fc.record({
+  kind: fc.constantFrom(...BODY_KINDS),
+  size: fc.integer({ min: 1, max: 100 }),
+  variant: fc.nat({ max: 4 }),
+});
 
 const TRAILING = [' x', '{}', '\u0000', ' // comment', ','];
 
@@ -219,27 +303,59 @@ export function bodyOf(d: BodyDraft, name: string): { text: string; what: string
   const n = d.size;
   switch (d.kind) {
     case 'deep-arrays':
-      return { text: `{"data":{${head},"extra":${'['.repeat(n * 100)}${']'.repeat(n * 100)}}}`, what: `an extra member of arrays nested ${n * 100} deep`, names: [name] };
+      return {
+        text: `{"data":{${head},"extra":${'['.repeat(n * 100)}${']'.repeat(n * 100)}}}`,
+        what: `an extra member of arrays nested ${n * 100} deep`,
+        names: [name],
+      };
     case 'deep-objects':
-      return { text: `{"data":{${head},"extra":${'{"a":'.repeat(n * 100)}1${'}'.repeat(n * 100)}}}`, what: `an extra member of objects nested ${n * 100} deep`, names: [name] };
+      return {
+        text: `{"data":{${head},"extra":${'{"a":'.repeat(n * 100)}1${'}'.repeat(n * 100)}}}`,
+        what: `an extra member of objects nested ${n * 100} deep`,
+        names: [name],
+      };
     case 'wide':
-      return { text: `{"data":{${head}${Array.from({ length: n * 30 }, (_, i) => `,"x${i}":${i}`).join('')}}}`, what: `data with ${n * 30} extra members`, names: [name] };
+      return {
+        text: `{"data":{${head}${Array.from({ length: n * 30 }, (_, i) => `,"x${i}":${i}`).join('')}}}`,
+        what: `data with ${n * 30} extra members`,
+        names: [name],
+      };
     case 'long-string':
       return { text: `{"data":{${head},"extra":"${'x'.repeat(n * 1000)}"}}`, what: `an extra member of ${n * 1000} characters`, names: [name] };
     case 'huge-number':
       return { text: `{"data":{${head},"extra":1e${n * 1000}}}`, what: `an extra member 1e${n * 1000} (past every float)`, names: [name] };
     case 'name-twice':
-      return { text: `{"data":{"type":"application_key","name":${JSON.stringify(`${name}-a`)},"name":${JSON.stringify(`${name}-b`)}}}`, what: 'the name given twice', names: [`${name}-a`, `${name}-b`] };
+      return {
+        text: `{"data":{"type":"application_key","name":${JSON.stringify(`${name}-a`)},"name":${JSON.stringify(`${name}-b`)}}}`,
+        what: 'the name given twice',
+        names: [`${name}-a`, `${name}-b`],
+      };
     case 'data-twice':
-      return { text: `{"data":{${head}},"data":{"type":"application_key","name":${JSON.stringify(`${name}-b`)}}}`, what: 'data given twice', names: [name, `${name}-b`] };
+      return {
+        text: `{"data":{${head}},"data":{"type":"application_key","name":${JSON.stringify(`${name}-b`)}}}`,
+        what: 'data given twice',
+        names: [name, `${name}-b`],
+      };
     case 'bom':
       return { text: `\ufeff${valid}`, what: 'JSON after a byte order mark', names: [name] };
     case 'trailing-bytes':
-      return { text: `${valid}${TRAILING[d.variant % TRAILING.length]}`, what: `bytes after the JSON (${JSON.stringify(TRAILING[d.variant % TRAILING.length])})`, names: [name] };
+      return {
+        text: `${valid}${TRAILING[d.variant % TRAILING.length]}`,
+        what: `bytes after the JSON (${JSON.stringify(TRAILING[d.variant % TRAILING.length])})`,
+        names: [name],
+      };
     case 'escaped-type':
-      return { text: `{"data":{"type":"application\\u005fkey","name":${JSON.stringify(name)}}}`, what: 'type written with a \\u escape (application\\u005fkey)', names: [name] };
+      return {
+        text: `{"data":{"type":"application\\u005fkey","name":${JSON.stringify(name)}}}`,
+        what: 'type written with a \\u escape (application\\u005fkey)',
+        names: [name],
+      };
     case 'padding':
-      return { text: `${' \n\t\r'.repeat(n * 250)}${valid}${' '.repeat(n * 250)}`, what: `JSON padded with ${n * 2000} characters of whitespace`, names: [name] };
+      return {
+        text: `${' \n\t\r'.repeat(n * 250)}${valid}${' '.repeat(n * 250)}`,
+        what: `JSON padded with ${n * 2000} characters of whitespace`,
+        names: [name],
+      };
   }
 }
 
@@ -250,10 +366,17 @@ export function bodyOf(d: BodyDraft, name: string): { text: string; what: string
  */
 export function judgeBody(what: string, names: readonly string[], res: HttpResponse): Verdict {
   if (res.status >= 400 && res.status < 500 && ![...VALIDATION, 409].includes(res.status)) return agree(`refused (${res.status})`, res);
-  if (!is2xx(res)) return refusal(res, [...VALIDATION, 409], `Create an Application Key (${what})`, 'a 2xx (accepted) or a 4xx with the Error shape (refused), never a 5xx');
+  if (!is2xx(res))
+    return refusal(res, [...VALIDATION, 409], `Create an Application Key (${what})`, 'a 2xx (accepted) or a 4xx with the Error shape (refused), never a 5xx');
   const echoed = keyData(res)?.name;
   if (echoed === undefined || names.includes(echoed as string)) return agree('accepted', res, true);
-  return { agrees: false, message: `Create an Application Key (${what}): data.name is none of the names sent`, expected: `data.name ${names.map((x) => escaped(x)).join(' or ')}`, actual: `data.name ${shown(echoed)}`, res };
+  return {
+    agrees: false,
+    message: `Create an Application Key (${what}): data.name is none of the names sent`,
+    expected: `data.name ${names.map((x) => escaped(x)).join(' or ')}`,
+    actual: `data.name ${shown(echoed)}`,
+    res,
+  };
 }
 
 // --- How a value is shown -----------------------------------------------------------------
@@ -299,8 +422,7 @@ function rewriting(sent: string, echoed: string): string {
  * or a rate limit echoed, keys compared; not for a refusal or an absent member), or it does not.
  */
 export type Verdict =
-  | { agrees: true; how: string; judged: boolean; res?: HttpResponse }
-  | { agrees: false; message: string; expected: string; actual: string; res?: HttpResponse };
+  { agrees: true; how: string; judged: boolean; res?: HttpResponse } | { agrees: false; message: string; expected: string; actual: string; res?: HttpResponse };
 
 const agree = (how: string, res?: HttpResponse, judged = false): Verdict => ({ agrees: true, how, judged, res });
 
@@ -323,7 +445,13 @@ function refusal(res: HttpResponse, statuses: readonly number[], what: string, w
 
 /** create.name.verbatim: a 2xx echoes the name byte for byte; a refusal is 400 or 422 with the Error shape. */
 export function judgeName(name: string, res: HttpResponse): Verdict {
-  if (!is2xx(res)) return refusal(res, VALIDATION, `Create an Application Key with the name ${clip(escaped(name))}`, 'a 2xx echoing the name byte for byte, or a refusal (400 or 422) with the Error shape');
+  if (!is2xx(res))
+    return refusal(
+      res,
+      VALIDATION,
+      `Create an Application Key with the name ${clip(escaped(name))}`,
+      'a 2xx echoing the name byte for byte, or a refusal (400 or 422) with the Error shape',
+    );
   const echoed = keyData(res)?.name;
   if (echoed === name) return agree('accepted and echoed byte for byte', res, true);
   return {
@@ -337,7 +465,13 @@ export function judgeName(name: string, res: HttpResponse): Verdict {
 
 /** create.rate-limit.echo: a 2xx carrying the member carries the integer sent; a refusal is 400, 409 or 422 with the Error shape. */
 export function judgeRateLimit(limit: number, res: HttpResponse): Verdict {
-  if (!is2xx(res)) return refusal(res, [...VALIDATION, 409], `Create an Application Key with reserved_rate_limit ${describeInt(limit)}`, 'a 2xx (with the same integer when the answer carries reserved_rate_limit), or a refusal (400, 409 or 422) with the Error shape');
+  if (!is2xx(res))
+    return refusal(
+      res,
+      [...VALIDATION, 409],
+      `Create an Application Key with reserved_rate_limit ${describeInt(limit)}`,
+      'a 2xx (with the same integer when the answer carries reserved_rate_limit), or a refusal (400, 409 or 422) with the Error shape',
+    );
   const data = keyData(res);
   if (!data) return agree('accepted, no data object (see create.response.schema)', res);
   if (!('reserved_rate_limit' in data)) return agree('accepted, reserved_rate_limit not in the answer', res);
@@ -372,7 +506,12 @@ export function judgeGroup(group: Group, tag: string, answers: readonly HttpResp
   const made: Array<{ n: number; res: HttpResponse; data: Record<string, unknown> }> = [];
   for (const [i, res] of answers.entries()) {
     if (!is2xx(res)) {
-      const v = refusal(res, statuses, `Create an Application Key (key ${i + 1} of ${answers.length} with one name)`, 'a 2xx, or a refusal (400 or 422, 409 for a rate limit) with the Error shape');
+      const v = refusal(
+        res,
+        statuses,
+        `Create an Application Key (key ${i + 1} of ${answers.length} with one name)`,
+        'a 2xx, or a refusal (400 or 422, 409 for a rate limit) with the Error shape',
+      );
       if (!v.agrees) return v;
       continue;
     }
@@ -526,20 +665,32 @@ export class Exploration<T> {
     const shrunk = details.failed && details.counterexample ? details.counterexample[0] : failing[0]!;
     const verdict = this.verdictOf(shrunk);
     const value = verdict?.agrees === false ? shrunk : failing[0]!;
-    return { value, verdict: this.verdictOf(value) as Found<T>['verdict'], first: failing[0]!, shrinks: details.failed ? details.numShrinks : 0, spent: this.#spent };
+    return {
+      value,
+      verdict: this.verdictOf(value) as Found<T>['verdict'],
+      first: failing[0]!,
+      shrinks: details.failed ? details.numShrinks : 0,
+      spent: this.#spent,
+    };
   }
 
   /** Fails the check with the smallest disagreement: the value, what was expected and came back, the seed. */
   report(found: Found<T>): never {
     const { plan } = this;
-    const from = idOf(found.first) === idOf(found.value) ? 'the first drawn value that disagrees; shrinking found none smaller' : `the smallest drawn value that disagrees, shrunk in ${found.shrinks} steps from ${clip(plan.show(found.first))}`;
+    const from =
+      idOf(found.first) === idOf(found.value)
+        ? 'the first drawn value that disagrees; shrinking found none smaller'
+        : `the smallest drawn value that disagrees, shrunk in ${found.shrinks} steps from ${clip(plan.show(found.first))}`;
     const spent = `${count(found.spent, 'more create')} sent shrinking${found.spent + plan.cost > SHRINK_BUDGET ? ` (at most ${SHRINK_BUDGET})` : ''}`;
     const stopped = this.#stopped !== undefined ? `; shrinking stopped: ${this.#stopped}` : '';
-    fail(`${found.verdict.message}, for ${plan.show(found.value)} (${from}; ${spent}${stopped}; drawn with seed ${this.runSeed}: replay with --seed ${this.runSeed} --explore ${this.explore})`, {
-      expected: found.verdict.expected,
-      actual: found.verdict.actual,
-      ...(found.verdict.res ? { res: found.verdict.res } : {}),
-    });
+    fail(
+      `${found.verdict.message}, for ${plan.show(found.value)} (${from}; ${spent}${stopped}; drawn with seed ${this.runSeed}: replay with --seed ${this.runSeed} --explore ${this.explore})`,
+      {
+        expected: found.verdict.expected,
+        actual: found.verdict.actual,
+        ...(found.verdict.res ? { res: found.verdict.res } : {}),
+      },
+    );
   }
 
   /** Notes the summary, or fails with the smallest disagreement. */
@@ -575,7 +726,13 @@ export function nameExploration(ctx: CheckContext, runs: number): Exploration<Na
  */
 export function rateLimitBody(name: string, limit: number): { json: unknown } | { body: string; contentType: string } {
   if (Number.isSafeInteger(limit)) return { json: validKeyBody(name, { reserved_rate_limit: limit }) };
-  return { body: JSON.stringify(validKeyBody(name, { reserved_rate_limit: 0 })).replace('"reserved_rate_limit":0', `"reserved_rate_limit":${BigInt(limit).toString()}`), contentType: 'application/json' };
+  return {
+    body: JSON.stringify(validKeyBody(name, { reserved_rate_limit: 0 })).replace(
+      '"reserved_rate_limit":0',
+      `"reserved_rate_limit":${BigInt(limit).toString()}`,
+    ),
+    contentType: 'application/json',
+  };
 }
 
 export function rateLimitExploration(ctx: CheckContext, runs: number): Exploration<number> {

@@ -47,7 +47,13 @@ function expectEchoed(res: HttpResponse, name: string): void {
  * names drawn beside it, sent at the same time, and judged after the family (a drawn name may
  * also be refused with 400 or 422 and the Error shape).
  */
-function accepts(id: string, title: string, make: (faker: Faker, prefix: string, runId: string) => string[], clause: Clause = CLAUSE, explored?: (ctx: CheckContext) => Promise<Exploration<NameDraft> | undefined>): WrittenCheck {
+function accepts(
+  id: string,
+  title: string,
+  make: (faker: Faker, prefix: string, runId: string) => string[],
+  clause: Clause = CLAUSE,
+  explored?: (ctx: CheckContext) => Promise<Exploration<NameDraft> | undefined>,
+): WrittenCheck {
   return {
     id,
     area,
@@ -72,24 +78,37 @@ function accepts(id: string, title: string, make: (faker: Faker, prefix: string,
 }
 
 function rejects(id: string, title: string, make: (faker: Faker, prefix: string, runId: string) => string[]): WrittenCheck {
-  return rejectionCheck(id, CLAUSE, title, (ctx) => make(ctx.faker, `${ctx.name()}-`, ctx.run.settings.runId).map((name) => ({ send: { json: keyBody(name) }, what: describeName(name) })));
+  return rejectionCheck(id, CLAUSE, title, (ctx) =>
+    make(ctx.faker, `${ctx.name()}-`, ctx.run.settings.runId).map((name) => ({ send: { json: keyBody(name) }, what: describeName(name) })),
+  );
 }
 
 export const nameChecks: WrittenCheck[] = [
   accepts('create.name.1-char', 'a name of 1 character is accepted and echoed exactly', (f) => [oneCharName(f)]),
   accepts('create.name.255-chars', 'a name of 255 ASCII characters is accepted and echoed exactly', (f, prefix) => [asciiName(f, prefix, 255)]),
-  accepts('create.name.255-non-ascii', 'a name of 255 non-ASCII BMP characters (more than 255 bytes) is accepted and echoed exactly', (f, _prefix, runId) => [nonAsciiName(f, 255, bmpTag(runId))]),
-  accepts('create.name.astral', 'a name of 255 characters outside the BMP (emoji, 510 UTF-16 units) is accepted and echoed exactly', (f, _prefix, runId) => [astralName(f, 255, astralTag(runId))]),
+  accepts('create.name.255-non-ascii', 'a name of 255 non-ASCII BMP characters (more than 255 bytes) is accepted and echoed exactly', (f, _prefix, runId) => [
+    nonAsciiName(f, 255, bmpTag(runId)),
+  ]),
+  accepts('create.name.astral', 'a name of 255 characters outside the BMP (emoji, 510 UTF-16 units) is accepted and echoed exactly', (f, _prefix, runId) => [
+    astralName(f, 255, astralTag(runId)),
+  ]),
   // spec/contract/README.md#create.name-verbatim: the name comes back byte for byte. A target that
   // "sanitises" names (escapes HTML, trims whitespace) changes what a client stored.
   // With --explore, names drawn from every plane and Unicode form (NFC, NFD, NFKC), with
   // combining, zero-width and right-to-left characters, markup and surrounding whitespace too.
   {
-    ...accepts('create.name.verbatim', 'names with & < > quotes and a backslash, and with surrounding spaces, are accepted and echoed byte for byte', (f, prefix) => markupName(f, prefix), { at: 'application-key', detail: 'name' }, drawnNames),
+    ...accepts(
+      'create.name.verbatim',
+      'names with & < > quotes and a backslash, and with surrounding spaces, are accepted and echoed byte for byte',
+      (f, prefix) => markupName(f, prefix),
+      { at: 'application-key', detail: 'name' },
+      drawnNames,
+    ),
     // Every name an observed create sent that breaks no rule, answered 2xx: echoed byte for byte.
     observe(seen) {
       const name = (seen.sent as { data?: { name?: unknown } } | undefined)?.data?.name;
-      if (seen.operation !== 'create-application-key' || typeof name !== 'string' || brokenRule(seen) || seen.res.status < 200 || seen.res.status >= 300) return false;
+      if (seen.operation !== 'create-application-key' || typeof name !== 'string' || brokenRule(seen) || seen.res.status < 200 || seen.res.status >= 300)
+        return false;
       expectEchoed(seen.res, name);
       return true;
     },
@@ -97,9 +116,9 @@ export const nameChecks: WrittenCheck[] = [
   rejects('create.name.empty.rejected', 'an empty name is rejected with 400 or 422 and the Error shape', () => ['']),
   // Near misses of 256: 255 characters and a trailing space (a target that trims before it
   // counts takes it), and 256 characters of two bytes each.
-  rejects('create.name.256-chars.rejected', 'a name of 256 characters (ASCII, 255 and a trailing space, non-ASCII) is rejected with 400 or 422 and the Error shape', (f, prefix, runId) => [
-    asciiName(f, prefix, 256),
-    `${asciiName(f, prefix, 255)} `,
-    nonAsciiName(f, 256, bmpTag(runId)),
-  ]),
+  rejects(
+    'create.name.256-chars.rejected',
+    'a name of 256 characters (ASCII, 255 and a trailing space, non-ASCII) is rejected with 400 or 422 and the Error shape',
+    (f, prefix, runId) => [asciiName(f, prefix, 256), `${asciiName(f, prefix, 255)} `, nonAsciiName(f, 256, bmpTag(runId))],
+  ),
 ];

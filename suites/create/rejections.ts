@@ -25,7 +25,6 @@ export interface Shape {
   what: string;
 }
 
-
 /**
  * Sends every shape of a family at once; the answers come back in the family's order.
  * `refusal`: every shape must be refused (see Session.create).
@@ -38,7 +37,13 @@ async function sendAll(ctx: CheckContext, shapes: readonly Shape[], refusal: boo
  * A check that every shape of a family is refused with `statuses` and the Error shape.
  * `shapes` builds the family (and names each shape) from the check's context.
  */
-export function rejectionCheck(id: string, clause: Clause, title: string, shapes: (ctx: CheckContext) => Shape[], statuses: StatusRule = VALIDATION): WrittenCheck {
+export function rejectionCheck(
+  id: string,
+  clause: Clause,
+  title: string,
+  shapes: (ctx: CheckContext) => Shape[],
+  statuses: StatusRule = VALIDATION,
+): WrittenCheck {
   return {
     id,
     area,
@@ -76,7 +81,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  */
 export function brokenRule(seen: Pick<Seen, 'x' | 'sent'>): { check: string; what: string } | undefined {
   const type = seen.x.requestHeaders['content-type'];
-  if (seen.sent === undefined) return type !== undefined && isJsonContentType(type) ? { check: 'create.reject.not-json', what: 'a body that is not JSON' } : undefined;
+  if (seen.sent === undefined)
+    return type !== undefined && isJsonContentType(type) ? { check: 'create.reject.not-json', what: 'a body that is not JSON' } : undefined;
   const body = seen.sent;
   if (!isObject(body) || !('data' in body)) return { check: 'create.reject.missing-data', what: 'no data' };
   const data = body.data;
@@ -87,7 +93,8 @@ export function brokenRule(seen: Pick<Seen, 'x' | 'sent'>): { check: string; wha
   if (data.type !== TYPE) return { check: 'create.reject.wrong-type', what: `type ${describe(data.type)}` };
   const limit = data.reserved_rate_limit;
   if (typeof limit === 'string') return { check: 'create.reject.rate-limit-string', what: `reserved_rate_limit ${JSON.stringify(limit)}` };
-  if (limit !== undefined && limit !== null && !Number.isInteger(limit)) return { check: 'create.reject.rate-limit-fraction', what: `reserved_rate_limit ${describe(limit)}` };
+  if (limit !== undefined && limit !== null && !Number.isInteger(limit))
+    return { check: 'create.reject.rate-limit-fraction', what: `reserved_rate_limit ${describe(limit)}` };
   const length = codePoints(data.name);
   if (length === 0) return { check: 'create.name.empty.rejected', what: 'an empty name' };
   if (length > NAME_MAX) return { check: 'create.name.256-chars.rejected', what: `a name of ${length} characters` };
@@ -101,12 +108,24 @@ const TYPE = 'application_key';
  * whitespace, another separator, a plural, a lookalike letter (Cyrillic а, U+0430), and the
  * constant of another resource.
  */
-const TYPE_NEAR_MISSES = ['custom_api', 'Application_Key', 'APPLICATION_KEY', ` ${TYPE}`, `${TYPE} `, 'application-key', 'applicationkey', 'application_keys', 'аpplication_key'];
+const TYPE_NEAR_MISSES = [
+  'custom_api',
+  'Application_Key',
+  'APPLICATION_KEY',
+  ` ${TYPE}`,
+  `${TYPE} `,
+  'application-key',
+  'applicationkey',
+  'application_keys',
+  'аpplication_key',
+];
 
 /** Every JSON type but the one a member must have (`keep` names it). */
 function otherTypes(keep: 'string' | 'integer' | 'object', sample: string): unknown[] {
   const all: Record<string, unknown> = { string: sample, integer: 12345, boolean: true, null: null, array: [sample], object: { value: sample } };
-  return Object.entries(all).filter(([k]) => k !== keep).map(([, v]) => v);
+  return Object.entries(all)
+    .filter(([k]) => k !== keep)
+    .map(([, v]) => v);
 }
 
 function family(id: string, title: string, make: (name: string) => Array<[string, Body]>, statuses?: StatusRule): WrittenCheck {
@@ -134,18 +153,28 @@ export const rejectionChecks: WrittenCheck[] = [
     otherTypes('string', name).map((v) => [`name ${describe(v)}`, json(keyBody(v))]),
   ),
   family('create.reject.missing-type', 'data without type is rejected', (name) => [['data without type', json({ data: { name } })]]),
-  family('create.reject.wrong-type', 'a type other than exactly application_key (another case, whitespace, a lookalike, another JSON type) is rejected', (name) => [
-    ...TYPE_NEAR_MISSES.map((t): [string, Body] => [`type ${JSON.stringify(t)}`, json({ data: { type: t, name } })]),
-    ...otherTypes('string', TYPE).map((t): [string, Body] => [`type ${describe(t)}`, json({ data: { type: t, name } })]),
-  ]),
+  family(
+    'create.reject.wrong-type',
+    'a type other than exactly application_key (another case, whitespace, a lookalike, another JSON type) is rejected',
+    (name) => [
+      ...TYPE_NEAR_MISSES.map((t): [string, Body] => [`type ${JSON.stringify(t)}`, json({ data: { type: t, name } })]),
+      ...otherTypes('string', TYPE).map((t): [string, Body] => [`type ${describe(t)}`, json({ data: { type: t, name } })]),
+    ],
+  ),
   // A 409 is the real platform's refusal of a rate limit over the store's allowance
   // (spec/contract/README.md#create.invalid-bodies): a refusal all the same, so it passes here.
-  family('create.reject.rate-limit-string', 'a reserved_rate_limit given as a string ("10", "ten", "") is rejected', (name) =>
-    ['10', 'ten', ''].map((v) => [`reserved_rate_limit ${JSON.stringify(v)}`, json(keyBody(name, { reserved_rate_limit: v }))]),
-  [400, 409, 422]),
-  family('create.reject.rate-limit-fraction', 'a reserved_rate_limit that is not an integer (1.5, a boolean, an array, an object) is rejected', (name) =>
-    [1.5, true, [10], { value: 10 }].map((v) => [`reserved_rate_limit ${describe(v)}`, json(keyBody(name, { reserved_rate_limit: v }))]),
-  [400, 409, 422]),
+  family(
+    'create.reject.rate-limit-string',
+    'a reserved_rate_limit given as a string ("10", "ten", "") is rejected',
+    (name) => ['10', 'ten', ''].map((v) => [`reserved_rate_limit ${JSON.stringify(v)}`, json(keyBody(name, { reserved_rate_limit: v }))]),
+    [400, 409, 422],
+  ),
+  family(
+    'create.reject.rate-limit-fraction',
+    'a reserved_rate_limit that is not an integer (1.5, a boolean, an array, an object) is rejected',
+    (name) => [1.5, true, [10], { value: 10 }].map((v) => [`reserved_rate_limit ${describe(v)}`, json(keyBody(name, { reserved_rate_limit: v }))]),
+    [400, 409, 422],
+  ),
   family('create.reject.not-json', 'a body that is not JSON (cut short, empty, JavaScript rather than JSON, a trailing comma) is rejected', (name) => [
     ['JSON cut short', { body: `{"data": {"type": "${TYPE}", "name": "${name}"`, contentType: 'application/json' }],
     ['an empty body sent as JSON', { body: '', contentType: 'application/json' }],
@@ -169,7 +198,10 @@ function openShapes(name: string): Shape[] {
     { what: 'JSON sent as text/plain', send: { body: text.replace(name, `${name}-text`), contentType: 'text/plain' } },
     { what: 'JSON sent without a Content-Type', send: { body: text.replace(name, `${name}-none`) } },
     { what: 'JSON sent as application/vnd.api+json', send: { body: text.replace(name, `${name}-vnd`), contentType: 'application/vnd.api+json' } },
-    { what: 'JSON sent as application/json; charset=utf-8', send: { body: text.replace(name, `${name}-utf8`), contentType: 'application/json; charset=utf-8' } },
+    {
+      what: 'JSON sent as application/json; charset=utf-8',
+      send: { body: text.replace(name, `${name}-utf8`), contentType: 'application/json; charset=utf-8' },
+    },
   ];
 }
 
@@ -180,21 +212,30 @@ export const openShapeCheck: WrittenCheck = {
   // Whatever an observed create sent, with a token: a 2xx or a refusal, never a 5xx.
   observe(seen) {
     if (seen.operation !== 'create-application-key' || seen.credentials === 'absent') return false;
-    if (seen.res.status >= 500) fail(`Create an Application Key: a server error`, { expected: 'a 2xx (accepted) or a 4xx with the Error shape (refused)', actual: `status ${seen.res.status}`, res: seen.res });
+    if (seen.res.status >= 500)
+      fail(`Create an Application Key: a server error`, {
+        expected: 'a 2xx (accepted) or a 4xx with the Error shape (refused)',
+        actual: `status ${seen.res.status}`,
+        res: seen.res,
+      });
     return true;
   },
-  title: 'shapes the contract leaves open (null optional member, extra members, another Content-Type) get a 2xx or a 4xx (400, 409 and 422 with the Error shape), never a 5xx',
+  title:
+    'shapes the contract leaves open (null optional member, extra members, another Content-Type) get a 2xx or a 4xx (400, 409 and 422 with the Error shape), never a 5xx',
   async run(ctx) {
     const sent = await sendAll(ctx, openShapes(ctx.name()), false);
     for (const { shape, res } of sent) {
       const what = `Create an Application Key (${shape.what})`;
-      if (res.status >= 500) fail(`${what}: a server error`, { expected: 'a 2xx (accepted) or a 4xx with the Error shape (refused)', actual: `status ${res.status}`, res });
+      if (res.status >= 500)
+        fail(`${what}: a server error`, { expected: 'a 2xx (accepted) or a 4xx with the Error shape (refused)', actual: `status ${res.status}`, res });
       // A refusal the contract documents carries the Error shape (MUST). An undocumented one (415
       // for the media type, 401, 413) is held to it only at SHOULD
       // (spec/contract/README.md#errors.undocumented), by errors.undocumented.shape.
       if ([...VALIDATION, 409].includes(res.status)) expectErrorBody(res, what);
     }
-    ctx.note(`open shapes: ${sent.map(({ shape, res }) => `${shape.what} → ${res.status >= 200 && res.status < 300 ? 'accepted' : res.status >= 400 ? 'refused' : 'answered'} (${res.status})`).join('; ')}`);
+    ctx.note(
+      `open shapes: ${sent.map(({ shape, res }) => `${shape.what} → ${res.status >= 200 && res.status < 300 ? 'accepted' : res.status >= 400 ? 'refused' : 'answered'} (${res.status})`).join('; ')}`,
+    );
     // Exploring: bodies of extreme shapes drawn besides (nested deep, wide, names twice, a BOM, bytes after the JSON).
     if (ctx.run.settings.explore) {
       const { bodyExploration, explorationShare } = await import('./explore.js');

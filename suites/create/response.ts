@@ -52,8 +52,10 @@ function expectCreated(res: HttpResponse, name: string): void {
 function expectNeverUsed(res: HttpResponse): string | undefined {
   const timestamps: unknown = keyData(res)?.meta?.timestamps;
   // Not an object is create.response.schema's failure; here, only a present value is judged.
-  if (typeof timestamps !== 'object' || timestamps === null || !('last_used_at' in timestamps)) return 'data.meta.timestamps.last_used_at is absent (the field is optional)';
-  if (timestamps.last_used_at !== null) fail('last_used_at is set on a key that was never used', { expected: 'null', actual: JSON.stringify(timestamps.last_used_at), res });
+  if (typeof timestamps !== 'object' || timestamps === null || !('last_used_at' in timestamps))
+    return 'data.meta.timestamps.last_used_at is absent (the field is optional)';
+  if (timestamps.last_used_at !== null)
+    fail('last_used_at is set on a key that was never used', { expected: 'null', actual: JSON.stringify(timestamps.last_used_at), res });
   return undefined;
 }
 
@@ -61,7 +63,12 @@ function expectNeverUsed(res: HttpResponse): string | undefined {
 function expectTopLevelParts(res: HttpResponse): void {
   const body = res.json() as Record<string, unknown>;
   const missing = ['meta', 'links'].filter((k) => !body || typeof body[k] !== 'object' || body[k] === null);
-  if (missing.length) fail(`the answer lacks ${missing.join(' and ')}`, { expected: 'top-level data, meta and links', actual: `top-level keys: ${Object.keys(body ?? {}).join(', ')}`, res });
+  if (missing.length)
+    fail(`the answer lacks ${missing.join(' and ')}`, {
+      expected: 'top-level data, meta and links',
+      actual: `top-level keys: ${Object.keys(body ?? {}).join(', ')}`,
+      res,
+    });
 }
 
 /** Two created keys differ in id, client_id and client_secret (the value is never quoted: a secret must not reach a report). */
@@ -70,7 +77,8 @@ function expectDistinct(a: HttpResponse, b: HttpResponse): boolean {
   const db = keyData(b);
   if (!da || !db) return false;
   for (const field of ['id', 'client_id', 'client_secret'] as const) {
-    if (da[field] !== undefined && da[field] === db[field]) fail(`both keys have the same ${field}`, { expected: `two different values of data.${field}`, actual: `the same value twice`, res: b });
+    if (da[field] !== undefined && da[field] === db[field])
+      fail(`both keys have the same ${field}`, { expected: `two different values of data.${field}`, actual: `the same value twice`, res: b });
   }
   return true;
 }
@@ -89,7 +97,8 @@ function expectLimitEcho(res: HttpResponse, limit: number): string | undefined {
   const data = keyData(res);
   if (!data) return `not testable: the ${res.status} answer has no data object (see create.response.schema)`;
   if (!('reserved_rate_limit' in data)) return 'absent';
-  if (data.reserved_rate_limit !== limit) fail('data.reserved_rate_limit is not the value sent', { expected: String(limit), actual: data.reserved_rate_limit, res });
+  if (data.reserved_rate_limit !== limit)
+    fail('data.reserved_rate_limit is not the value sent', { expected: String(limit), actual: data.reserved_rate_limit, res });
   return undefined;
 }
 
@@ -99,7 +108,10 @@ function expectLimitEcho(res: HttpResponse, limit: number): string | undefined {
  * explores: without exploration a check sends its fixed probes without a tick of delay, in the
  * order it always did.
  */
-async function exploring<T>(ctx: CheckContext, make: (x: typeof import('./explore.js'), share: { names: number; rateLimits: number; groups: number }) => Exploration<T>): Promise<Exploration<T> | undefined> {
+async function exploring<T>(
+  ctx: CheckContext,
+  make: (x: typeof import('./explore.js'), share: { names: number; rateLimits: number; groups: number }) => Exploration<T>,
+): Promise<Exploration<T> | undefined> {
   if (!ctx.run.settings.explore) return undefined;
   const x = await import('./explore.js');
   return make(x, x.explorationShare(ctx.run.settings.explore)!);

@@ -52,7 +52,10 @@ function expectSurvived(attempt: HttpResponse, followUp: HttpResponse, how: stri
 }
 
 /** Every id of a family, deleted at once; the answers in the family's order. */
-function deleteAll(s: Session, ids: Array<{ id: string; what: string; lenient?: boolean }>): Promise<Array<{ what: string; res: HttpResponse; lenient?: boolean }>> {
+function deleteAll(
+  s: Session,
+  ids: Array<{ id: string; what: string; lenient?: boolean }>,
+): Promise<Array<{ what: string; res: HttpResponse; lenient?: boolean }>> {
   return Promise.all(ids.map(async ({ id, what, lenient }) => ({ what: `${what} (${JSON.stringify(id)})`, res: await deleteCustomApi(s, id), lenient })));
 }
 
@@ -75,7 +78,6 @@ function expectGone(res: HttpResponse, what: string): void {
   if (ok(res)) fail(`${what} succeeded: the first one was not applied`, { expected: 'status 404', actual: `status ${res.status}`, res });
   expectRejected(res, what, 404);
 }
-
 
 /** What an observed id is: a UUID, one with spaces around it (lenient, as in a run), or not UUID-shaped. */
 function idKind(id: string | undefined): 'uuid' | 'lenient' | 'malformed' | undefined {
@@ -115,13 +117,19 @@ export const deleteChecks: WrittenCheck[] = [
     id: 'delete.repeat.404',
     area,
     clause: { at: 'delete-custom-api', detail: 'Failure 404' },
-    title: 'after a DELETE answered with a success, a read of the id finds nothing and a second DELETE answers 404 with the Error shape (the first was applied)',
+    title:
+      'after a DELETE answered with a success, a read of the id finds nothing and a second DELETE answers 404 with the Error shape (the first was applied)',
     async run(ctx) {
       const { id, first } = await deletedOnce(ctx);
       if (first.status < 200 || first.status >= 300) ctx.skip(`not testable: the first DELETE answered ${first.status}`);
       // Gone means not found: a read of it after the DELETE's 2xx, then a second DELETE.
       const found = await stillFound(ctx, id);
-      if (found) fail('a GET still finds the Custom API after its DELETE was answered with a success: it was not deleted', { expected: 'status 404 (the Custom API is gone)', actual: `status ${found.status}, asked again for ${READS_SETTLE_MS / 1000} s`, res: found });
+      if (found)
+        fail('a GET still finds the Custom API after its DELETE was answered with a success: it was not deleted', {
+          expected: 'status 404 (the Custom API is gone)',
+          actual: `status ${found.status}, asked again for ${READS_SETTLE_MS / 1000} s`,
+          res: found,
+        });
       expectGone(await deleteCustomApi(ctx, id), 'the second DELETE');
     },
     // Any access to an id after a DELETE of it succeeded: another DELETE is judged as the
@@ -130,11 +138,17 @@ export const deleteChecks: WrittenCheck[] = [
     // sent sooner may have been served first, or by a read that lags. Not the list: lists may lag
     // a write longer (spec/contract/README.md#keyset-traversal), and one read soon after is no proof.
     observe(seen, before) {
-      const after = (gone: Seen | undefined): gone is Seen => gone !== undefined && seen.x.startedAt > gone.x.startedAt + gone.x.durationMs + READS_SETTLE_MS && authenticated(seen);
+      const after = (gone: Seen | undefined): gone is Seen =>
+        gone !== undefined && seen.x.startedAt > gone.x.startedAt + gone.x.durationMs + READS_SETTLE_MS && authenticated(seen);
       if (seen.id === undefined || (seen.operation !== 'delete-custom-api' && seen.operation !== 'get-custom-api')) return false;
       if (!after(before.deleted.get(deletedKey(seen.id)))) return false;
       if (seen.operation === 'delete-custom-api') expectGone(seen.res, 'a DELETE of an id already deleted');
-      else if (ok(seen.res)) fail('a GET finds a Custom API after its DELETE was answered 2xx: the delete was not applied', { expected: 'status 404', actual: `status ${seen.res.status}`, res: seen.res });
+      else if (ok(seen.res))
+        fail('a GET finds a Custom API after its DELETE was answered 2xx: the delete was not applied', {
+          expected: 'status 404',
+          actual: `status ${seen.res.status}`,
+          res: seen.res,
+        });
       return true;
     },
   },
@@ -150,7 +164,12 @@ export const deleteChecks: WrittenCheck[] = [
     // invalid (400, 422): a well-formed UUID never fails validation, whether it exists or not.
     observe(seen) {
       if (seen.operation !== 'delete-custom-api' || idKind(seen.id) !== 'uuid' || !authenticated(seen)) return false;
-      if (seen.res.status === 400 || seen.res.status === 422) fail(`DELETE of ${JSON.stringify(seen.id)}: a well-formed UUID refused as invalid (${seen.res.status})`, { expected: 'status 204 (it existed) or 404 (it did not)', actual: `status ${seen.res.status}`, res: seen.res });
+      if (seen.res.status === 400 || seen.res.status === 422)
+        fail(`DELETE of ${JSON.stringify(seen.id)}: a well-formed UUID refused as invalid (${seen.res.status})`, {
+          expected: 'status 204 (it existed) or 404 (it did not)',
+          actual: `status ${seen.res.status}`,
+          res: seen.res,
+        });
       if (seen.res.status !== 404) return false;
       expectRejected(seen.res, `DELETE of ${JSON.stringify(seen.id)}`, 404);
       return true;
@@ -160,13 +179,15 @@ export const deleteChecks: WrittenCheck[] = [
     id: 'delete.malformed-id.rejected',
     area,
     clause: { at: 'delete-custom-api', detail: 'Failure 400' },
-    title: 'DELETE with an id that is not UUID-shaped (a word; a UUID with a prefix, a suffix or a lookalike letter) is rejected as invalid (400) with the Error shape',
+    title:
+      'DELETE with an id that is not UUID-shaped (a word; a UUID with a prefix, a suffix or a lookalike letter) is rejected as invalid (400) with the Error shape',
     async run(ctx) {
       // 422 is accepted here as well: it is the other validation status a correct server
       // uses (spec/contract/README.md#create-application-key allows it for validation failures
       // of Create); the exact 400 is held at SHOULD by delete.malformed-id.400. A 404 means the
       // id was never validated.
-      for (const { what, res, lenient } of await deleteMalformed(ctx)) if (!lenient) expectRejected(res, `DELETE with an id that is not UUID-shaped: ${what}`, [400, 422]);
+      for (const { what, res, lenient } of await deleteMalformed(ctx))
+        if (!lenient) expectRejected(res, `DELETE with an id that is not UUID-shaped: ${what}`, [400, 422]);
     },
     observe(seen) {
       if (seen.operation !== 'delete-custom-api' || idKind(seen.id) !== 'malformed' || !authenticated(seen)) return false;

@@ -19,7 +19,10 @@ const caseInsensitiveOrder: Comparator = (a, b) => plainOrder(String(a).toLowerC
 
 /** Letters and digits first, case and punctuation after, as glibc and ICU locale collations do (PostgreSQL's en_US). */
 const localeOrder: Comparator = (a, b) => {
-  const key = (x: string | number): string => String(x).toLowerCase().replace(/[^a-z0-9]/g, '');
+  const key = (x: string | number): string =>
+    String(x)
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, '');
   return plainOrder(key(a), key(b)) || caseInsensitiveOrder(a, b);
 };
 
@@ -46,4 +49,3 @@ export function value(r: Rec, attr: Attr): string | number | undefined {
 export function raw(r: Rec, attr: Attr): string | undefined {
   return attr === 'id' ? r.id : attr === 'created_at' ? r.createdRaw : r.updatedRaw;
 }
-

@@ -12,7 +12,8 @@ function olderThan(beforeMs: number, attr?: Attr): (r: Rec) => boolean {
   return (r) => (r.created === undefined || r.created < before) && (attr !== 'updated_at' || r.updated === undefined || r.updated < before);
 }
 
-export const WAIVED = 'time buffer waived: fewer than 3 records are older than it (a store seeded just now?); compared the records created before the run started';
+export const WAIVED =
+  'time buffer waived: fewer than 3 records are older than it (a store seeded just now?); compared the records created before the run started';
 
 /**
  * Which of these records take part in a comparison: those created (and, for updated_at,

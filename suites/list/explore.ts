@@ -28,7 +28,22 @@ import { judgedByItsRule, type CheckContext } from '../../lib/check.js';
 import type { Endpoint } from '../../lib/catalog.js';
 import { CheckSkip, SuiteError } from '../../lib/outcome.js';
 import { hash32, seededRandom } from '../../lib/random.js';
-import { ATTRS, buildModel, describeQuery, inOrder, judge, NoModel, paramsOf, predictor, queryOfUrl, type Disagreement, type ListModel, type ListQuery, type Prediction, type Term } from './model.js';
+import {
+  ATTRS,
+  buildModel,
+  describeQuery,
+  inOrder,
+  judge,
+  NoModel,
+  paramsOf,
+  predictor,
+  queryOfUrl,
+  type Disagreement,
+  type ListModel,
+  type ListQuery,
+  type Prediction,
+  type Term,
+} from './model.js';
 import { dig, readExploredPage, spend, toRec, type ListPage } from './pages.js';
 import { illegalArbitrary, illegalStrata, judgeIllegal, resolveIllegal, type Illegal, type IllegalStratum } from './illegal.js';
 import { coveringArray } from './pairwise.js';
@@ -91,7 +106,14 @@ interface TermPlan {
   zone: number;
 }
 
-type OffsetPlan = { kind: 'absent' } | { kind: 'zero' } | { kind: 'any'; n: number } | { kind: 'last' } | { kind: 'total' } | { kind: 'past'; n: number } | { kind: 'beyond-hard'; n: number };
+type OffsetPlan =
+  | { kind: 'absent' }
+  | { kind: 'zero' }
+  | { kind: 'any'; n: number }
+  | { kind: 'last' }
+  | { kind: 'total' }
+  | { kind: 'past'; n: number }
+  | { kind: 'beyond-hard'; n: number };
 
 interface Plan {
   sort?: { attr: Attr; descending: boolean };
@@ -123,13 +145,23 @@ function valuesOf(m: ListModel, attr: 'created_at' | 'updated_at'): Array<{ ps: 
     const raw = attr === 'created_at' ? r.createdRaw : r.updatedRaw;
     if (key === last || raw === undefined) continue;
     last = key;
-    out.push({ raw, get ps(): bigint { return psOf(key); } });
+    out.push({
+      raw,
+      get ps(): bigint {
+        return psOf(key);
+      },
+    });
   }
   return out;
 }
 
 /** A filter value for `plan`, from the model's records. */
-function termValue(m: ListModel, plan: TermPlan, ids: readonly string[], values: Record<'created_at' | 'updated_at', Array<{ ps: bigint; raw: string }>>): string | undefined {
+function termValue(
+  m: ListModel,
+  plan: TermPlan,
+  ids: readonly string[],
+  values: Record<'created_at' | 'updated_at', Array<{ ps: bigint; raw: string }>>,
+): string | undefined {
   if (plan.attr === 'id') return ids.length ? ids[plan.index % ids.length] : undefined;
   const vs = values[plan.attr];
   if (!vs.length) return undefined;
@@ -178,7 +210,11 @@ function termValue(m: ListModel, plan: TermPlan, ids: readonly string[], values:
 
 /** The attributes a filter on the model's list can be drawn on: ids where their collation is known, timestamps some record has. */
 function filterableAttrs(m: ListModel): Attr[] {
-  return ATTRS.filter((a) => (a === 'id' ? m.idOrder !== undefined && m.records.size > 0 : [...m.records.values()].some((r) => (a === 'created_at' ? r.created : r.updated) !== undefined)));
+  return ATTRS.filter((a) =>
+    a === 'id'
+      ? m.idOrder !== undefined && m.records.size > 0
+      : [...m.records.values()].some((r) => (a === 'created_at' ? r.created : r.updated) !== undefined),
+  );
 }
 
 /** The requests a model's list can be asked, as plans fast-check draws and shrinks. */
@@ -186,7 +222,22 @@ function planArbitrary(m: ListModel): fc.Arbitrary<Plan> {
   const sortable = ATTRS.filter((a) => m.sortable[a]);
   const filterable = filterableAttrs(m);
   const term: fc.Arbitrary<TermPlan> | undefined = filterable.length
-    ? fc.record({ op: fc.constantFrom('ge' as const, 'gt' as const), attr: fc.constantFrom(...filterable), place: fc.oneof({ arbitrary: fc.constant<Place>('record'), weight: 2 }, { arbitrary: fc.constantFrom(...PLACES.filter((p) => p !== 'record')), weight: 7 }), index: fc.nat(), spelling: fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant('utc' as const), weight: 2 }, { arbitrary: fc.constant('offset' as const), weight: 2 }, fc.constant('own' as const)), zone: fc.nat() })
+    ? fc.record({
+        op: fc.constantFrom('ge' as const, 'gt' as const),
+        attr: fc.constantFrom(...filterable),
+        place: fc.oneof(
+          { arbitrary: fc.constant<Place>('record'), weight: 2 },
+          { arbitrary: fc.constantFrom(...PLACES.filter((p) => p !== 'record')), weight: 7 },
+        ),
+        index: fc.nat(),
+        spelling: fc.oneof(
+          { withCrossShrink: true },
+          { arbitrary: fc.constant('utc' as const), weight: 2 },
+          { arbitrary: fc.constant('offset' as const), weight: 2 },
+          fc.constant('own' as const),
+        ),
+        zone: fc.nat(),
+      })
     : undefined;
   const offsets: Array<fc.Arbitrary<OffsetPlan>> = [
     fc.constant({ kind: 'absent' as const }),
@@ -202,7 +253,13 @@ function planArbitrary(m: ListModel): fc.Arbitrary<Plan> {
       sort: fc.option(fc.record({ attr: fc.constantFrom(...(sortable.length ? sortable : ATTRS)), descending: fc.boolean() }), { nil: undefined, freq: 4 }),
       // Mostly one term (each term narrows the result; three rarely leave a page to judge); one
       // array of one to three, so that shrinking can drop a term.
-      filters: term ? fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant([] as TermPlan[]), weight: 3 }, { arbitrary: fc.array(term, { minLength: 1, maxLength: 3, size: 'xsmall' }), weight: 5 }) : fc.constant([] as TermPlan[]),
+      filters: term
+        ? fc.oneof(
+            { withCrossShrink: true },
+            { arbitrary: fc.constant([] as TermPlan[]), weight: 3 },
+            { arbitrary: fc.array(term, { minLength: 1, maxLength: 3, size: 'xsmall' }), weight: 5 },
+          )
+        : fc.constant([] as TermPlan[]),
       // Mostly short pages: a page's cost grows with its records, and what a page can break
       // (its numbers, its order, its filter, its place) shows on a short one as well.
       limit: fc.oneof(
@@ -221,7 +278,13 @@ function planArbitrary(m: ListModel): fc.Arbitrary<Plan> {
 }
 
 /** The concrete request of a plan: values from the model's records, offsets from its counts. */
-function resolvePlan(m: ListModel, plan: Plan, ids: readonly string[], values: Record<'created_at' | 'updated_at', Array<{ ps: bigint; raw: string }>>, predicted: (q: ListQuery) => Prediction): ListQuery {
+function resolvePlan(
+  m: ListModel,
+  plan: Plan,
+  ids: readonly string[],
+  values: Record<'created_at' | 'updated_at', Array<{ ps: bigint; raw: string }>>,
+  predicted: (q: ListQuery) => Prediction,
+): ListQuery {
   const filters: Term[] = [];
   for (const t of plan.filters) {
     const value = termValue(m, t, ids, values);
@@ -231,23 +294,36 @@ function resolvePlan(m: ListModel, plan: Plan, ids: readonly string[], values: R
   const limit = Math.min(100, plan.limit ?? m.defaultLength);
   const count = predicted(q).selected.length;
   const o = plan.offset;
-  const offset = o.kind === 'absent' ? undefined
-    : o.kind === 'zero' ? 0
-    : o.kind === 'any' ? o.n % (count + limit + 1)
-    : o.kind === 'last' ? limit * Math.floor(Math.max(0, count - 1) / limit)
-    : o.kind === 'total' ? count
-    : o.kind === 'past' ? count + o.n
-    : HARD_OFFSET_LIMIT + 1 + (count > HARD_OFFSET_LIMIT + 1 ? o.n % (count - HARD_OFFSET_LIMIT - 1) : o.n);
+  const offset =
+    o.kind === 'absent'
+      ? undefined
+      : o.kind === 'zero'
+        ? 0
+        : o.kind === 'any'
+          ? o.n % (count + limit + 1)
+          : o.kind === 'last'
+            ? limit * Math.floor(Math.max(0, count - 1) / limit)
+            : o.kind === 'total'
+              ? count
+              : o.kind === 'past'
+                ? count + o.n
+                : HARD_OFFSET_LIMIT + 1 + (count > HARD_OFFSET_LIMIT + 1 ? o.n % (count - HARD_OFFSET_LIMIT - 1) : o.n);
   if (offset === undefined) return q;
   // Past the hard limit only where the plan says so: elsewhere an offset the limit refuses tells nothing.
   return { ...q, offset: m.hardOffsetLimit && o.kind !== 'beyond-hard' && offset > HARD_OFFSET_LIMIT ? offset % (HARD_OFFSET_LIMIT + 1) : offset };
 }
 
-
 // --- Every pair of conditions ----------------------------------------------------------
 
 /** The places of a filter value, grouped as levels of the covering array (a level's members are drawn). */
-const PLACE_LEVELS: ReadonlyArray<readonly Place[]> = [['record'], ['between'], ['unit-below', 'unit-above'], ['second-later', 'second-earlier'], ['before-all'], ['after-all']];
+const PLACE_LEVELS: ReadonlyArray<readonly Place[]> = [
+  ['record'],
+  ['between'],
+  ['unit-below', 'unit-above'],
+  ['second-later', 'second-earlier'],
+  ['before-all'],
+  ['after-all'],
+];
 const LIMIT_LEVELS = ['absent', 'one', 'short', 'any', 'hundred', 'over'] as const;
 const OFFSET_LEVELS = ['absent', 'zero', 'any', 'last', 'total', 'past', 'beyond-hard'] as const;
 
@@ -266,8 +342,17 @@ export interface CoveringPlans {
  * limit, a record's index) are drawn from `seed`.
  */
 export function coveringPlans(m: ListModel, seed: number): CoveringPlans {
-  const sorts: Array<Plan['sort']> = [undefined, ...ATTRS.filter((a) => m.sortable[a]).flatMap((attr) => [{ attr, descending: false }, { attr, descending: true }])];
-  const filters: Array<{ op: 'ge' | 'gt'; attr: Attr } | undefined> = [undefined, ...filterableAttrs(m).flatMap((attr) => (['ge', 'gt'] as const).map((op) => ({ op, attr })))];
+  const sorts: Array<Plan['sort']> = [
+    undefined,
+    ...ATTRS.filter((a) => m.sortable[a]).flatMap((attr) => [
+      { attr, descending: false },
+      { attr, descending: true },
+    ]),
+  ];
+  const filters: Array<{ op: 'ge' | 'gt'; attr: Attr } | undefined> = [
+    undefined,
+    ...filterableAttrs(m).flatMap((attr) => (['ge', 'gt'] as const).map((op) => ({ op, attr }))),
+  ];
   const timed = filters.flatMap((f, i) => (f && f.attr !== 'id' ? [i] : []));
   const offsets = OFFSET_LEVELS.filter((o) => o !== 'beyond-hard' || m.hardOffsetLimit);
   const levels = [sorts.length, filters.length, timed.length ? PLACE_LEVELS.length : 1, LIMIT_LEVELS.length, offsets.length];
@@ -282,9 +367,20 @@ export function coveringPlans(m: ListModel, seed: number): CoveringPlans {
     const offset = offsets[o!]!;
     return {
       ...(sort ? { sort } : {}),
-      filters: filter ? [{ ...filter, place: pick(PLACE_LEVELS[p!] ?? ['record']), index: int(0, 1 << 30), spelling: pick(SPELLINGS), zone: int(0, OFFSETS.length - 1) }] : [],
-      ...(limit === 'absent' ? {} : { limit: limit === 'one' ? 1 : limit === 'short' ? int(2, 30) : limit === 'any' ? int(1, 100) : limit === 'hundred' ? 100 : int(101, 1000) }),
-      offset: offset === 'any' ? { kind: 'any', n: int(0, 1 << 30) } : offset === 'past' ? { kind: 'past', n: int(1, 150) } : offset === 'beyond-hard' ? { kind: 'beyond-hard', n: int(1, 500) } : { kind: offset },
+      filters: filter
+        ? [{ ...filter, place: pick(PLACE_LEVELS[p!] ?? ['record']), index: int(0, 1 << 30), spelling: pick(SPELLINGS), zone: int(0, OFFSETS.length - 1) }]
+        : [],
+      ...(limit === 'absent'
+        ? {}
+        : { limit: limit === 'one' ? 1 : limit === 'short' ? int(2, 30) : limit === 'any' ? int(1, 100) : limit === 'hundred' ? 100 : int(101, 1000) }),
+      offset:
+        offset === 'any'
+          ? { kind: 'any', n: int(0, 1 << 30) }
+          : offset === 'past'
+            ? { kind: 'past', n: int(1, 150) }
+            : offset === 'beyond-hard'
+              ? { kind: 'beyond-hard', n: int(1, 500) }
+              : { kind: offset },
     };
   });
   return { plans, pairs, covered };
@@ -334,7 +430,7 @@ function tieWalks(m: ListModel, seed: number, predicted: (q: ListQuery) => Predi
       if (p.opaque) continue;
       const groups: Array<{ start: number; end: number }> = [];
       const sorted = p.selected;
-      for (let i = 0; i < Math.min(sorted.length, p.exact); ) {
+      for (let i = 0; i < Math.min(sorted.length, p.exact);) {
         let j = i + 1;
         while (j < sorted.length && value(sorted[j]!, attr) === value(sorted[i]!, attr)) j++;
         if (j - i > 1 && j <= p.exact && sorted.slice(i, j).every((r) => !m.fresh.has(r.id))) groups.push({ start: i, end: j });
@@ -348,9 +444,20 @@ function tieWalks(m: ListModel, seed: number, predicted: (q: ListQuery) => Predi
         for (let k = 0; k < TIE_GROUPS && cut.length; k++) {
           const g = cut.splice(Math.floor(random() * cut.length), 1)[0]!;
           const draws: Draw[] = [];
-          for (let offset = Math.floor(g.start / limit) * limit; offset < g.end; offset += limit) draws.push({ path: m.path, q: { sort: { attr, descending: false }, filters, limit, offset } });
+          for (let offset = Math.floor(g.start / limit) * limit; offset < g.end; offset += limit)
+            draws.push({ path: m.path, q: { sort: { attr, descending: false }, filters, limit, offset } });
           const first = sorted[g.start]!;
-          out.push({ path: m.path, attr, filters, limit, start: g.start, end: g.end, ids: sorted.slice(g.start, g.end).map((r) => r.id), shown: (attr === 'created_at' ? first.createdRaw : first.updatedRaw) ?? '?', draws });
+          out.push({
+            path: m.path,
+            attr,
+            filters,
+            limit,
+            start: g.start,
+            end: g.end,
+            ids: sorted.slice(g.start, g.end).map((r) => r.id),
+            shown: (attr === 'created_at' ? first.createdRaw : first.updatedRaw) ?? '?',
+            draws,
+          });
         }
       }
     }
@@ -432,7 +539,21 @@ export interface Exploration {
   notes: string[];
 }
 
-const NONE = (notes: string[], seed = 0): Exploration => ({ drawn: 0, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: 0, seed, covering: { rows: 0, pairs: 0, covered: 0 }, legal: 0, illegal: 0, ties: 0, found: new Map(), notes });
+const NONE = (notes: string[], seed = 0): Exploration => ({
+  drawn: 0,
+  judged: 0,
+  refused: 0,
+  notSent: 0,
+  unanswered: 0,
+  paths: 0,
+  seed,
+  covering: { rows: 0, pairs: 0, covered: 0 },
+  legal: 0,
+  illegal: 0,
+  ties: 0,
+  found: new Map(),
+  notes,
+});
 
 /**
  * `--explore N` draws per list operation: an operation read at several paths (the latest
@@ -480,7 +601,17 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       }
     }
     if (!models.length) return NONE(notes, seed);
-    const context = new Map(models.map((m) => [m.path, { m, ids: inOrder(m, 'id').sorted.map((r) => r.id), values: { created_at: valuesOf(m, 'created_at'), updated_at: valuesOf(m, 'updated_at') }, predicted: predictor(m) }]));
+    const context = new Map(
+      models.map((m) => [
+        m.path,
+        {
+          m,
+          ids: inOrder(m, 'id').sorted.map((r) => r.id),
+          values: { created_at: valuesOf(m, 'created_at'), updated_at: valuesOf(m, 'updated_at') },
+          predicted: predictor(m),
+        },
+      ]),
+    );
     const legal = (m: ListModel, plan: Plan): ListQuery => {
       const c = context.get(m.path)!;
       return resolvePlan(m, plan, c.ids, c.values, c.predicted);
@@ -546,7 +677,10 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     const cover = coveringPlans(models[0]!, seed);
     const ties = models.flatMap((m) => tieWalks(m, seed, context.get(m.path)!.predicted));
     const asked: Array<{ d: Draw; source: Source; walk?: TieWalk }> = [
-      ...cover.plans.map((plan, i) => ({ d: { path: models[i % models.length]!.path, q: legal(models[i % models.length]!, plan) }, source: 'covering' as const })),
+      ...cover.plans.map((plan, i) => ({
+        d: { path: models[i % models.length]!.path, q: legal(models[i % models.length]!, plan) },
+        source: 'covering' as const,
+      })),
       ...fc.sample(space, { seed, numRuns: n }).map((d) => ({ d, source: 'legal' as const })),
       ...illegal.flatMap((p) => (p.runs ? fc.sample(p.space, { seed: p.seed, numRuns: p.runs }) : []).map((d) => ({ d, source: 'illegal' as const }))),
       ...ties.flatMap((walk) => walk.draws.map((d) => ({ d, source: 'ties' as const, walk }))),
@@ -561,7 +695,21 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
         if (q) walked.push({ d: { path: m.path, q }, page });
       }
     }
-    const x: Exploration = { drawn: asked.length, judged: 0, refused: 0, notSent: 0, unanswered: 0, paths: models.length, seed, covering: { rows: cover.plans.length, pairs: cover.pairs, covered: cover.covered }, legal: n, illegal: nIllegal, ties: ties.length, found: new Map(), notes };
+    const x: Exploration = {
+      drawn: asked.length,
+      judged: 0,
+      refused: 0,
+      notSent: 0,
+      unanswered: 0,
+      paths: models.length,
+      seed,
+      covering: { rows: cover.plans.length, pairs: cover.pairs, covered: cover.covered },
+      legal: n,
+      illegal: nIllegal,
+      ties: ties.length,
+      found: new Map(),
+      notes,
+    };
     /** Requests asked, by source; for tie walks, the walks (a walk breaks a rule when a page of it, or the walk across them, does). */
     const sent = new Map<Source, number>([['ties', ties.length]]);
     /** By rule, by source: how many requests broke it. */
@@ -587,7 +735,7 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       else x.judged++;
       const dis = judged(d, page);
       if (dis.length) broken.push({ d, page, dis, source });
-      for (const id of new Set(dis.map((y) => y.checkId))) (walk ? walks.get(walk)!.rules.add(id) : count(id, source));
+      for (const id of new Set(dis.map((y) => y.checkId))) walk ? walks.get(walk)!.rules.add(id) : count(id, source);
     }
     // The tie walks, across their pages.
     for (const [w, { pages: own, rules }] of walks) {
@@ -643,22 +791,38 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
         const y = all.find((z) => z.checkId === id);
         return page && y ? { page, y } : undefined;
       };
-      const first = ORDER.map((source) => broken.find((b) => b.source === source && b.dis.some((y) => y.checkId === id && holds(b.d, y)))).find((b) => b !== undefined);
+      const first = ORDER.map((source) => broken.find((b) => b.source === source && b.dis.some((y) => y.checkId === id && holds(b.d, y)))).find(
+        (b) => b !== undefined,
+      );
       const drawn = first ? (counts.get(id)?.get(first.source) ?? 0) : 0;
       const of = first ? (sent.get(first.source) ?? 0) : 0;
-      const also = [...(counts.get(id) ?? new Map<Source, number>())].filter(([source]) => source !== first?.source).map(([source, k]) => ({ source, drawn: k, of: sent.get(source) ?? 0 }));
+      const also = [...(counts.get(id) ?? new Map<Source, number>())]
+        .filter(([source]) => source !== first?.source)
+        .map(([source, k]) => ({ source, drawn: k, of: sent.get(source) ?? 0 }));
       if (first && (first.source === 'legal' || first.source === 'illegal')) {
         const drawnFrom = first.source === 'legal' ? { space, seed, runs: n } : illegal.find((p) => p.stratum === first.d.stratum)!;
-        const r = await fc.check(fc.asyncProperty(drawnFrom.space, async (d) => (await breaks(d)) === undefined), { seed: drawnFrom.seed, numRuns: drawnFrom.runs });
+        const r = await fc.check(
+          fc.asyncProperty(drawnFrom.space, async (d) => (await breaks(d)) === undefined),
+          { seed: drawnFrom.seed, numRuns: drawnFrom.runs },
+        );
         const hit = r.failed && r.counterexample ? await breaks(r.counterexample[0]) : undefined;
         if (hit) {
-          x.found.set(id, { draw: r.counterexample![0], disagreement: hit.y, page: hit.page, source: first.source, drawn, of, shrinkRequests: shrinkSent, also });
+          x.found.set(id, {
+            draw: r.counterexample![0],
+            disagreement: hit.y,
+            page: hit.page,
+            source: first.source,
+            drawn,
+            of,
+            shrinkRequests: shrinkSent,
+            also,
+          });
           continue;
         }
       }
       if (first?.source === 'covering') {
         let best = { d: first.d, page: first.page, y: first.dis.find((y) => y.checkId === id)! };
-        for (let again = true; again; ) {
+        for (let again = true; again;) {
           again = false;
           for (const q of smaller(best.d.q)) {
             const d = { path: best.d.path, q };
@@ -677,13 +841,22 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       // (or shrinking could not confirm it): as read.
       const shrunk = byShrinking.find((b) => b.dis.some((y) => y.checkId === id));
       const found = first ?? { ...shrunk!, source: 'walks' as const };
-      x.found.set(id, { draw: found.d, disagreement: found.dis.find((y) => y.checkId === id && holds(found.d, y))!, page: found.page, source: found.source, drawn, of, shrinkRequests: shrinkSent, also, ...(first ? {} : { whileShrinking: true }) });
+      x.found.set(id, {
+        draw: found.d,
+        disagreement: found.dis.find((y) => y.checkId === id && holds(found.d, y))!,
+        page: found.page,
+        source: found.source,
+        drawn,
+        of,
+        shrinkRequests: shrinkSent,
+        also,
+        ...(first ? {} : { whileShrinking: true }),
+      });
     }
     shrinking = false;
     return x;
   });
 }
-
 
 /**
  * How the list differs now from what the model read, or undefined: its total (records created
@@ -711,7 +884,8 @@ async function changedSince(ctx: CheckContext, e: Endpoint, m: ListModel): Promi
         if (m.complete) return `a record read now that the model never read: ${r.id}`;
         continue;
       }
-      if (r.updatedRaw !== undefined && known.updated !== r.updated) return `record ${r.id} updated since: updated_at ${known.updatedRaw ?? '?'}, now ${r.updatedRaw}`;
+      if (r.updatedRaw !== undefined && known.updated !== r.updated)
+        return `record ${r.id} updated since: updated_at ${known.updatedRaw ?? '?'}, now ${r.updatedRaw}`;
     }
     return undefined;
   } catch (err) {

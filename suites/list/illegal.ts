@@ -88,7 +88,19 @@ const pastHard = fc.integer({ min: 10_001, max: 10_100 });
 const whole: fc.Arbitrary<number> = fc.oneof({ arbitrary: fc.integer({ min: 0, max: 150 }), weight: 3 }, { arbitrary: pastHard, weight: 1 });
 
 /** An offset just past the hard limit, spelled otherwise than in plain digits. */
-const pastHardLimit: fc.Arbitrary<NumberText> = fc.tuple(pastHard, fc.constantFrom('+', ' ', '00', '\t')).map(([n, lead]) => num(`${lead}${n}`, [n], lead === '+' ? 'a leading plus, past the hard offset limit' : lead === '00' ? 'leading zeros, past the hard offset limit' : 'whitespace, past the hard offset limit'));
+const pastHardLimit: fc.Arbitrary<NumberText> = fc
+  .tuple(pastHard, fc.constantFrom('+', ' ', '00', '\t'))
+  .map(([n, lead]) =>
+    num(
+      `${lead}${n}`,
+      [n],
+      lead === '+'
+        ? 'a leading plus, past the hard offset limit'
+        : lead === '00'
+          ? 'leading zeros, past the hard offset limit'
+          : 'whitespace, past the hard offset limit',
+    ),
+  );
 
 export const numberTexts: fc.Arbitrary<NumberText> = fc.oneof(
   // Past what a 32- or 64-bit integer holds, where a parser wraps (2^64 + 5 read as 5): the most
@@ -97,9 +109,13 @@ export const numberTexts: fc.Arbitrary<NumberText> = fc.oneof(
   fc.integer({ min: -1000, max: -1 }).map((n) => num(String(n), [n], 'a negative number')),
   fc.constantFrom('-0', '0').map((t) => num(t, [0], 'zero')),
   fc.tuple(whole, fc.constantFrom('.5', '.0', '.999', ',5')).map(([n, f]) => num(`${n}${f}`, [Number(`${n}${f.replace(',', '.')}`), n], 'a fraction')),
-  fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 0, max: 25 }), fc.constantFrom('e', 'E', 'e+')).map(([d, k, e]) => num(`${d}${e}${k}`, [d * 10 ** k, d], 'an exponent')),
+  fc
+    .tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 0, max: 25 }), fc.constantFrom('e', 'E', 'e+'))
+    .map(([d, k, e]) => num(`${d}${e}${k}`, [d * 10 ** k, d], 'an exponent')),
   whole.map((n) => num(`+${n}`, [n], 'a leading plus')),
-  fc.tuple(whole, fc.constantFrom(' ', '\t', '\u00a0')).chain(([n, w]) => fc.constantFrom(num(`${w}${n}`, [n], 'whitespace'), num(`${n}${w}`, [n], 'whitespace'))),
+  fc
+    .tuple(whole, fc.constantFrom(' ', '\t', '\u00a0'))
+    .chain(([n, w]) => fc.constantFrom(num(`${w}${n}`, [n], 'whitespace'), num(`${n}${w}`, [n], 'whitespace'))),
   whole.map((n) => num(`00${n}`, [n, ...(/^[0-7]+$/.test(String(n)) ? [parseInt(String(n), 8)] : [])], 'leading zeros')),
   whole.map((n) => num(`0x${n.toString(16)}`, [n, 0], 'hexadecimal')),
   fc.constantFrom(
@@ -181,7 +197,12 @@ export function illegalStrata(hardOffsetLimit: boolean): IllegalStratum[] {
  */
 export function illegalArbitrary(stratum: IllegalStratum): fc.Arbitrary<IllegalPlan> {
   if (stratum === 'page[limit] big' || stratum === 'page[offset] big') {
-    return fc.record({ param: fc.constant(stratum === 'page[limit] big' ? ('page[limit]' as const) : ('page[offset]' as const)), value: bigNumbers, shape: fc.constant<Shape>('plain'), other: fc.constant(1) });
+    return fc.record({
+      param: fc.constant(stratum === 'page[limit] big' ? ('page[limit]' as const) : ('page[offset]' as const)),
+      value: bigNumbers,
+      shape: fc.constant<Shape>('plain'),
+      other: fc.constant(1),
+    });
   }
   if (stratum === 'page[offset] past the hard limit') {
     return fc.record({ param: fc.constant('page[offset]' as const), value: pastHardLimit, shape: fc.constant<Shape>('plain'), other: fc.constant(1) });
@@ -196,7 +217,10 @@ export function illegalArbitrary(stratum: IllegalStratum): fc.Arbitrary<IllegalP
     return fc.record({ param: fc.constant(param), value: numberTexts, shape: shapes, other: fc.integer({ min: 1, max: 40 }) });
   }
   const narrow = fc.oneof({ arbitrary: fc.constant<'plain'>('plain'), weight: 4 }, fc.constantFrom<'array' | 'repeat'>('array', 'repeat'));
-  if (param === 'sort') return fc.record({ param: fc.constant<'sort'>('sort'), sort: fc.constantFrom(...SORTS), shape: narrow }).map(({ sort: [text, kind], ...p }) => ({ ...p, text, kind }));
+  if (param === 'sort')
+    return fc
+      .record({ param: fc.constant<'sort'>('sort'), sort: fc.constantFrom(...SORTS), shape: narrow })
+      .map(({ sort: [text, kind], ...p }) => ({ ...p, text, kind }));
   return fc.record({ param: fc.constant<'filter'>('filter'), make: fc.constantFrom(...FILTERS), shape: narrow });
 }
 
@@ -250,7 +274,18 @@ export function resolveIllegal(m: ListModel, plan: IllegalPlan, base: ListQuery,
     // may select anything (an operator or attribute of its own): the page's own numbers are judged.
     const q: ListQuery = { ...base, ...(plan.param === 'sort' ? { sort: undefined } : { filters: [] }) };
     if (plan.param === 'sort') delete q.sort;
-    return { param: plan.param, query: pairs.join('&'), what: `${plan.param}=${shorten(text)} (${kind}${plan.shape !== 'plain' ? `, ${plan.shape === 'array' ? 'as an array' : 'repeated'}` : ''})`, readings: [{ label: plan.param === 'sort' ? 'the sort ignored, or read its own way' : 'the filter ignored, or read its own way', q, ...(plan.param === 'filter' ? { opaque: true } : {}) }] };
+    return {
+      param: plan.param,
+      query: pairs.join('&'),
+      what: `${plan.param}=${shorten(text)} (${kind}${plan.shape !== 'plain' ? `, ${plan.shape === 'array' ? 'as an array' : 'repeated'}` : ''})`,
+      readings: [
+        {
+          label: plan.param === 'sort' ? 'the sort ignored, or read its own way' : 'the filter ignored, or read its own way',
+          q,
+          ...(plan.param === 'filter' ? { opaque: true } : {}),
+        },
+      ],
+    };
   }
   const { param, value, shape, other } = plan;
   const pairs = legalPairs(base, param);
@@ -305,7 +340,16 @@ export function resolveIllegal(m: ListModel, plan: IllegalPlan, base: ListQuery,
     for (const r of readings) if ('q' in r && (r.q.offset ?? 0) >= Math.max(1, selected)) empty = true;
   }
   if (empty) readings.push({ label: limit ? 'read as 0: no record' : 'past the end: no record', empty: true });
-  const how = shape === 'plain' ? '' : shape === 'array' ? ', as an array' : shape === 'repeat' ? `, repeated with ${other}` : shape === 'page-scalar' ? ', as page=' : ', as page[]=';
+  const how =
+    shape === 'plain'
+      ? ''
+      : shape === 'array'
+        ? ', as an array'
+        : shape === 'repeat'
+          ? `, repeated with ${other}`
+          : shape === 'page-scalar'
+            ? ', as page='
+            : ', as page[]=';
   const shownParam = shape === 'page-scalar' ? 'page' : shape === 'page-array' ? 'page[]' : shape === 'array' ? `${param}[]` : param;
   return { param, query: pairs.join('&'), what: `${shownParam}=${shorten(value.text)} (${value.kind}${how})`, readings };
 }
@@ -315,7 +359,13 @@ function shorten(s: string): string {
 }
 
 /** The rules of a page's numbers and place, which every reading of a paging value changes: broken under each, they say only that no reading fits. */
-const PAGING_RULES: ReadonlySet<string> = new Set(['list.page.arithmetic', 'list.limit.exact', 'list.limit.default', 'list.offset.records', 'list.meta.past-end']);
+const PAGING_RULES: ReadonlySet<string> = new Set([
+  'list.page.arithmetic',
+  'list.limit.exact',
+  'list.limit.default',
+  'list.offset.records',
+  'list.meta.past-end',
+]);
 
 /** Answers too large for a front server to take: not a refusal of the value as invalid. */
 const TOO_LARGE = new Set([413, 414, 431]);
@@ -342,9 +392,20 @@ export function judgeIllegal(m: ListModel, il: Illegal, path: string, page: List
   }
   const broke: Disagreement[][] = [];
   for (const r of il.readings) {
-    const dis = 'empty' in r
-      ? page.records.length === 0 && !page.violations?.length ? [] : [{ checkId: 'list.params.invalid', message: '', expected: 'no record', actual: page.records.length ? `${page.records.length} record(s)` : 'pagination fields missing or not integers', byModel: false }]
-      : judge(m, r.q, page, r.opaque ? () => OPAQUE : predicted);
+    const dis =
+      'empty' in r
+        ? page.records.length === 0 && !page.violations?.length
+          ? []
+          : [
+              {
+                checkId: 'list.params.invalid',
+                message: '',
+                expected: 'no record',
+                actual: page.records.length ? `${page.records.length} record(s)` : 'pagination fields missing or not integers',
+                byModel: false,
+              },
+            ]
+        : judge(m, r.q, page, r.opaque ? () => OPAQUE : predicted);
     if (!dis.length) return [];
     broke.push(dis);
   }
@@ -354,7 +415,14 @@ export function judgeIllegal(m: ListModel, il: Illegal, path: string, page: List
   // The reading the page itself says it applied (its meta.page.offset and limit), when one does:
   // the rule that reading breaks is the one the page breaks (+10040 read as 10040, records served
   // past the hard offset limit: list.offset.hard-limit).
-  const applied = il.readings.findIndex((r) => 'q' in r && !r.opaque && r.q.offset !== undefined && r.q.offset === page.meta?.page?.offset && (r.q.limit === undefined || Math.min(100, r.q.limit) === page.meta?.page?.limit));
+  const applied = il.readings.findIndex(
+    (r) =>
+      'q' in r &&
+      !r.opaque &&
+      r.q.offset !== undefined &&
+      r.q.offset === page.meta?.page?.offset &&
+      (r.q.limit === undefined || Math.min(100, r.q.limit) === page.meta?.page?.limit),
+  );
   const own = applied >= 0 ? broke[applied]!.find((y) => !PAGING_RULES.has(y.checkId))?.checkId : undefined;
   return [
     {

@@ -38,7 +38,17 @@ interface SegmentRun {
  * is undefined. It reads on from where `run` stopped: at most `allowed` pages, and no more
  * than the walk has left.
  */
-async function keysetSegment(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, run: SegmentRun, reach: Value | undefined, order: Comparator, pagesLeft: { n: number }, allowed = Infinity): Promise<Segment> {
+async function keysetSegment(
+  ctx: CheckContext,
+  e: Endpoint,
+  path: string,
+  attr: Attr,
+  run: SegmentRun,
+  reach: Value | undefined,
+  order: Comparator,
+  pagesLeft: { n: number },
+  allowed = Infinity,
+): Promise<Segment> {
   const { seg, seen } = run;
   let params = run.params;
   for (let n = 0; ; n++) {
@@ -67,13 +77,22 @@ async function keysetSegment(ctx: CheckContext, e: Endpoint, path: string, attr:
       // Where the catalog says the value lives, this record has none (or no date): the
       // target may keep it elsewhere (a catalog override says where). Not testable, as the
       // sort and filter checks say in the same situation.
-      return Object.assign(seg, { ended: 'untestable', message: `not testable: record ${last.id} has no parseable ${attr} at ${attr === 'id' ? e.record.id : e.record[attr]} to continue the keyset traversal from (set operations.${e.operation}.record in conformance.config.yaml)` });
+      return Object.assign(seg, {
+        ended: 'untestable',
+        message: `not testable: record ${last.id} has no parseable ${attr} at ${attr === 'id' ? e.record.id : e.record[attr]} to continue the keyset traversal from (set operations.${e.operation}.record in conformance.config.yaml)`,
+      });
     }
     if (fresh.length === 0) {
       const withinValue = typeof params['page[offset]'] === 'number';
       const allTied = page.records.every((r) => value(r, attr) === lastValue);
       if (attr === 'id' || withinValue || !allTied) {
-        return Object.assign(seg, { ended: 'broken', message: `the keyset page does not advance: all ${page.records.length} record(s) were read before: ${page.records.slice(0, 5).map((r) => r.id).join(', ')}` });
+        return Object.assign(seg, {
+          ended: 'broken',
+          message: `the keyset page does not advance: all ${page.records.length} record(s) were read before: ${page.records
+            .slice(0, 5)
+            .map((r) => r.id)
+            .join(', ')}`,
+        });
       }
     }
     if (reach !== undefined && order(lastValue, reach) >= 0) return Object.assign(seg, { ended: 'reached' });
@@ -104,7 +123,7 @@ export function keysetCursors(sorted: readonly Rec[], attr: Attr, firstPage: num
   };
   const cursors: Rec[] = [];
   if (sorted.length < firstPage || v(firstPage - 1) === undefined) return cursors;
-  for (let start = startOf(firstPage - 1); ; ) {
+  for (let start = startOf(firstPage - 1); ;) {
     let j = start + PAGE - 1;
     if (attr !== 'id') while (j < sorted.length && v(j) === v(start)) j++;
     // The rest fits in one page: the last segment reads it to the end.
@@ -131,7 +150,8 @@ export function keysetCursors(sorted: readonly Rec[], attr: Attr, firstPage: num
 export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, byOffset: Walk): Promise<Walk> {
   return ctx.shared(`walk keyset ${path} ${attr}`, async () => {
     const sorted = byOffset.records;
-    if (!byOffset.complete && sorted.length === 0) return { records: [], pages: [], complete: false, stop: `not started: the offset traversal it follows read no record (${byOffset.stop})` };
+    if (!byOffset.complete && sorted.length === 0)
+      return { records: [], pages: [], complete: false, stop: `not started: the offset traversal it follows read no record (${byOffset.stop})` };
     const firstPage = firstPageAcrossTie(sorted, attr);
     const order = attr === 'id' ? orderOf(sorted, 'id') : plainOrder;
     const cursors = keysetCursors(sorted, attr, firstPage);
@@ -164,10 +184,12 @@ export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: A
       if (seg.ended === 'reached' && reach !== undefined && k < cursors.length) {
         // Up to the next cursor: ids up to it (the next segment starts after it), timestamps
         // below it (the next segment starts at its first tie).
-        walk.records.push(...seg.records.filter((r) => {
-          const x = value(r, attr);
-          return x === undefined || (attr === 'id' ? order(x, reach) <= 0 : order(x, reach) < 0);
-        }));
+        walk.records.push(
+          ...seg.records.filter((r) => {
+            const x = value(r, attr);
+            return x === undefined || (attr === 'id' ? order(x, reach) <= 0 : order(x, reach) < 0);
+          }),
+        );
         continue;
       }
       walk.records.push(...seg.records);

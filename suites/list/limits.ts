@@ -47,9 +47,15 @@ export const limitChecks: WrittenListCheck[] = [
       const what = `GET ${path} with page[limit]=101`;
       if (page.res.status >= 400 && page.res.status < 500) return expectErrorBody(page.res, what);
       expectListMeta(page, what);
-      if (page.records.length > 100) fail(`${what}: ${page.records.length} records`, { expected: 'at most 100 records', actual: `${page.records.length} records`, res: page.res });
+      if (page.records.length > 100)
+        fail(`${what}: ${page.records.length} records`, { expected: 'at most 100 records', actual: `${page.records.length} records`, res: page.res });
       const limit = metaInt(page, 'page.limit')!;
-      if (limit > 100) fail(`${what}: meta.page.limit is ${limit}`, { expected: 'meta.page.limit ≤ 100 (the limit clamped)', actual: `meta.page.limit ${limit}`, res: page.res });
+      if (limit > 100)
+        fail(`${what}: meta.page.limit is ${limit}`, {
+          expected: 'meta.page.limit ≤ 100 (the limit clamped)',
+          actual: `meta.page.limit ${limit}`,
+          res: page.res,
+        });
       if (total < 101) ctx.note(`only the clamped meta.page.limit is observable: needs 101 records, found ${total}`);
     },
   },
@@ -64,7 +70,12 @@ export const limitChecks: WrittenListCheck[] = [
       const expected = Math.min(d.value, total);
       expectCount(probe, expected, `GET ${path} (default ${d.value}, from ${d.source}; results.total ${total})`);
       const limit = metaInt(probe, 'page.limit');
-      if (limit !== d.value) fail(`meta.page.limit is not the default page length`, { expected: `meta.page.limit ${d.value} (${d.source})`, actual: `meta.page.limit ${JSON.stringify(probe.meta?.page?.limit)}`, res: probe.res });
+      if (limit !== d.value)
+        fail(`meta.page.limit is not the default page length`, {
+          expected: `meta.page.limit ${d.value} (${d.source})`,
+          actual: `meta.page.limit ${JSON.stringify(probe.meta?.page?.limit)}`,
+          res: probe.res,
+        });
     },
   },
   {
@@ -78,7 +89,10 @@ export const limitChecks: WrittenListCheck[] = [
       const offset = total - 3;
       const nearEnd = offset > 0 && offset <= HARD_OFFSET_LIMIT;
       const sizes = [1, 7, 100];
-      const pages = readPagesAtOnce(ctx, e, path, [...sizes.map((n) => ({ 'page[limit]': n })), ...(nearEnd ? [{ 'page[limit]': 7, 'page[offset]': offset }] : [])]);
+      const pages = readPagesAtOnce(ctx, e, path, [
+        ...sizes.map((n) => ({ 'page[limit]': n })),
+        ...(nearEnd ? [{ 'page[limit]': 7, 'page[offset]': offset }] : []),
+      ]);
       for (const [i, n] of sizes.entries()) {
         const page = await pages[i]!;
         expectStatus(page.res, 200, `GET ${path} with page[limit]=${n}`);
@@ -100,13 +114,23 @@ export const limitChecks: WrittenListCheck[] = [
       const { path, total } = await totalOf(ctx, e);
       const limit = 7;
       const offsets = total >= 15 ? [0, 14] : [0, 7];
-      const pages = readPagesAtOnce(ctx, e, path, offsets.map((offset) => ({ 'page[limit]': limit, ...(offset ? { 'page[offset]': offset } : {}) })));
+      const pages = readPagesAtOnce(
+        ctx,
+        e,
+        path,
+        offsets.map((offset) => ({ 'page[limit]': limit, ...(offset ? { 'page[offset]': offset } : {}) })),
+      );
       for (const [i, offset] of offsets.entries()) {
         const page = await pages[i]!;
         const what = `GET ${path} with page[limit]=${limit}${offset ? `&page[offset]=${offset}` : ''}`;
         expectListMeta(page, what);
         const results = metaInt(page, 'results.total')!;
-        const got = { limit: metaInt(page, 'page.limit')!, offset: metaInt(page, 'page.offset')!, current: metaInt(page, 'page.current')!, total: metaInt(page, 'page.total')! };
+        const got = {
+          limit: metaInt(page, 'page.limit')!,
+          offset: metaInt(page, 'page.offset')!,
+          current: metaInt(page, 'page.current')!,
+          total: metaInt(page, 'page.total')!,
+        };
         // spec/contract/README.md#pagination-information: current = offset/limit + 1 and total = ceil(results/limit); with zero
         // results, current and total may also be 0 or 1 (the formula's own value stays allowed).
         const allowed = pageNumbers(limit, offset, results);
@@ -130,9 +154,14 @@ export const limitChecks: WrittenListCheck[] = [
       if (total < 10) ctx.skipForRecords(`needs 10 records, found ${total}`, total);
       // A unique sort key gives a deterministic order when the target supports it.
       // Both sorted pages are asked for at once; the unsorted ones only where sort=id is refused.
-      const [sorted, sortedNarrow] = readPagesAtOnce(ctx, e, path, [{ sort: 'id', 'page[limit]': 20 }, { sort: 'id', 'page[limit]': 5, 'page[offset]': 5 }]);
+      const [sorted, sortedNarrow] = readPagesAtOnce(ctx, e, path, [
+        { sort: 'id', 'page[limit]': 20 },
+        { sort: 'id', 'page[limit]': 5, 'page[offset]': 5 },
+      ]);
       const bySort = (await sorted!).res.status === 200;
-      const [wide, narrow] = bySort ? [await sorted!, await sortedNarrow!] : await Promise.all(readPagesAtOnce(ctx, e, path, [{ 'page[limit]': 20 }, { 'page[limit]': 5, 'page[offset]': 5 }]));
+      const [wide, narrow] = bySort
+        ? [await sorted!, await sortedNarrow!]
+        : await Promise.all(readPagesAtOnce(ctx, e, path, [{ 'page[limit]': 20 }, { 'page[limit]': 5, 'page[offset]': 5 }]));
       expectStatus(wide.res, 200, `GET ${path} with page[limit]=20`);
       expectStatus(narrow.res, 200, `GET ${path} with page[limit]=5&page[offset]=5`);
       const want = wide.records.slice(5, 10).map((r) => r.id);
@@ -158,7 +187,12 @@ export const limitChecks: WrittenListCheck[] = [
       const what = `GET ${path} with page[offset]=${HARD_OFFSET_LIMIT + 1}`;
       if (page.res.status >= 500) fail(`${what}: a server error`, { expected: '4xx, or no records', actual: `status ${page.res.status}`, res: page.res });
       if (page.res.status >= 400) return;
-      if (page.records.length > 0) fail(`${what}: records served beyond the hard offset limit`, { expected: 'no record (4xx, or an empty page)', actual: `${page.records.length} record(s)`, res: page.res });
+      if (page.records.length > 0)
+        fail(`${what}: records served beyond the hard offset limit`, {
+          expected: 'no record (4xx, or an empty page)',
+          actual: `${page.records.length} record(s)`,
+          res: page.res,
+        });
       if (total <= HARD_OFFSET_LIMIT + 1) ctx.skipForRecords(`needs ${HARD_OFFSET_LIMIT + 2} records, found ${total}`, total);
     },
   },
@@ -182,7 +216,12 @@ export const limitChecks: WrittenListCheck[] = [
     async run(ctx, e) {
       const { path } = await target(ctx, e);
       const page = await beyondHardLimit(ctx, e, path);
-      if (page.res.status >= 500) fail(`GET ${path} with page[offset]=${HARD_OFFSET_LIMIT + 1}: a server error past the soft offset limit`, { expected: 'a list page, or a refusal with a 4xx', actual: `status ${page.res.status}`, res: page.res });
+      if (page.res.status >= 500)
+        fail(`GET ${path} with page[offset]=${HARD_OFFSET_LIMIT + 1}: a server error past the soft offset limit`, {
+          expected: 'a list page, or a refusal with a 4xx',
+          actual: `status ${page.res.status}`,
+          res: page.res,
+        });
     },
   },
   {

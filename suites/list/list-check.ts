@@ -19,7 +19,6 @@ export type WrittenListCheck = Written<ListCheck>;
 
 export const AREA = 'pagination';
 
-
 /**
  * The check's own probes first (unless --explore-only), then what the exploration of its
  * operation found against its rule. A failure of the probes stands as it is; a skip of the
@@ -87,7 +86,16 @@ export function expandListChecks(checks: readonly ListCheck[], endpoints: readon
       // (spec/contract/README.md#list-operations), which is a fact, not a requirement: what would
       // be a MUST there is held at SHOULD.
       const level = e.extra && c.level === 'MUST' ? 'SHOULD' : c.level;
-      out.push({ id: c.id, area: AREA, clause: c.clause, clauseLink: c.clauseLink, level, title: c.title, operation: e.key, run: (ctx) => runListCheck(c, ctx, e) });
+      out.push({
+        id: c.id,
+        area: AREA,
+        clause: c.clause,
+        clauseLink: c.clauseLink,
+        level,
+        title: c.title,
+        operation: e.key,
+        run: (ctx) => runListCheck(c, ctx, e),
+      });
     }
   }
   return out;

@@ -27,7 +27,8 @@ export const metaChecks: WrittenListCheck[] = [
         fail(`${e.name} is absent`, { expected: 'the operation is served (--require-all-endpoints)', actual: answered404(r), res: probe.res });
       }
       expectStatus(probe.res, 200, `GET ${r.path}`);
-      if (!probe.ok) fail('the answer is not a list', { expected: 'a JSON object whose data is an array', actual: probe.res.exchange.bodyExcerpt, res: probe.res });
+      if (!probe.ok)
+        fail('the answer is not a list', { expected: 'a JSON object whose data is an array', actual: probe.res.exchange.bodyExcerpt, res: probe.res });
     },
   },
   {
@@ -55,7 +56,11 @@ export const metaChecks: WrittenListCheck[] = [
       const results = metaInt(page, 'results.total');
       const pages = metaInt(page, 'page.total');
       if (results !== 0 || (pages !== 0 && pages !== 1)) {
-        fail(`GET ${path} with filter=${filter}: zero records, but the totals count others`, { expected: 'meta.results.total 0 and meta.page.total 0 or 1', actual: `meta.results.total ${results}, meta.page.total ${pages}`, res: page.res });
+        fail(`GET ${path} with filter=${filter}: zero records, but the totals count others`, {
+          expected: 'meta.results.total 0 and meta.page.total 0 or 1',
+          actual: `meta.results.total ${results}, meta.page.total ${pages}`,
+          res: page.res,
+        });
       }
     },
   },
@@ -76,7 +81,8 @@ export const metaChecks: WrittenListCheck[] = [
         params = { filter: `gt(created_at,${FAR_FUTURE})`, 'page[offset]': offset };
       }
       const page = await readPage(ctx, e, path, params);
-      if (params.filter && refusesFeature(page)) ctx.skip(`not testable: past the end of ${total} records lies past 10,000, and filter=${params.filter} answered ${page.res.status}`);
+      if (params.filter && refusesFeature(page))
+        ctx.skip(`not testable: past the end of ${total} records lies past 10,000, and filter=${params.filter} answered ${page.res.status}`);
       if (page.res.status >= 400 && page.res.status < 500) {
         // spec/contract/README.md#lists.meta holds 200 answers to the fields; a refusal must still
         // be an Error.
@@ -85,13 +91,19 @@ export const metaChecks: WrittenListCheck[] = [
         return;
       }
       expectListMeta(page, `GET ${path} with ${query(params)}`);
-      if (page.records.length) fail('records served past the end', { expected: `0 records at offset ${offset} (results.total ${params.filter ? 0 : total})`, actual: `${page.records.length} records`, res: page.res });
+      if (page.records.length)
+        fail('records served past the end', {
+          expected: `0 records at offset ${offset} (results.total ${params.filter ? 0 : total})`,
+          actual: `${page.records.length} records`,
+          res: page.res,
+        });
     },
   },
   {
     id: 'list.params.invalid',
     clause: { at: 'list-endpoints' },
-    title: 'parameters the contract does not define (page[limit]/page[offset] negative, 0 for limit, not a number, past 2^64; a sort on an unknown attribute; a filter not closed) never get a 5xx, a refusal carries the Error shape, and a page served for one is right for a reading of it',
+    title:
+      'parameters the contract does not define (page[limit]/page[offset] negative, 0 for limit, not a number, past 2^64; a sort on an unknown attribute; a filter not closed) never get a 5xx, a refusal carries the Error shape, and a page served for one is right for a reading of it',
     async run(ctx, e) {
       const { path } = await target(ctx, e);
       const cases: Array<[string, string]> = [
@@ -107,7 +119,12 @@ export const metaChecks: WrittenListCheck[] = [
         ['sort', 'conformance_no_such_attribute'],
         ['filter', 'ge(created_at,'],
       ];
-      const pages = readPagesAtOnce(ctx, e, path, cases.map(([name, value]) => ({ [name]: value })));
+      const pages = readPagesAtOnce(
+        ctx,
+        e,
+        path,
+        cases.map(([name, value]) => ({ [name]: value })),
+      );
       for (const [i, [name, value]] of cases.entries()) {
         const page = await pages[i]!;
         const what = `GET ${path} with ${name}=${value}`;
@@ -115,10 +132,20 @@ export const metaChecks: WrittenListCheck[] = [
         if (page.res.status !== 200 || value !== PAST_2_64) continue;
         // A page for a number past 2^64: the limit clamped to 100 or ignored (the default), the
         // offset past the end (no record); never the number read as another (wrapped).
-        if (name === 'page[offset]' && page.records.length) fail(`${what}: records served for an offset past every list's end`, { expected: 'a refusal with a 4xx, or no record (past the end)', actual: `${page.records.length} record(s), meta.page.offset ${String(page.meta?.page?.offset)}`, res: page.res });
+        if (name === 'page[offset]' && page.records.length)
+          fail(`${what}: records served for an offset past every list's end`, {
+            expected: 'a refusal with a 4xx, or no record (past the end)',
+            actual: `${page.records.length} record(s), meta.page.offset ${String(page.meta?.page?.offset)}`,
+            res: page.res,
+          });
         const { value: length } = await defaultPageLength(ctx);
         const limit = metaInt(page, 'page.limit');
-        if (name === 'page[limit]' && limit !== 100 && limit !== length) fail(`${what}: the limit read as another number`, { expected: `a refusal with a 4xx, or meta.page.limit 100 (clamped) or ${length} (the default)`, actual: `meta.page.limit ${limit}`, res: page.res });
+        if (name === 'page[limit]' && limit !== 100 && limit !== length)
+          fail(`${what}: the limit read as another number`, {
+            expected: `a refusal with a 4xx, or meta.page.limit 100 (clamped) or ${length} (the default)`,
+            actual: `meta.page.limit ${limit}`,
+            res: page.res,
+          });
       }
     },
   },

@@ -131,7 +131,10 @@ export function buildModel(ctx: CheckContext, e: Endpoint, path: string, like?: 
       }
     }
     const complete = plain.complete || sorted.some((w) => usable(w) && w.complete);
-    if (!complete) notes.push(`the model of ${path} is a window: ${records.size} of ${total} records read (${plain.stop}); past it, answers are held to their order, their filter and their own numbers`);
+    if (!complete)
+      notes.push(
+        `the model of ${path} is a window: ${records.size} of ${total} records read (${plain.stop}); past it, answers are held to their order, their filter and their own numbers`,
+      );
     const known = {} as Record<Attr, string | null | undefined>;
     const sortable = {} as Record<Attr, boolean>;
     for (const a of ATTRS) {
@@ -340,7 +343,9 @@ export function predict(m: ListModel, q: ListQuery): Prediction {
   const low = selected.length - freshMatching;
   const high = m.complete && !opaque ? selected.length : selected.length + unknown;
   // The whole list is known but not every record can be read for the filter: no count is sure.
-  return opaque ? { selected, exact: 0, low: 0, high: Number.MAX_SAFE_INTEGER, opaque } : { selected, exact: freshMatching ? 0 : exact, low, high: Math.max(low, high), opaque };
+  return opaque
+    ? { selected, exact: 0, low: 0, high: Number.MAX_SAFE_INTEGER, opaque }
+    : { selected, exact: freshMatching ? 0 : exact, low, high: Math.max(low, high), opaque };
 }
 
 // --- Judging ---------------------------------------------------------------------------
@@ -447,7 +452,13 @@ function ids(rs: readonly Rec[], max = 6): string {
  * With a model that knows no record (observerModel) and the prediction OPAQUE, it judges what
  * one answer shows by itself: how judged traffic (suites/observed.ts) is held to the same rules.
  */
-export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q: ListQuery) => Prediction = (x) => predict(m, x), examined?: Set<string>): Disagreement[] {
+export function judge(
+  m: ListModel,
+  q: ListQuery,
+  page: ListPage,
+  predicted: (q: ListQuery) => Prediction = (x) => predict(m, x),
+  examined?: Set<string>,
+): Disagreement[] {
   const out: Disagreement[] = [];
   const held = (checkId: string): void => void examined?.add(checkId);
   const add = (checkId: string, message: string, expected: string, actual: string, byModel = false): void => {
@@ -464,7 +475,17 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
   if (pastSoft) held('list.offset.soft-limit-5xx');
   if (status >= 500) {
     const past = m.complete && offset > 0 && offset >= predicted(q).selected.length;
-    const rule = pastHard ? 'list.offset.hard-limit' : pastSoft ? 'list.offset.soft-limit-5xx' : past ? 'list.meta.past-end' : q.filters.length ? filterRule(q) : q.sort ? sortRule(q) : limitRule(q);
+    const rule = pastHard
+      ? 'list.offset.hard-limit'
+      : pastSoft
+        ? 'list.offset.soft-limit-5xx'
+        : past
+          ? 'list.meta.past-end'
+          : q.filters.length
+            ? filterRule(q)
+            : q.sort
+              ? sortRule(q)
+              : limitRule(q);
     add(rule, `${asked}: a server error for a request of the legal query space`, 'a list page, or a refusal with a 4xx', `status ${status}`);
     return out;
   }
@@ -491,10 +512,24 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
   if (n === 0 && offset > 0) held('list.meta.past-end');
   if (page.violations?.length) {
     const rule = n === 0 && q.filters.length ? 'list.meta.empty-filter' : n === 0 && offset > 0 ? 'list.meta.past-end' : 'list.meta.fields';
-    add(rule, `${asked}: the pagination fields are missing or not integers`, 'meta.page.limit/offset/current/total and meta.results.total, non-negative integers', page.violations.map((v) => `${v.path} ${v.message}`).slice(0, 3).join('; '));
+    add(
+      rule,
+      `${asked}: the pagination fields are missing or not integers`,
+      'meta.page.limit/offset/current/total and meta.results.total, non-negative integers',
+      page.violations
+        .map((v) => `${v.path} ${v.message}`)
+        .slice(0, 3)
+        .join('; '),
+    );
     return out;
   }
-  const meta = { limit: intOr(page.meta?.page?.limit), offset: intOr(page.meta?.page?.offset), current: intOr(page.meta?.page?.current), pages: intOr(page.meta?.page?.total), total: intOr(page.meta?.results?.total) };
+  const meta = {
+    limit: intOr(page.meta?.page?.limit),
+    offset: intOr(page.meta?.page?.offset),
+    current: intOr(page.meta?.page?.current),
+    pages: intOr(page.meta?.page?.total),
+    total: intOr(page.meta?.results?.total),
+  };
   const total = meta.total!;
 
   // The page length: the one asked for, the default without one, at most 100 over 100.
@@ -503,14 +538,17 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
   held('list.page.arithmetic');
   if (q.limit === undefined) {
     limit = m.defaultLength;
-    if (meta.limit !== limit) add('list.limit.default', `${asked}: meta.page.limit is not the default page length`, `meta.page.limit ${limit}`, `meta.page.limit ${meta.limit}`);
+    if (meta.limit !== limit)
+      add('list.limit.default', `${asked}: meta.page.limit is not the default page length`, `meta.page.limit ${limit}`, `meta.page.limit ${meta.limit}`);
   } else if (q.limit > 100) {
     limit = meta.limit ?? 100;
-    if (limit > 100 || limit < 1) add('list.limit.max', `${asked}: meta.page.limit is not clamped`, 'meta.page.limit from 1 to 100 (the limit clamped)', `meta.page.limit ${meta.limit}`);
+    if (limit > 100 || limit < 1)
+      add('list.limit.max', `${asked}: meta.page.limit is not clamped`, 'meta.page.limit from 1 to 100 (the limit clamped)', `meta.page.limit ${meta.limit}`);
     limit = Math.min(100, Math.max(1, limit));
   } else {
     limit = q.limit;
-    if (meta.limit !== limit) add('list.page.arithmetic', `${asked}: meta.page.limit is not the limit asked for`, `meta.page.limit ${limit}`, `meta.page.limit ${meta.limit}`);
+    if (meta.limit !== limit)
+      add('list.page.arithmetic', `${asked}: meta.page.limit is not the limit asked for`, `meta.page.limit ${limit}`, `meta.page.limit ${meta.limit}`);
   }
 
   // results.total, against the model: exact where it knows every record the request selects.
@@ -525,23 +563,48 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
   if (!moved && !p.opaque && (total < p.low || total > p.high)) {
     const rule = q.filters.length ? 'list.total.filtered' : 'list.total.unfiltered';
     const expected = p.low === p.high ? `meta.results.total ${p.low}` : `meta.results.total from ${p.low} to ${p.high}`;
-    add(rule, `${asked}: meta.results.total is not the number of records the request selects`, `${expected} (the records read by the run's traversals that ${q.filters.length ? 'the filter selects' : 'the list holds'})`, `meta.results.total ${total}`, true);
+    add(
+      rule,
+      `${asked}: meta.results.total is not the number of records the request selects`,
+      `${expected} (the records read by the run's traversals that ${q.filters.length ? 'the filter selects' : 'the list holds'})`,
+      `meta.results.total ${total}`,
+      true,
+    );
   }
 
   // The records on the page: as many as min(limit, total - offset) says.
   const want = Math.max(0, Math.min(limit, total - offset));
   if (n !== want && n <= 100) {
-    const rule = offset >= total && n > 0 ? 'list.meta.past-end' : q.limit === undefined ? 'list.limit.default' : q.limit > 100 ? 'list.limit.max' : 'list.limit.exact';
-    add(rule, `${asked}: ${n} records where the page's own numbers say ${want}`, `min(limit ${limit}, results.total ${total} - offset ${offset}) = ${want} records`, `${n} records`);
+    const rule =
+      offset >= total && n > 0 ? 'list.meta.past-end' : q.limit === undefined ? 'list.limit.default' : q.limit > 100 ? 'list.limit.max' : 'list.limit.exact';
+    add(
+      rule,
+      `${asked}: ${n} records where the page's own numbers say ${want}`,
+      `min(limit ${limit}, results.total ${total} - offset ${offset}) = ${want} records`,
+      `${n} records`,
+    );
   }
 
   // The page numbers (with zero results, current and total may also be 0 or 1).
-  if (meta.offset !== offset) add('list.page.arithmetic', `${asked}: meta.page.offset does not echo the offset`, `meta.page.offset ${offset}`, `meta.page.offset ${meta.offset}`);
+  if (meta.offset !== offset)
+    add('list.page.arithmetic', `${asked}: meta.page.offset does not echo the offset`, `meta.page.offset ${offset}`, `meta.page.offset ${meta.offset}`);
   const currents = new Set(offset % limit === 0 ? [offset / limit + 1] : [Math.floor(offset / limit) + 1, Math.ceil(offset / limit) + 1]);
   const pagesAllowed = new Set([Math.ceil(total / limit)]);
   if (total === 0) for (const v of [0, 1]) (currents.add(v), pagesAllowed.add(v));
-  if (meta.current === undefined || !currents.has(meta.current)) add('list.page.arithmetic', `${asked}: meta.page.current is not the page the offset falls in`, `meta.page.current ${[...currents].join(' or ')} (offset ${offset}, limit ${limit}, results.total ${total})`, `meta.page.current ${meta.current}`);
-  if (meta.pages === undefined || !pagesAllowed.has(meta.pages)) add('list.page.arithmetic', `${asked}: meta.page.total is not the number of pages`, `meta.page.total ${[...pagesAllowed].join(' or ')} (ceil(${total} / ${limit}))`, `meta.page.total ${meta.pages}`);
+  if (meta.current === undefined || !currents.has(meta.current))
+    add(
+      'list.page.arithmetic',
+      `${asked}: meta.page.current is not the page the offset falls in`,
+      `meta.page.current ${[...currents].join(' or ')} (offset ${offset}, limit ${limit}, results.total ${total})`,
+      `meta.page.current ${meta.current}`,
+    );
+  if (meta.pages === undefined || !pagesAllowed.has(meta.pages))
+    add(
+      'list.page.arithmetic',
+      `${asked}: meta.page.total is not the number of pages`,
+      `meta.page.total ${[...pagesAllowed].join(' or ')} (ceil(${total} / ${limit}))`,
+      `meta.page.total ${meta.pages}`,
+    );
 
   // Each record: once on the page, matching every term, in the order asked for.
   const seen = new Set<string>();
@@ -554,7 +617,12 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
     const wrong = rs.filter((r) => test(r) === false);
     if (wrong.length) {
       const r = wrong[0]!;
-      add(`list.filter.${t.op}`, `${asked}: records that do not match ${t.op}(${t.attr},${t.value})`, `only records with ${t.attr} ${t.op === 'ge' ? '≥' : '>'} ${t.value}`, `${wrong.length} record(s), e.g. ${r.id} with ${t.attr} ${t.attr === 'id' ? r.id : t.attr === 'created_at' ? r.createdRaw : r.updatedRaw}`);
+      add(
+        `list.filter.${t.op}`,
+        `${asked}: records that do not match ${t.op}(${t.attr},${t.value})`,
+        `only records with ${t.attr} ${t.op === 'ge' ? '≥' : '>'} ${t.value}`,
+        `${wrong.length} record(s), e.g. ${r.id} with ${t.attr} ${t.attr === 'id' ? r.id : t.attr === 'created_at' ? r.createdRaw : r.updatedRaw}`,
+      );
     }
   }
   if (q.sort) {
@@ -567,7 +635,12 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
       if (a === undefined || b === undefined) continue;
       const c = cmp(a, b);
       if (descending ? c < 0 : c > 0) {
-        add(sortRule(q), `${asked}: record ${i} of the page is out of order`, `${descending ? 'non-increasing' : 'non-decreasing'} ${attr}`, `${rs[i - 1]!.id} (${attr} ${shownValue(rs[i - 1]!, attr)}) then ${rs[i]!.id} (${attr} ${shownValue(rs[i]!, attr)})`);
+        add(
+          sortRule(q),
+          `${asked}: record ${i} of the page is out of order`,
+          `${descending ? 'non-increasing' : 'non-decreasing'} ${attr}`,
+          `${rs[i - 1]!.id} (${attr} ${shownValue(rs[i - 1]!, attr)}) then ${rs[i]!.id} (${attr} ${shownValue(rs[i]!, attr)})`,
+        );
         break;
       }
     }
@@ -592,7 +665,13 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
       // Under a filter, records of the selection missing: the filter lost them; else the records
       // at an offset are not those the offset names; at offset 0, the sort put others first.
       const rule = q.filters.length && lost.length ? filterRule(q) : offset > 0 ? 'list.offset.records' : sortRule(q);
-      add(rule, `${asked}: record ${i} of the ${q.filters.length ? 'filtered ' : ''}listing is not the one the model predicts`, `at position ${i}: ${at.id} (${attr} ${shownValue(at, attr)})${tied > 1 ? ` or another of the ${tied} records tied with it` : ''}${lost.length ? `; missing from the page: ${ids(lost)}` : ''}`, `${got.id} (${attr} ${shownValue(got, attr)})`, true);
+      add(
+        rule,
+        `${asked}: record ${i} of the ${q.filters.length ? 'filtered ' : ''}listing is not the one the model predicts`,
+        `at position ${i}: ${at.id} (${attr} ${shownValue(at, attr)})${tied > 1 ? ` or another of the ${tied} records tied with it` : ''}${lost.length ? `; missing from the page: ${ids(lost)}` : ''}`,
+        `${got.id} (${attr} ${shownValue(got, attr)})`,
+        true,
+      );
       break;
     }
   }
@@ -600,7 +679,14 @@ export function judge(m: ListModel, q: ListQuery, page: ListPage, predicted: (q:
   // 0 is the whole selection: every record the model knows the request selects is on it.
   if (!q.sort && offset === 0 && !moved && m.complete && !p.opaque && p.low === p.selected.length && p.selected.length <= limit && n === total) {
     const lost = p.selected.filter((r) => !rs.some((x) => x.id === r.id));
-    if (lost.length) add(q.filters.length ? filterRule(q) : 'list.offset.traversal', `${asked}: the one page of the result lacks records the request selects`, `all ${p.selected.length} records the request selects`, `missing ${ids(lost)}`, true);
+    if (lost.length)
+      add(
+        q.filters.length ? filterRule(q) : 'list.offset.traversal',
+        `${asked}: the one page of the result lacks records the request selects`,
+        `all ${p.selected.length} records the request selects`,
+        `missing ${ids(lost)}`,
+        true,
+      );
   }
   return out;
 }

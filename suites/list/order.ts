@@ -143,7 +143,12 @@ function filterCheck(id: string, op: 'ge' | 'gt'): WrittenListCheck {
       }
       const ok = comparable(ctx, f.all.records);
       const dup = duplicates(f.filtered.records.filter(ok));
-      if (dup.length) fail(`paging by offset under filter=${f.filter} met records twice`, { expected: 'every record once', actual: `${dup.length} record(s) twice: ${dup.slice(0, 5).join(', ')}`, res: f.filtered.pages.at(-1)!.res });
+      if (dup.length)
+        fail(`paging by offset under filter=${f.filter} met records twice`, {
+          expected: 'every record once',
+          actual: `${dup.length} record(s) twice: ${dup.slice(0, 5).join(', ')}`,
+          res: f.filtered.pages.at(-1)!.res,
+        });
       // What the unfiltered listing holds that the filter must select, where both were read in full.
       const inside = inWindow([f.all, f.filtered], 'created_at');
       const expected = uniqueById(f.all.records.filter((r) => r.created !== undefined && holds(r.created, v) && ok(r) && inside(r)));
@@ -170,14 +175,24 @@ export const orderChecks: WrittenListCheck[] = [
     async run(ctx, e) {
       const { path } = await target(ctx, e);
       let tried = 0;
-      const pages = readPagesAtOnce(ctx, e, path, ATTRS.map((attr) => ({ sort: `-${attr}`, 'page[limit]': 100 })));
+      const pages = readPagesAtOnce(
+        ctx,
+        e,
+        path,
+        ATTRS.map((attr) => ({ sort: `-${attr}`, 'page[limit]': 100 })),
+      );
       for (const [k, attr] of ATTRS.entries()) {
         const page = await pages[k]!;
         if (refusesFeature(page)) continue;
         expectStatus(page.res, 200, `GET ${path} with sort=-${attr}`);
         tried++;
         const i = firstInversion(page.records, attr, true);
-        if (i >= 0) fail(`sort=-${attr}: record ${i} has a larger ${attr} than the one before`, { expected: `non-increasing ${attr}`, actual: `${describeRecords([page.records[i - 1]!])} then ${describeRecords([page.records[i]!])}`, res: page.res });
+        if (i >= 0)
+          fail(`sort=-${attr}: record ${i} has a larger ${attr} than the one before`, {
+            expected: `non-increasing ${attr}`,
+            actual: `${describeRecords([page.records[i - 1]!])} then ${describeRecords([page.records[i]!])}`,
+            res: page.res,
+          });
       }
       if (!tried) ctx.skip('unsupported: every descending sort was refused (400/422)');
     },
@@ -212,7 +227,11 @@ export const orderChecks: WrittenListCheck[] = [
         const old = comparable(ctx, f.all.records);
         const recent = uniqueById(f.filtered.records.filter((r) => !old(r))).size;
         if (said === undefined || said < read - recent || said > read) {
-          fail(`meta.results.total under filter=${f.filter} is not the number of records it selects`, { expected: `meta.results.total ${recent ? `from ${read - recent} to ` : ''}${read} (records read under the filter${recent ? `, ${recent} of them newer than the horizon` : ''})`, actual: `meta.results.total ${shown(first.meta?.results?.total)}`, res: first.res });
+          fail(`meta.results.total under filter=${f.filter} is not the number of records it selects`, {
+            expected: `meta.results.total ${recent ? `from ${read - recent} to ` : ''}${read} (records read under the filter${recent ? `, ${recent} of them newer than the horizon` : ''})`,
+            actual: `meta.results.total ${shown(first.meta?.results?.total)}`,
+            res: first.res,
+          });
         }
       }
       if (!compared) ctx.skip('not testable: no filtered listing was read in full');

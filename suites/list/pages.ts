@@ -61,14 +61,16 @@ export function parseInstant(raw: string): string | undefined {
 export function utcKey(raw: string): string | undefined {
   const n = raw.length;
   if (n < 20 || raw.charCodeAt(n - 1) !== 90 /* Z */) return undefined;
-  if (raw.charCodeAt(4) !== 45 || raw.charCodeAt(7) !== 45 || raw.charCodeAt(10) !== 84 || raw.charCodeAt(13) !== 58 || raw.charCodeAt(16) !== 58) return undefined;
+  if (raw.charCodeAt(4) !== 45 || raw.charCodeAt(7) !== 45 || raw.charCodeAt(10) !== 84 || raw.charCodeAt(13) !== 58 || raw.charCodeAt(16) !== 58)
+    return undefined;
   const year = digits(raw, 0, 4);
   const month = digits(raw, 5, 7);
   const day = digits(raw, 8, 10);
   const hour = digits(raw, 11, 13);
   const minute = digits(raw, 14, 16);
   const second = digits(raw, 17, 19);
-  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return undefined;
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59)
+    return undefined;
   let fraction = '';
   if (n > 20) {
     if (raw.charCodeAt(19) !== 46 /* . */ || n === 21 || digits(raw, 20, n - 1) < 0) return undefined;
@@ -176,7 +178,8 @@ export function spend(ctx: CheckContext, e: Endpoint, explored = false): void {
   if (explored) {
     const x = (m.get(`explore ${e.key}`) ?? 0) + 1;
     const share = Math.floor(budget * EXPLORATION_SHARE);
-    if (x > share) throw new BudgetSpent(`not sent: the exploration of ${e.key} took its share of the request budget (${share} of ${budget}; raise request-budget)`);
+    if (x > share)
+      throw new BudgetSpent(`not sent: the exploration of ${e.key} took its share of the request budget (${share} of ${budget}; raise request-budget)`);
     m.set(`explore ${e.key}`, x);
   }
   m.set(e.key, n);
@@ -282,7 +285,8 @@ export function expectListMeta(page: ListPage, what: string): void {
  * the Error shape, or a well-formed page of at most 100 records; never a 5xx.
  */
 export function expectInvalidPagingAnswer(page: ListPage, what: string): void {
-  if (page.res.status >= 500) fail(`${what}: a server error`, { expected: '4xx with the Error shape, or a well-formed page', actual: `status ${page.res.status}`, res: page.res });
+  if (page.res.status >= 500)
+    fail(`${what}: a server error`, { expected: '4xx with the Error shape, or a well-formed page', actual: `status ${page.res.status}`, res: page.res });
   if (page.res.status >= 400) return expectErrorBody(page.res, what);
   expectListMeta(page, what);
   if (page.records.length > 100) fail(`${what}: more than 100 records`, { expected: 'at most 100 records', actual: `${page.records.length}`, res: page.res });

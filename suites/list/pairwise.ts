@@ -99,7 +99,11 @@ function coveredBy(row: readonly number[], levels: readonly number[], requires: 
 }
 
 /** How many pairs of `universe(levels)` the rows cover. */
-export function coverage(rows: readonly (readonly number[])[], levels: readonly number[], requires: readonly Requirement[] = []): { pairs: number; covered: number } {
+export function coverage(
+  rows: readonly (readonly number[])[],
+  levels: readonly number[],
+  requires: readonly Requirement[] = [],
+): { pairs: number; covered: number } {
   const index = pairIndex(levels);
   const all = universe(levels, requires, index);
   const got = new Uint8Array(index.size);
@@ -122,7 +126,8 @@ export function coveringArray(levels: readonly number[], options: CoveringOption
   let left = uncovered.reduce((n, x) => n + x, 0);
   const pairs = left;
   const rows: number[][] = [];
-  const at = (f: number, v: number, g: number, w: number): number => (f < g ? index.base[f]![g]! + v * levels[g]! + w : index.base[g]![f]! + w * levels[f]! + v);
+  const at = (f: number, v: number, g: number, w: number): number =>
+    f < g ? index.base[f]![g]! + v * levels[g]! + w : index.base[g]![f]! + w * levels[f]! + v;
   const gain = (row: readonly number[]): number => coveredBy(row, levels, requires, index).reduce((n, p) => n + uncovered[p]!, 0);
   let next = 0;
   while (left > 0) {
@@ -158,12 +163,12 @@ export function coveringArray(levels: readonly number[], options: CoveringOption
           const u = (start + step) % levels[h]!;
           let n = 0;
           for (let x = 0; x < k; x++) if (x !== h && row[x]! >= 0) n += uncovered[at(x, row[x]!, h, u)]!;
-          if (n > most) (most = n), (pick = u);
+          if (n > most) ((most = n), (pick = u));
         }
         row[h] = pick;
       }
       const n = gain(row);
-      if (n > bestGain) (bestGain = n), (best = row);
+      if (n > bestGain) ((bestGain = n), (best = row));
     }
     // The seed pair is in the universe, so some row covers it; if no candidate did, it is
     // dropped rather than tried forever (it cannot happen with the requirements as checked).

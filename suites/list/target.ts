@@ -70,11 +70,15 @@ async function resolveParam(ctx: CheckContext, e: Endpoint, name: string, depth 
     from = from.replace(`{${inner}}`, encodeURIComponent(r.value));
   }
   const page = await parentPage(ctx, e, from);
-  if (page.res.status === 404) return { ok: false, reason: `no parent id for {${name}}: GET ${from} answered 404; set parents.${name} in conformance.config.yaml` };
+  if (page.res.status === 404)
+    return { ok: false, reason: `no parent id for {${name}}: GET ${from} answered 404; set parents.${name} in conformance.config.yaml` };
   const first = page.ok ? page.first : undefined;
   const value = dig(first, source.field);
   if (typeof value !== 'string' && typeof value !== 'number') {
-    return { ok: false, reason: `no parent id for {${name}}: GET ${from} gave no record with ${source.field} (status ${page.res.status}); set parents.${name} in conformance.config.yaml` };
+    return {
+      ok: false,
+      reason: `no parent id for {${name}}: GET ${from} gave no record with ${source.field} (status ${page.res.status}); set parents.${name} in conformance.config.yaml`,
+    };
   }
   return { ok: true, value: String(value) };
 }
@@ -158,7 +162,8 @@ async function searchParents(ctx: CheckContext, e: Endpoint): Promise<Candidate[
   const gate = limiter(IN_FLIGHT);
   const lists = new Set<string>();
   let spent: BudgetSpent | undefined;
-  const fill = (path: string, env: Map<string, string>): string => placeholders(path).reduce((p, n) => p.replace(`{${n}}`, encodeURIComponent(env.get(n)!)), path);
+  const fill = (path: string, env: Map<string, string>): string =>
+    placeholders(path).reduce((p, n) => p.replace(`{${n}}`, encodeURIComponent(env.get(n)!)), path);
 
   /** The values a parent list offers for its field: its page's records, spread to `breadth`. */
   async function candidates(from: string, field: string): Promise<string[]> {
@@ -300,7 +305,8 @@ export async function target(ctx: CheckContext, e: Endpoint): Promise<Target> {
   if (probe.res.status === 404) ctx.skipAbsent(`absent: ${answered404(r)}`);
   if (!probe.ok) ctx.skip(`not testable: GET ${r.path} answered ${probe.res.status} without a list (see list.endpoint.present)`);
   if (r.emptyUnder !== undefined) ctx.emptyWhere = `(${under(r.emptyUnder)}; ${ELSEWHERE})`;
-  else if (r.tried !== undefined) ctx.fewWhere = `(${r.tried === 1 ? 'under the one parent tried' : `the most of the ${r.tried} parents tried`}, GET ${r.path}; ${ELSEWHERE})`;
+  else if (r.tried !== undefined)
+    ctx.fewWhere = `(${r.tried === 1 ? 'under the one parent tried' : `the most of the ${r.tried} parents tried`}, GET ${r.path}; ${ELSEWHERE})`;
   return { path: r.path, probe };
 }
 

@@ -29,19 +29,28 @@ function keysetCheck(id: string, attr: Attr): WrittenListCheck {
     async run(ctx, e) {
       const { path, walk: byOffset } = await sortedWalk(ctx, e, attr);
       if (byOffset.broken) ctx.skip(`not testable: the offset traversal it is compared with failed (${byOffset.broken.message})`);
-      if (byOffset.records.length && byOffset.records.every((r) => value(r, attr) === undefined)) ctx.skip(`not testable: no record has a parseable ${attr} at ${attr === 'id' ? e.record.id : e.record[attr]}`);
+      if (byOffset.records.length && byOffset.records.every((r) => value(r, attr) === undefined))
+        ctx.skip(`not testable: no record has a parseable ${attr} at ${attr === 'id' ? e.record.id : e.record[attr]}`);
       const keyset = await keysetWalk(ctx, e, path, attr, byOffset);
       const refused = keyset.pages.find(refusesFeature);
       if (refused && attr !== 'id' && refused !== keyset.pages[0]) await refusedOwnValue(ctx, e, path, 'ge', attr, refused);
       if (refused) ctx.skip(`unsupported: ${decodeURIComponent(refused.res.exchange.url.split('?')[1] ?? '')} answered ${refused.res.status}`);
       expectWalked(keyset, `keyset traversal of ${path} by ${attr}`);
       if (keyset.untestable) ctx.skip(keyset.untestable);
-      for (const [name, w] of [['offset', byOffset], ['keyset', keyset]] as const) {
+      for (const [name, w] of [
+        ['offset', byOffset],
+        ['keyset', keyset],
+      ] as const) {
         if (!w.complete && w.records.length === 0) ctx.skip(`not testable: the ${name} traversal was ${w.stop}`);
       }
       if (attr === 'id') {
         const dup = duplicates(keyset.records);
-        if (dup.length) fail(`keyset traversal by id with gt repeated records`, { expected: 'every record once', actual: `${dup.length} record(s) read twice: ${dup.slice(0, 5).join(', ')}`, res: keyset.pages.at(-1)!.res });
+        if (dup.length)
+          fail(`keyset traversal by id with gt repeated records`, {
+            expected: 'every record once',
+            actual: `${dup.length} record(s) read twice: ${dup.slice(0, 5).join(', ')}`,
+            res: keyset.pages.at(-1)!.res,
+          });
       }
       const inside = inWindow([byOffset, keyset], attr);
       const ok = comparable(ctx, byOffset.records, attr);
@@ -56,19 +65,27 @@ function keysetCheck(id: string, attr: Attr): WrittenListCheck {
       const pick = (w: Walk) => uniqueById(w.records.filter((r) => ok(r) && inside(r) && !moved.has(r.id)));
       const fromOffset = pick(byOffset);
       const fromKeyset = pick(keyset);
-      if (fromOffset.size === 0) ctx.skipForRecords(`needs records created before the run, found none (offset traversal ${byOffset.stop})`, uniqueById(byOffset.records).size);
+      if (fromOffset.size === 0)
+        ctx.skipForRecords(`needs records created before the run, found none (offset traversal ${byOffset.stop})`, uniqueById(byOffset.records).size);
       const lost = missingFrom(fromOffset, fromKeyset);
       const extra = missingFrom(fromKeyset, fromOffset);
       if (lost.length || extra.length) {
         fail(`keyset traversal by ${attr} does not reach the records offset traversal reaches`, {
           expected: `the ${fromOffset.size} records offset traversal (sort=${attr}) reached${byOffset.complete && keyset.complete ? '' : ', in the part both read in full'}`,
-          actual: [lost.length ? `keyset lost ${describeRecords(lost)}` : '', extra.length ? `keyset had ${describeRecords(extra)} that offset traversal did not` : ''].filter(Boolean).join('; '),
+          actual: [
+            lost.length ? `keyset lost ${describeRecords(lost)}` : '',
+            extra.length ? `keyset had ${describeRecords(extra)} that offset traversal did not` : '',
+          ]
+            .filter(Boolean)
+            .join('; '),
           res: keyset.pages.at(-1)!.res,
         });
       }
       if (!byOffset.complete || !keyset.complete) {
         const total = byOffset.pages[0] ? metaInt(byOffset.pages[0], 'results.total') : undefined;
-        ctx.note(`compared a window: the ${fromOffset.size} records both traversals read of ${total ?? 'an unknown number'} (offset traversal ${byOffset.stop}; keyset traversal ${keyset.stop})`);
+        ctx.note(
+          `compared a window: the ${fromOffset.size} records both traversals read of ${total ?? 'an unknown number'} (offset traversal ${byOffset.stop}; keyset traversal ${keyset.stop})`,
+        );
       }
     },
   };
@@ -86,7 +103,12 @@ export const traversalChecks: WrittenListCheck[] = [
       expectWalked(walk, `GET ${path} by offset`);
       const ok = comparable(ctx, walk.records);
       const dup = duplicates(walk.records.filter(ok));
-      if (dup.length) fail('offset traversal met records twice', { expected: 'every record once', actual: `${dup.length} record(s) twice: ${dup.slice(0, 5).join(', ')}`, res: walk.pages.at(-1)!.res });
+      if (dup.length)
+        fail('offset traversal met records twice', {
+          expected: 'every record once',
+          actual: `${dup.length} record(s) twice: ${dup.slice(0, 5).join(', ')}`,
+          res: walk.pages.at(-1)!.res,
+        });
       if (!walk.complete || !byId.complete || byId.broken || byId.pages[0]?.res.status !== 200) {
         ctx.note(`gaps not compared: default order ${walk.stop}; sorted by id ${byId.stop}`);
         return;
@@ -94,7 +116,12 @@ export const traversalChecks: WrittenListCheck[] = [
       const a = uniqueById(walk.records.filter(ok));
       const b = uniqueById(byId.records.filter(ok));
       const gaps = missingFrom(b, a);
-      if (gaps.length) fail('offset traversal skipped records', { expected: `the ${b.size} records that paging sorted by id meets`, actual: `never met ${describeRecords(gaps)}`, res: walk.pages.at(-1)!.res });
+      if (gaps.length)
+        fail('offset traversal skipped records', {
+          expected: `the ${b.size} records that paging sorted by id meets`,
+          actual: `never met ${describeRecords(gaps)}`,
+          res: walk.pages.at(-1)!.res,
+        });
     },
   },
   {
@@ -114,7 +141,11 @@ export const traversalChecks: WrittenListCheck[] = [
       // first page of either traversal is unfiltered).
       const said = [byOffset.pages[0]!, walk.pages[0]!, byOffset.pages.at(-1)!].map((p) => metaInt(p, 'results.total'));
       if (!said.includes(read)) {
-        fail('meta.results.total is not the number of records', { expected: `meta.results.total ${read} (records read ${how})`, actual: `meta.results.total ${[...new Set(said)].map(String).join(' then ')}`, res: byOffset.pages[0]!.res });
+        fail('meta.results.total is not the number of records', {
+          expected: `meta.results.total ${read} (records read ${how})`,
+          actual: `meta.results.total ${[...new Set(said)].map(String).join(' then ')}`,
+          res: byOffset.pages[0]!.res,
+        });
       }
       if (walk !== byOffset) ctx.note(`counted ${how}`);
     },

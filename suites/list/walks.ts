@@ -83,7 +83,13 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
         return undefined;
       }
       if (page.records.length > 0 && page.records.every((r) => seen.has(r.id))) {
-        walk.broken = { message: `the page at offset ${offset} does not advance: all ${page.records.length} of its records were on earlier pages (${page.records.slice(0, 3).map((r) => r.id).join(', ')}…)`, page };
+        walk.broken = {
+          message: `the page at offset ${offset} does not advance: all ${page.records.length} of its records were on earlier pages (${page.records
+            .slice(0, 3)
+            .map((r) => r.id)
+            .join(', ')}…)`,
+          page,
+        };
         walk.stop = walk.broken.message;
         return undefined;
       }
@@ -161,6 +167,10 @@ export function firstPageAcrossTie(sorted: readonly Rec[], attr: Attr): number {
 export function expectWalked(walk: Walk, what: string): void {
   if (walk.pages.length === 0) throw new CheckSkip(`not testable: ${what} read no page (${walk.stop})`);
   if (walk.broken) {
-    fail(`${what}: ${walk.broken.message}`, { expected: 'every page a list that moves past the records already read', actual: walk.broken.message, res: walk.broken.page.res });
+    fail(`${what}: ${walk.broken.message}`, {
+      expected: 'every page a list that moves past the records already read',
+      actual: walk.broken.message,
+      res: walk.broken.page.res,
+    });
   }
 }

@@ -13,7 +13,16 @@ import { brotliDecompressSync } from 'node:zlib';
 import { chromium, type Browser } from 'playwright-core';
 
 const SYSTEM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
-const HEADLESS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const HEADLESS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** CONFORMANCE_BUNDLED_CHROMIUM=1 takes the bundled one even where a system Chromium exists (to try it). */
 export async function launchChromium(): Promise<{ browser: Browser; which: string }> {

@@ -70,25 +70,28 @@ export class AnswerProxy {
     // Numbered on arrival: the suite runs with concurrency 1, so arrival order is answer order.
     this.#relayed.push(slot);
     const headers = without(req.headers, HOP);
-    const up = request({ host: this.#upstream.hostname, port: this.#upstream.port, method: req.method, path: req.url, headers, agent: this.#agent }, (upRes) => {
-      const chunks: Buffer[] = [];
-      upRes.on('data', (c: Buffer) => chunks.push(c));
-      upRes.on('end', () => {
-        const answer: Answer = {
-          status: upRes.statusCode ?? 502,
-          // The length is recomputed for a body the plan may change.
-          headers: without(upRes.headers, [...HOP, 'content-length']),
-          body: Buffer.concat(chunks),
-        };
-        slot.line += ` -> ${answer.status}`;
-        slot.answer = answer;
-        const plan = this.#plan;
-        const changed = plan?.k === n ? mutate(answer, plan.mutation, plan.pick) : undefined;
-        if (changed) this.#mutated = { line: slot.line, what: changed.what };
-        send(res, changed?.answer ?? answer);
-      });
-      upRes.on('error', (err) => res.destroy(err));
-    });
+    const up = request(
+      { host: this.#upstream.hostname, port: this.#upstream.port, method: req.method, path: req.url, headers, agent: this.#agent },
+      (upRes) => {
+        const chunks: Buffer[] = [];
+        upRes.on('data', (c: Buffer) => chunks.push(c));
+        upRes.on('end', () => {
+          const answer: Answer = {
+            status: upRes.statusCode ?? 502,
+            // The length is recomputed for a body the plan may change.
+            headers: without(upRes.headers, [...HOP, 'content-length']),
+            body: Buffer.concat(chunks),
+          };
+          slot.line += ` -> ${answer.status}`;
+          slot.answer = answer;
+          const plan = this.#plan;
+          const changed = plan?.k === n ? mutate(answer, plan.mutation, plan.pick) : undefined;
+          if (changed) this.#mutated = { line: slot.line, what: changed.what };
+          send(res, changed?.answer ?? answer);
+        });
+        upRes.on('error', (err) => res.destroy(err));
+      },
+    );
     // A relay that fails shows as a broken connection (an error outcome), never as an answer.
     up.on('error', (err) => res.destroy(err));
     req.pipe(up);

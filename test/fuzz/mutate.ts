@@ -16,7 +16,8 @@ export type Mutation = (typeof MUTATIONS)[number];
 const HUGE: Partial<Record<Mutation, string>> = { 'huge-1e308': '1e308', 'huge-30-digits': '123456789012345678901234567890' };
 const MARKER = '\u0000huge\u0000';
 
-const LOGIN_PAGE = '<!DOCTYPE html><html><head><title>Sign in</title></head><body><form method="post" action="/login"><input name="username"><input name="password" type="password"><button>Sign in</button></form></body></html>';
+const LOGIN_PAGE =
+  '<!DOCTYPE html><html><head><title>Sign in</title></head><body><form method="post" action="/login"><input name="username"><input name="password" type="password"><button>Sign in</button></form></body></html>';
 
 type Key = string | number;
 
@@ -82,7 +83,8 @@ export function mutate(a: Answer, m: Mutation, pick: number): { answer: Answer; 
     return { status, headers: type === undefined ? headers : { ...headers, 'content-type': type }, body };
   };
   if (m === 'empty') return { answer: { ...a, body: Buffer.alloc(0) }, what: 'empty body' };
-  if (m === 'html-page') return { answer: withType('text/html; charset=utf-8', Buffer.from(LOGIN_PAGE), 200), what: `200 text/html login page (was ${a.status})` };
+  if (m === 'html-page')
+    return { answer: withType('text/html; charset=utf-8', Buffer.from(LOGIN_PAGE), 200), what: `200 text/html login page (was ${a.status})` };
   if (m === 'type-html') return { answer: withType('text/html'), what: 'Content-Type: text/html' };
   if (m === 'type-none') return { answer: withType(undefined), what: 'no Content-Type' };
   if (m === 'truncate') {
@@ -95,7 +97,10 @@ export function mutate(a: Answer, m: Mutation, pick: number): { answer: Answer; 
   const members = instances(root, all[pick % all.length]!);
   const path = members[Math.floor(pick / all.length) % members.length]!;
   const next = (v: unknown): unknown => (m === 'null' ? null : m === 'retype' ? retyped(v) : MARKER);
-  const done = (v: unknown) => ({ answer: { ...a, body: Buffer.from(JSON.stringify(v).replace(JSON.stringify(MARKER), HUGE[m] ?? '')) }, what: `${m} at ${showPath(path)}` });
+  const done = (v: unknown) => ({
+    answer: { ...a, body: Buffer.from(JSON.stringify(v).replace(JSON.stringify(MARKER), HUGE[m] ?? '')) },
+    what: `${m} at ${showPath(path)}`,
+  });
   if (path.length === 0) return done(next(root));
   const parent = path.slice(0, -1).reduce<unknown>((v, k) => (v as Record<Key, unknown>)[k], root) as Record<Key, unknown>;
   const last = path.at(-1)!;
