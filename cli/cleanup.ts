@@ -63,21 +63,15 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
     return 0;
   }
   // Loaded here, not above: --help needs none of it (the HTTP layer loads undici).
-  const [{ cleanUp }, { resolveConfig, settingLabel }, { leftoverLine }, { checkTarget }] = await Promise.all([
+  const [{ cleanUp }, { settingLabel }, { leftoverLine }, { checkTarget }, { commandSettings }] = await Promise.all([
     import('../lib/cleanup.js'),
     import('../lib/config.js'),
     import('../reporters/console.js'),
     import('../lib/preflight.js'),
+    import('./settings.js'),
   ]);
-  const config = resolveConfig({
-    flags: { ...(values.token ? { token: values.token } : {}), ...(values['base-url'] ? { 'base-url': values['base-url'] } : {}) },
-    env: io.env,
-    cwd: io.cwd,
-    configFile: values.config,
-    checks: [],
-    operations: [],
-    randomSeed: 0,
-  });
+  // The target, its token and how long to wait for it, as a run reads them (cli/settings.ts).
+  const config = await commandSettings(values, io, 'cleanup', ['base-url', 'token', 'timeout', 'max-body-bytes', 'concurrency'], values.config);
   // The token is asked for only when there is something to delete: nothing left, nothing to say.
   const token = (): string => {
     if (!config.token) throw new UsageError('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN', 'cleanup');

@@ -28,7 +28,7 @@ export async function judgeHar(args: string[], io: Io): Promise<number> {
   }
   if (positionals.length !== 1)
     throw new UsageError(positionals.length ? `one HAR file at a time (got ${positionals.length})` : 'which HAR file? (conformance judge FILE.har)', 'judge');
-  const flags = observeFlags(values, io, 'judge');
+  const flags = await observeFlags(values, io, 'judge');
   const file = resolve(io.cwd, positionals[0]!);
   const startedAt = new Date();
   let text: string;

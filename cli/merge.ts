@@ -5,11 +5,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Secrets } from '../lib/secrets.js';
-import { listOf, SETTINGS, type SettingSpec } from '../lib/settings.js';
+import { SETTINGS, type SettingSpec } from '../lib/settings.js';
 import { REPORT_FORMATS } from '../reporters/formats.js';
 import { replayCommand } from '../reporters/console.js';
 import { settingsOf, summarise, type BaselineReport, type OutcomeSettings, type RunReport } from '../reporters/model.js';
 import { parseFlags, UsageError, useColor, type Io } from './io.js';
+import { commandSettings } from './settings.js';
+import { settingLabel } from '../lib/config.js';
 
 const MERGE_HELP = `Usage: conformance merge DIR... [--report-dir OUT] [--reporter NAME[,NAME]] [--strict] [--no-color]
   Joins the report directories of shards (conformance --shard i/n --report-dir DIR) into one
@@ -21,6 +23,9 @@ const MERGE_HELP = `Usage: conformance merge DIR... [--report-dir OUT] [--report
   --reporter NAME   the report files to write instead: ${REPORT_FORMATS.map((f) => f.name).join(', ')} (comma-separated)
   --strict          SHOULD failures fail the merged run too (as they do when the shards ran with --strict)
   --no-color        no colours
+  The first three are read as a run reads them: also from CONFORMANCE_REPORT_DIR,
+  CONFORMANCE_REPORTER, CONFORMANCE_STRICT and the config file, a flag first. The merged
+  report is never written over a shard's.
   Exit codes as for a run, from the merged results; 2 when the shards cannot be merged.`;
 
 interface Part {
@@ -169,9 +174,16 @@ export async function merge(args: string[], io: Io): Promise<number> {
     return 0;
   }
   if (positionals.length === 0) throw new UsageError('merge needs the report directories of the shards: conformance merge DIR... [--report-dir OUT]', 'merge');
-  const reporters = listOf(values.reporter);
-  const refused = reporters.length ? (await import('../reporters/registry.js')).unknownReporter(reporters) : undefined;
-  if (refused) throw new UsageError(`--reporter: ${refused}`, 'merge');
+  // Read as a run reads them: flags, the environment, the config file (cli/settings.ts).
+  const settings = await commandSettings(values, io, 'merge', ['report-dir', 'reporter', 'strict']);
+  const reporters = [...settings.reporters];
+  // CONFORMANCE_REPORT_DIR set for the shards' runs is still set for the merge: never over a shard.
+  const over = settings.reportDir !== undefined ? positionals.find((dir) => resolve(io.cwd, dir) === settings.reportDir) : undefined;
+  if (over !== undefined)
+    throw new UsageError(
+      `${settingLabel(settings, 'report-dir')} ${settings.reportDir} is the report directory of a shard being merged (${over}): the merged report goes elsewhere`,
+      'merge',
+    );
   // Loaded here, not above: --help needs none of it (the schema check loads ajv).
   const [{ exitFor }, { validateReport }, { publish }] = await Promise.all([
     import('../reporters/verdict.js'),
@@ -201,7 +213,7 @@ export async function merge(args: string[], io: Io): Promise<number> {
         stale: [...new Map(baselines.flatMap((b) => b.stale).map((s) => [`${s.id} ${s.operation ?? ''}`, s])).values()],
       }
     : undefined;
-  const strict = (values.strict ?? false) || settingsOf(first).strict === true;
+  const strict = settings.strict || settingsOf(first).strict === true;
   const report: RunReport = {
     ...first,
     runId: reports.map((p) => p.runId).join('+'),
@@ -224,11 +236,6 @@ export async function merge(args: string[], io: Io): Promise<number> {
   // Each shard was narrowed by --shard and so could not certify; merging does not certify either.
   delete report.certification;
   io.out(`merged ${parts.length} shard(s): ${parts.map((p) => `${p.dir} (${p.index}/${p.count}, seed ${p.report.seed})`).join(', ')}`);
-  publish(
-    report,
-    { reportDir: values['report-dir'] ? resolve(io.cwd, values['report-dir']) : undefined, reporters, color: useColor(io, values['no-color']) },
-    new Secrets(),
-    io,
-  );
+  publish(report, { reportDir: settings.reportDir, reporters, color: useColor(io, values['no-color']) }, new Secrets(), io);
   return report.exit.code;
 }

@@ -1,19 +1,18 @@
 // What `conformance judge` and `conformance proxy` share: their flags for the judgement and
 // the reports, and the report of judged traffic, published as a run's is (cli/outputs.ts).
-import { resolve } from 'node:path';
 import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
 import { newRunId } from '../lib/ledger.js';
 import { packageVersion } from '../lib/package.js';
 import { contractDigest } from '../lib/schema.js';
 import type { Secrets } from '../lib/secrets.js';
-import { listOf } from '../lib/settings.js';
 import type { RunReport } from '../reporters/model.js';
 import { summarise } from '../reporters/model.js';
-import { unknownReporter } from '../reporters/registry.js';
 import { exitFor } from '../reporters/verdict.js';
 import type { ObservedResult, ObservedSettings, TrafficCounts } from '../suites/observed.js';
 import { publish, unwritable } from './outputs.js';
 import { UsageError, useColor, type Io } from './io.js';
+import { commandSettings } from './settings.js';
+import { settingLabel } from '../lib/config.js';
 
 /** The flags of the judgement and its reports, as both commands take them. */
 export const OBSERVE_OPTIONS = {
@@ -27,10 +26,13 @@ export const OBSERVE_OPTIONS = {
 
 export const OBSERVE_HELP = `  --report-dir DIR        write results.json, junit.xml and report.html there
   --reporter NAME[,NAME]  the report files to write instead (see 'conformance --help')
-  --default-page-length N the store's default page length, where no GET /v2/settings was seen
-                          (without either, the default page length is not judged)
+  --default-page-length N the store's default page length (1 to 100), where no GET
+                          /v2/settings was seen (without either, it is not judged)
   --strict                SHOULD failures fail too (exit 1)
   --no-color              no colours
+  These four are read as a run reads them: also from CONFORMANCE_REPORT_DIR,
+  CONFORMANCE_REPORTER, CONFORMANCE_DEFAULT_PAGE_LENGTH, CONFORMANCE_STRICT and the config
+  file (conformance.config.yaml), a flag first.
   A rule no observed exchange could show is reported as not exercised (skipped), never as passed.
   Exit codes: 0 no MUST rule broken, 1 a MUST rule broken (or a SHOULD one with --strict),
   2 the command could not work.`;
@@ -43,26 +45,23 @@ export interface ObserveFlags {
   settings: ObservedSettings;
 }
 
-/** The flags read and checked (a bad one is a UsageError of `command`). */
-export function observeFlags(
-  values: { 'report-dir'?: string; reporter?: string[]; 'default-page-length'?: string; strict?: boolean; 'no-color'?: boolean },
-  io: Io,
-  command: string,
-): ObserveFlags {
-  const reporters = listOf(values.reporter);
-  const refused = reporters.length ? unknownReporter(reporters) : undefined;
-  if (refused) throw new UsageError(`--reporter: ${refused}`, command);
-  const raw = values['default-page-length'];
-  if (raw !== undefined && !/^[1-9]\d*$/.test(raw)) throw new UsageError(`--default-page-length takes a whole number from 1 (got '${raw}')`, command);
-  const reportDir = values['report-dir'] !== undefined ? resolve(io.cwd, values['report-dir']) : undefined;
-  const cannot = reportDir ? unwritable([{ path: reportDir, label: '--report-dir' }], []) : undefined;
+/** The settings a judgement reads (lib/settings.ts), through the door a run reads its own by. */
+export const OBSERVE_SETTINGS = ['report-dir', 'reporter', 'default-page-length', 'strict'] as const;
+
+/**
+ * The flags read and checked, with the environment and the config file as a run reads them
+ * (cli/settings.ts): the same bounds, the same messages. A bad one is a UsageError of `command`.
+ */
+export async function observeFlags(values: Record<string, unknown>, io: Io, command: string): Promise<ObserveFlags> {
+  const config = await commandSettings(values, io, command, OBSERVE_SETTINGS);
+  const cannot = config.reportDir ? unwritable([{ path: config.reportDir, label: settingLabel(config, 'report-dir') }], []) : undefined;
   if (cannot) throw new UsageError(cannot, command);
   return {
-    ...(reportDir ? { reportDir } : {}),
-    reporters,
-    strict: values.strict === true,
-    color: useColor(io, values['no-color']),
-    settings: { endpoints: endpointsOf(loadCatalogSpec()), ...(raw !== undefined ? { defaultPageLength: Number(raw) } : {}) },
+    ...(config.reportDir ? { reportDir: config.reportDir } : {}),
+    reporters: [...config.reporters],
+    strict: config.strict,
+    color: useColor(io, values['no-color'] === true),
+    settings: { endpoints: endpointsOf(loadCatalogSpec()), ...(config.defaultPageLength !== undefined ? { defaultPageLength: config.defaultPageLength } : {}) },
   };
 }
 

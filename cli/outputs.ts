@@ -53,12 +53,13 @@ export function unwritable(folders: readonly Output[], files: readonly Output[])
  */
 export function publish(
   report: RunReport,
-  to: { reportDir?: string; reporters?: readonly string[]; certifyDir?: string; attest?: Attest; writeBaseline?: string; color: boolean },
+  to: { reportDir?: string; reporters?: readonly string[]; certifyDir?: string; attest?: Attest; writeBaseline?: string; color: boolean; summary?: boolean },
   secrets: Secrets,
   io: Io,
 ): string | undefined {
   const mask = (x: string): string => secrets.mask(x);
-  io.out(mask(renderSummary(report, { color: to.color })).trimEnd());
+  // A run stopped at the preflight has said why already: its files say the rest.
+  if (to.summary !== false) io.out(mask(renderSummary(report, { color: to.color })).trimEnd());
   // Each output alone: one that fails (a disk full since the run began) is one line, and the others are still written.
   let failed: string | undefined;
   const write = (what: string, path: string, act: () => void, done: string): void => {

@@ -151,7 +151,7 @@ export async function proxy(
   if (port > 65535) throw new UsageError(`--port takes 0 to 65535 (got ${port})`, 'proxy');
   const idle = values['until-idle'] !== undefined ? positiveInt(values['until-idle'], '--until-idle', 1, 0) : undefined;
   const maxBody = positiveInt(values['max-body-bytes'], '--max-body-bytes', 1, DEFAULT_MAX_BODY_BYTES);
-  const flags = observeFlags(values, io, 'proxy');
+  const flags = await observeFlags(values, io, 'proxy');
   flags.settings.basePath = upstream.pathname.replace(/\/$/, '');
   const secrets = new Secrets();
   const judge = new TrafficJudge(flags.settings, secrets);

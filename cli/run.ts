@@ -25,7 +25,6 @@ import { listen, type Listening } from '../server/listen.js';
 import { expandChecks, type CheckDefinition } from '../suites/index.js';
 import { liveProgress, UsageError, useColor, type Io } from './io.js';
 import { publish } from './outputs.js';
-import { reportFiles, writeFiles } from '../reporters/write.js';
 import { Ledger, ledgerPath, newRunId } from '../lib/ledger.js';
 import { heartbeat, type Heartbeat } from './heartbeat.js';
 import { operationKeys, paginationFor, shardChecks } from './plan.js';
@@ -285,17 +284,8 @@ export async function run(config: Config, definitions: CheckDefinition[], option
           { deleted: 0, leftovers: [] },
           { code: 2, reason: 'exit 2: no check ran (the run stopped at the preflight)' },
         );
-        if (config.reportDir) {
-          try {
-            writeFiles(
-              config.reportDir,
-              reportFiles(secrets.maskDeep(report), (x) => secrets.mask(x), config.reporters.length ? config.reporters : undefined),
-            );
-            io.out(`reports written to ${config.reportDir} (results.json, junit.xml, report.html)`);
-          } catch (e) {
-            io.err(`conformance: the reports could not be written to ${config.reportDir} (${(e as { code?: string }).code ?? (e as Error).message})`);
-          }
-        }
+        // Through the door every report goes by: the formats --reporter chose, GitHub's annotations.
+        publish(secrets.maskDeep(report), { reportDir: config.reportDir, reporters: config.reporters, color, summary: false }, secrets, io);
         return 2;
       }
       io.err('exit 130: interrupted (Ctrl-C or SIGTERM) during the preflight: no check ran, nothing was created');

@@ -336,6 +336,12 @@ export interface ConfigInput {
   operations?: readonly string[];
   /** The catalog's operation ids (spec/list-operations.yaml): the file's others are additions. */
   knownOperations?: readonly string[];
+  /**
+   * The settings a command reads (cli/settings.ts): any other is left at its default, from
+   * whatever layer gives it, so a command is never stopped by a setting it does not use.
+   * Absent: every setting (a run).
+   */
+  only?: readonly SettingKey[];
 }
 
 export function resolveConfig(input: ConfigInput): Config {
@@ -351,6 +357,10 @@ export function resolveConfig(input: ConfigInput): Config {
   }
   const sources: Record<string, Source> = {};
   const pick = (k: Key): string | number | boolean | undefined => {
+    if (input.only && !input.only.includes(k)) {
+      sources[k] = 'default';
+      return undefined;
+    }
     for (const [src, layer] of [
       ['flag', input.flags],
       ['env', fromEnv],

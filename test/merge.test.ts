@@ -69,10 +69,10 @@ function shardDir(spec: ShardSpec): string {
 }
 
 /** `conformance merge ...` in-process, as bin.ts runs it. */
-async function merge(args: string[]): Promise<{ code: number; out: string; err: string }> {
+async function merge(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(['merge', ...args], { out: (l) => out.push(l), err: (l) => err.push(l), env: {}, cwd: tmpdir(), isTTY: false });
+  const code = await main(['merge', ...args], { out: (l) => out.push(l), err: (l) => err.push(l), env, cwd: tmpdir(), isTTY: false });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -213,6 +213,20 @@ describe('merge refuses what is not every shard of one run, once each, and says 
     // Every refusal of merge points at merge's own usage, not the run's.
     expect(r.err.split('\n')[1]).toBe("Run 'conformance merge --help' for usage.");
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('reads its settings as a run does, and never writes the merged report over a shard', async () => {
+    const dirs = [shardDir({ shard: '1/2' }), shardDir({ shard: '2/2' })];
+    const over = await merge(dirs, { CONFORMANCE_REPORT_DIR: dirs[0]! });
+    expect(over.code).toBe(2);
+    expect(over.err.split('\n')[0]).toBe(
+      `conformance: CONFORMANCE_REPORT_DIR ${dirs[0]} is the report directory of a shard being merged (${dirs[0]}): the merged report goes elsewhere`,
+    );
+    const bad = await merge(dirs, { CONFORMANCE_REPORTER: 'junit,nope' });
+    expect(bad.err.split('\n')[0]).toMatch(/^conformance: CONFORMANCE_REPORTER: unknown reporter 'nope'/);
+    const out = join(mkdtempSync(join(tmpdir(), 'conformance-merged-')), 'out');
+    expect((await merge(dirs, { CONFORMANCE_REPORT_DIR: out })).code).toBe(0);
+    expect(existsSync(join(out, 'results.json'))).toBe(true);
   });
 
   it("no directory, or one without results.json: pointed at merge's usage too", async () => {

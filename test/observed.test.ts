@@ -259,13 +259,31 @@ describe('conformance proxy: stopping, and a target it cannot reach', () => {
       [['proxy'], /--upstream URL is required/],
       [['proxy', '--upstream', 'ftp://x'], /must be http or https/],
       [['proxy', '--upstream', 'http://x', '--until-idle', '0'], /--until-idle takes a whole number from 1/],
-      [['proxy', '--upstream', 'http://x', '--default-page-length', 'ten'], /--default-page-length takes a whole number/],
+      [
+        ['proxy', '--upstream', 'http://x', '--default-page-length', 'ten'],
+        /^conformance: --default-page-length: must be a whole number from 1 to 100 \(got 'ten'\)$/,
+      ],
+      [['judge', 'x.har', '--default-page-length', '150'], /^conformance: --default-page-length: must be a whole number from 1 to 100 \(got '150'\)$/],
+      [['judge', 'x.har', '--reporter', 'junit,nope'], /^conformance: --reporter: unknown reporter 'nope'/],
       [['judge'], /which HAR file/],
     ] as const) {
       const io = captureIo(temp());
       expect(await main([...args], io), args.join(' ')).toBe(2);
       expect(io.lines[0], args.join(' ')).toMatch(said);
     }
+  });
+
+  it('reads its settings as a run does: the environment and the config file too, with the same bounds and messages', async () => {
+    const fromEnv = captureIo(temp());
+    fromEnv.env.CONFORMANCE_DEFAULT_PAGE_LENGTH = '0';
+    expect(await main(['judge', 'x.har'], fromEnv)).toBe(2);
+    expect(fromEnv.lines[0]).toBe("conformance: CONFORMANCE_DEFAULT_PAGE_LENGTH: must be a whole number from 1 to 100 (got '0')");
+    const dir = temp();
+    writeFileSync(join(dir, 'conformance.config.yaml'), 'default-page-length: 101\nbase-url: https://staging.example\n');
+    const fromFile = captureIo(dir);
+    expect(await main(['judge', 'x.har'], fromFile)).toBe(2);
+    // The file's base-url, a run's setting without its token here, does not stop a judgement.
+    expect(fromFile.lines[0]).toBe("conformance: conformance.config.yaml: default-page-length: must be a whole number from 1 to 100 (got '101')");
   });
 });
 

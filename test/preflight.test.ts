@@ -4,7 +4,7 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ledgerPath } from '../lib/ledger.js';
@@ -138,6 +138,20 @@ describe('preflight', () => {
         const junit = readFileSync(join(dir, 'junit.xml'), 'utf8');
         expect(junit).toMatch(/the run stopped at the preflight/);
         for (const f of ['results.json', 'junit.xml', 'report.html']) expect(readFileSync(join(dir, f), 'utf8')).not.toContain('wrong-token-77aa1b');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  it('a stop at the preflight writes the formats --reporter chose, and says which', async () => {
+    await withServer({}, async (server) => {
+      const dir = mkdtempSync(join(tmpdir(), 'conformance-stop-'));
+      try {
+        const r = await cli(['--base-url', server.url, '--report-dir', dir, '--reporter', 'junit,ctrf'], { env: { CONFORMANCE_TOKEN: 'wrong-token-77aa1b' } });
+        expect(r.code).toBe(2);
+        expect(r.stdout).toContain(`reports written to ${dir} (junit.xml, ctrf.json)`);
+        expect(readdirSync(dir).sort()).toEqual(['ctrf.json', 'junit.xml']);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
