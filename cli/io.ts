@@ -19,6 +19,7 @@ export interface Io {
 
 /** A mistake in the command line: one line and the help hint, exit 2. */
 export class UsageError extends Error {
+  readonly code = 'USAGE';
   /** The subcommand whose --help to point at (`serve`), none for the main command. */
   readonly command: string | undefined;
   constructor(message: string, command?: string) {
@@ -93,6 +94,8 @@ export function parseFlags<T extends ParseArgsConfig>(config: T, command?: strin
       const missing = /^Option '(?:-\w, )?(--?[-\w]+)(?: <value>)?' argument missing/.exec(message);
       throw new UsageError(missing ? `${missing[1]} needs a value` : message.split('. ')[0]!.replace(/^\w/, (c) => c.toLowerCase()), command);
     }
+    // Any other refusal of parseArgs is a mistake in the command line too, said in Node's words.
+    if (code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError((e as Error).message.split('\n')[0]!, command);
     throw e;
   }
 }

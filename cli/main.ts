@@ -223,7 +223,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     const { run } = await import('./run.js');
     return await run(config, selected, options, { ...io, env: values['no-color'] ? { ...io.env, NO_COLOR: '1' } : io.env });
   } catch (e) {
-    if (e instanceof UsageError || e instanceof ConfigError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (e instanceof UsageError || e instanceof ConfigError) {
       const command = e instanceof UsageError && e.command ? `${e.command} ` : '';
       io.err(`conformance: ${(e as Error).message.split('\n')[0]}`);
       io.err(`Run 'conformance ${command}--help' for usage.`);

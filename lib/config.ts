@@ -77,6 +77,7 @@ export interface Config {
 
 /** A problem with what the user asked for: exit 2 with a one-line message. */
 export class ConfigError extends Error {
+  readonly code = 'CONFIG';
   constructor(message: string) {
     super(message);
     this.name = 'ConfigError';

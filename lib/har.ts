@@ -10,7 +10,9 @@ interface HarHeader {
 }
 
 /** Why a file is not a HAR file one can judge: said in one line, the command exits 2. */
-export class HarError extends Error {}
+export class HarError extends Error {
+  readonly code = 'HAR';
+}
 
 export interface HarRead {
   exchanges: Observed[];

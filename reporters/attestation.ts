@@ -30,6 +30,7 @@ export interface SigningKey {
 export type KeyAlgorithm = 'Ed25519' | 'ECDSA P-256';
 
 export class KeyError extends Error {
+  readonly code = 'KEY';
   constructor(message: string) {
     super(message);
     this.name = 'KeyError';

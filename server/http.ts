@@ -64,6 +64,7 @@ const TITLES: Record<number, string> = {
 
 /** A refusal: becomes a response with the Error shape. */
 export class HttpError extends Error {
+  readonly code = 'HTTP_REFUSAL';
   readonly status: number;
   readonly headers: Record<string, string>;
   constructor(status: number, detail: string, headers: Record<string, string> = {}) {

@@ -155,3 +155,32 @@ describe('the settings file through the built CLI', () => {
     ]);
   });
 });
+
+describe('every error the suite raises on purpose has a stable code', () => {
+  it('usage, configuration, HAR, key and the reference server refusals: each its own', async () => {
+    const [{ UsageError, parseFlags }, { ConfigError }, { HarError }, { KeyError }, { HttpError }] = await Promise.all([
+      import('../cli/io.js'),
+      import('../lib/config.js'),
+      import('../lib/har.js'),
+      import('../reporters/attestation.js'),
+      import('../server/http.js'),
+    ]);
+    expect([new UsageError('x').code, new ConfigError('x').code, new HarError('x').code, new KeyError('x').code, new HttpError(400, 'x').code]).toEqual([
+      'USAGE',
+      'CONFIG',
+      'HAR',
+      'KEY',
+      'HTTP_REFUSAL',
+    ]);
+    // parseArgs' own refusals come out as usage errors: main needs no Node error code to know them.
+    for (const args of [['--nope'], ['--seed'], ['extra']]) {
+      let thrown: unknown;
+      try {
+        parseFlags({ args, options: { seed: { type: 'string' } } }, 'serve');
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown, args.join(' ')).toBeInstanceOf(UsageError);
+    }
+  });
+});
