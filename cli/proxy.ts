@@ -16,6 +16,7 @@ import { Secrets } from '../lib/secrets.js';
 import { TrafficJudge } from '../suites/observed.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 import { OBSERVE_HELP, OBSERVE_OPTIONS, observedReport, observeFlags, publishObserved } from './observe.js';
+import { commandSettings } from './settings.js';
 
 export const PROXY_HELP = `Usage: conformance proxy --upstream URL [--port N] [--host H] [--until-idle S] [options]
   Listens on --host:--port and forwards every request to URL unchanged, streaming every answer
@@ -26,7 +27,8 @@ export const PROXY_HELP = `Usage: conformance proxy --upstream URL [--port N] [-
   --port N                port to listen on (default 0: a free one, printed)
   --host H                address to listen on (default 127.0.0.1)
   --until-idle S          stop once S seconds have passed with no request in flight (for CI)
-  --max-body-bytes N      most bytes of one body kept to judge it (default ${DEFAULT_MAX_BODY_BYTES}); never more is buffered
+  --max-body-bytes N      most bytes of one body kept to judge it (1024 or more, default
+                          ${DEFAULT_MAX_BODY_BYTES}; CONFORMANCE_MAX_BODY_BYTES too); never more is buffered
 ${OBSERVE_HELP}`;
 
 const OPTIONS = {
@@ -124,16 +126,10 @@ function positiveInt(raw: string | undefined, flag: string, min: number, fallbac
   return Number(raw);
 }
 
-export async function proxy(
-  args: string[],
-  io: Io,
-  signals: { once(event: 'SIGINT' | 'SIGTERM', listener: () => void): void; off?(event: 'SIGINT' | 'SIGTERM', listener: () => void): void } = process,
-): Promise<number> {
+/** The proxy's own flags, read and checked, and the judgement's (cli/observe.ts). */
+async function proxyFlags(args: string[], io: Io) {
   const { values, positionals } = parseFlags({ args, options: OPTIONS, allowPositionals: true }, 'proxy');
-  if (values.help) {
-    io.out(PROXY_HELP);
-    return 0;
-  }
+  if (values.help) return undefined;
   if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}'`, 'proxy');
   if (values.upstream === undefined) throw new UsageError('--upstream URL is required (the target to forward to)', 'proxy');
   let upstream: URL;
@@ -150,26 +146,33 @@ export async function proxy(
   const port = positiveInt(values.port, '--port', 0, 0);
   if (port > 65535) throw new UsageError(`--port takes 0 to 65535 (got ${port})`, 'proxy');
   const idle = values['until-idle'] !== undefined ? positiveInt(values['until-idle'], '--until-idle', 1, 0) : undefined;
-  const maxBody = positiveInt(values['max-body-bytes'], '--max-body-bytes', 1, DEFAULT_MAX_BODY_BYTES);
+  // The most of a body kept to judge it: a run's setting, read as a run reads it.
+  const { maxBodyBytes } = await commandSettings(values, io, 'proxy', ['max-body-bytes']);
   const flags = await observeFlags(values, io, 'proxy');
   flags.settings.basePath = upstream.pathname.replace(/\/$/, '');
-  const secrets = new Secrets();
-  const judge = new TrafficJudge(flags.settings, secrets);
-  judge.prepare();
-  const suiteErrors = new Map<string, number>();
-  const startedAt = new Date();
-  const base = upstream.pathname.replace(/\/$/, '');
-  const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
-  let inFlight = 0;
-  let idleTimer: NodeJS.Timeout | undefined;
-  let finish: (why: string) => void = () => undefined;
-  const done = new Promise<string>((resolve) => (finish = resolve));
-  const armIdle = (): void => {
-    if (idle === undefined) return;
-    clearTimeout(idleTimer);
-    if (inFlight === 0) idleTimer = setTimeout(() => finish(`no request for ${idle} s (--until-idle)`), idle * 1000);
-  };
+  return { upstream, port, host: values.host ?? '127.0.0.1', idle, maxBody: maxBodyBytes, flags };
+}
 
+/** What forwarding needs and tells: the upstream, the judge, and when an exchange begins and ends. */
+interface Forwarding {
+  upstream: URL;
+  /** The upstream's path prefix, without its last slash. */
+  base: string;
+  maxBody: number;
+  judge: TrafficJudge;
+  /** What kept the proxy from seeing an exchange, counted. */
+  suiteErrors: Map<string, number>;
+  began(): void;
+  ended(): void;
+}
+
+/**
+ * The request handler: each request forwarded unchanged and its answer streamed back
+ * unchanged, while the head of both bodies (up to maxBody) is kept and the exchange judged.
+ */
+function forwarder(f: Forwarding): (req: IncomingMessage, res: ServerResponse) => void {
+  const { upstream, base, maxBody, judge, suiteErrors } = f;
+  const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
   /** An answer of the proxy's own, in the Error shape (it is never judged: the target did not give it). */
   const refuse = (res: ServerResponse, status: number, title: string, detail: string): void => {
     if (res.headersSent) return void res.destroy();
@@ -177,15 +180,13 @@ export async function proxy(
     res.end(JSON.stringify({ errors: [{ title, status: String(status), detail: `conformance proxy: ${detail}` }] }));
   };
 
-  const handle = (req: IncomingMessage, res: ServerResponse): void => {
-    inFlight++;
-    clearTimeout(idleTimer);
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    f.began();
     let settled = false;
     const settle = (): void => {
       if (settled) return;
       settled = true;
-      inFlight--;
-      armIdle();
+      f.ended();
     };
     res.on('close', settle);
     const path = req.url ?? '/';
@@ -280,14 +281,50 @@ export async function proxy(
     req.on('error', gone);
     res.on('close', gone);
   };
+}
 
-  const server = createServer(handle);
+export async function proxy(
+  args: string[],
+  io: Io,
+  signals: { once(event: 'SIGINT' | 'SIGTERM', listener: () => void): void; off?(event: 'SIGINT' | 'SIGTERM', listener: () => void): void } = process,
+): Promise<number> {
+  const given = await proxyFlags(args, io);
+  if (!given) {
+    io.out(PROXY_HELP);
+    return 0;
+  }
+  const { upstream, port, idle, maxBody, flags } = given;
+  const secrets = new Secrets();
+  const judge = new TrafficJudge(flags.settings, secrets);
+  judge.prepare();
+  const suiteErrors = new Map<string, number>();
+  const startedAt = new Date();
+  const base = upstream.pathname.replace(/\/$/, '');
+  let inFlight = 0;
+  let idleTimer: NodeJS.Timeout | undefined;
+  let finish: (why: string) => void = () => undefined;
+  const done = new Promise<string>((resolve) => (finish = resolve));
+  const armIdle = (): void => {
+    if (idle === undefined) return;
+    clearTimeout(idleTimer);
+    if (inFlight === 0) idleTimer = setTimeout(() => finish(`no request for ${idle} s (--until-idle)`), idle * 1000);
+  };
+  const began = (): void => {
+    inFlight++;
+    clearTimeout(idleTimer);
+  };
+  const ended = (): void => {
+    inFlight--;
+    armIdle();
+  };
+
+  const server = createServer(forwarder({ upstream, base, maxBody, judge, suiteErrors, began, ended }));
   const listening = await new Promise<AddressInfo | Error>((resolve) => {
     server.once('error', (e) => resolve(e));
-    server.listen(port, values.host ?? '127.0.0.1', () => resolve(server.address() as AddressInfo));
+    server.listen(port, given.host, () => resolve(server.address() as AddressInfo));
   });
   if (listening instanceof Error) {
-    io.err(`conformance: proxy cannot listen on ${values.host ?? '127.0.0.1'}:${port}: ${(listening as NodeJS.ErrnoException).code ?? listening.message}`);
+    io.err(`conformance: proxy cannot listen on ${given.host}:${port}: ${(listening as NodeJS.ErrnoException).code ?? listening.message}`);
     return 2;
   }
   const host = listening.family === 'IPv6' ? `[${listening.address}]` : listening.address;
