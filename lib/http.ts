@@ -383,6 +383,69 @@ export function responseOf(x: RawExchange, secrets: Secrets, mask = true): HttpR
   return new HttpResponse(x.status, x.responseHeaders, text, exchange, parsed);
 }
 
+/** One reason for every check a stop cut short, so the report groups them in one line. */
+const interrupted = (): SuiteError => new SuiteError('INTERRUPTED', 'the run was stopped before this check finished');
+
+/**
+ * The timer of one request's attempts. The timeout covers one attempt, not the waits between
+ * attempts: undici's RetryAgent carries one signal across the attempts it makes, so the signal
+ * is ours to fire, and the retry policy disarms it while it waits and arms it again for the next
+ * attempt. A whole new attempt (after a timeout, or an answer cut off) gets a new signal (fresh).
+ */
+function attemptClock(timeoutMs: number): { fresh(): AbortSignal; arm(): void; disarm(): void; suspend(): void; resume(): void; end(): void } {
+  let abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let left = timeoutMs;
+  let since = 0;
+  let over = false;
+  const start = (): void => {
+    since = performance.now();
+    const t: NodeJS.Timeout = setTimeout(
+      () => {
+        // Given up only after the sockets have been read once more: on a machine so busy that
+        // this timer fires late, an answer that arrived in time is waiting to be read, and the
+        // I/O phase of the event loop runs before setImmediate's callbacks.
+        setImmediate(() => {
+          if (timer !== t) return;
+          timer = undefined;
+          abort.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError'));
+        });
+      },
+      Math.max(0, left),
+    );
+    timer = t;
+  };
+  const disarm = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+  };
+  return {
+    fresh: () => {
+      abort = new AbortController();
+      return abort.signal;
+    },
+    arm: () => {
+      clearTimeout(timer);
+      left = timeoutMs;
+      start();
+    },
+    disarm,
+    suspend: () => {
+      if (timer === undefined) return;
+      clearTimeout(timer);
+      timer = undefined;
+      left -= performance.now() - since;
+    },
+    resume: () => {
+      if (timer === undefined && !over) start();
+    },
+    end: () => {
+      over = true;
+      disarm();
+    },
+  };
+}
+
 export class HttpClient {
   readonly options: HttpClientOptions;
   readonly #agent: Agent;
@@ -450,15 +513,14 @@ export class HttpClient {
     return `${this.#base}${path}${buildQuery(query)}`;
   }
 
-  /** Sends one request; `stats` (a Session's) counts what it took besides the client's own. */
-  async request(spec: RequestSpec, stats?: TransportStats): Promise<HttpResponse> {
-    const { secrets, timeoutMs } = this.options;
+  /** The URL, headers and body of a request as it is sent (the token put in, the JSON written). */
+  #outgoing(spec: RequestSpec): { url: string; headers: Record<string, string>; body: string | undefined } {
     const url = this.url(spec.path, spec.query);
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': `conformance/${packageVersion}`, ...spec.headers };
     const auth = spec.auth ?? 'token';
     if (auth === 'token') headers.authorization = `Bearer ${this.options.token}`;
     else if (typeof auth === 'object') {
-      secrets.add(auth.bearer);
+      this.options.secrets.add(auth.bearer);
       headers.authorization = `Bearer ${auth.bearer}`;
     }
     let body: string | undefined;
@@ -469,20 +531,19 @@ export class HttpClient {
       body = spec.body;
       if (spec.contentType) headers['content-type'] = spec.contentType;
     }
+    return { url, headers, body };
+  }
 
-    const what = `${spec.method} ${secrets.mask(url)}`;
-    const count = (f: (s: TransportStats) => void): void => {
-      f(this.#stats);
-      if (stats) f(stats);
-    };
-    // Once the target has stopped answering, nothing more is sent (and what was queued behind
-    // the requests that failed fails at once too).
+  /**
+   * A slot to send in, once the client may send at all: nothing is sent once the run was
+   * stopped, or once the target has stopped answering (and what was queued behind the requests
+   * that failed fails at once too).
+   */
+  async #admit(spec: RequestSpec, what: string, count: (f: (s: TransportStats) => void) => void): Promise<void> {
     const refused = (): SuiteError => {
       count((s) => s.refused++);
       return new SuiteError('TARGET_DOWN', `${what}: not sent: ${this.#breaker.down}`);
     };
-    // One reason for every check a stop cut short, so the report groups them in one line.
-    const interrupted = (): SuiteError => new SuiteError('INTERRUPTED', 'the run was stopped before this check finished');
     if (this.#stopped) throw interrupted();
     if (this.#breaker.down) throw refused();
     while (this.#paused) await this.#paused;
@@ -492,55 +553,30 @@ export class HttpClient {
       throw this.#stopped ? interrupted() : refused();
     }
     count((s) => s.requests++);
-    // The timeout covers one attempt, not the waits between attempts: undici's RetryAgent
-    // carries one signal across the attempts it makes, so the signal is ours to fire, and the
-    // retry policy disarms it while it waits and arms it again for the next attempt. A whole
-    // new attempt (after a timeout, or an answer cut off) gets a new signal.
-    let abort = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    let left = timeoutMs;
-    let since = 0;
-    let over = false;
-    const start = (): void => {
-      since = performance.now();
-      const t: NodeJS.Timeout = setTimeout(
-        () => {
-          // Given up only after the sockets have been read once more: on a machine so busy that
-          // this timer fires late, an answer that arrived in time is waiting to be read, and the
-          // I/O phase of the event loop runs before setImmediate's callbacks.
-          setImmediate(() => {
-            if (timer !== t) return;
-            timer = undefined;
-            abort.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError'));
-          });
-        },
-        Math.max(0, left),
-      );
-      timer = t;
+  }
+
+  /** Sends one request; `stats` (a Session's) counts what it took besides the client's own. */
+  async request(spec: RequestSpec, stats?: TransportStats): Promise<HttpResponse> {
+    const { secrets, timeoutMs } = this.options;
+    const { url, headers, body } = this.#outgoing(spec);
+    const what = `${spec.method} ${secrets.mask(url)}`;
+    const count = (f: (s: TransportStats) => void): void => {
+      f(this.#stats);
+      if (stats) f(stats);
     };
+    await this.#admit(spec, what, count);
+    const clock = attemptClock(timeoutMs);
     const a: Attempts = {
       method: spec.method,
       what,
       count,
       arm: () => {
-        clearTimeout(timer);
-        left = timeoutMs;
         a.sentAt = performance.now();
-        start();
+        clock.arm();
       },
-      disarm: () => {
-        clearTimeout(timer);
-        timer = undefined;
-      },
-      suspend: () => {
-        if (timer === undefined) return;
-        clearTimeout(timer);
-        timer = undefined;
-        left -= performance.now() - since;
-      },
-      resume: () => {
-        if (timer === undefined && !over) start();
-      },
+      disarm: clock.disarm,
+      suspend: clock.suspend,
+      resume: clock.resume,
       sent: 1,
       sentAt: 0,
       waitedMs: 0,
@@ -557,7 +593,7 @@ export class HttpClient {
     // One go at the exchange: the request (undici's RetryAgent sends it again after a 429 or,
     // for a GET, a reset before the answer: see #policy), then the answer's body.
     const attempt = async (): Promise<string> => {
-      abort = new AbortController();
+      const signal = clock.fresh();
       const res = await loadUndici().request(url, {
         method: spec.method,
         headers,
@@ -567,7 +603,7 @@ export class HttpClient {
         reset: spec.method === 'DELETE',
         // A RetryAgent per request: its retry callback is this request's policy (and state).
         dispatcher: new (loadUndici().RetryAgent)(this.#agent, { statusCodes: [RATE_LIMITED], retry: this.#policy(a) }),
-        signal: abort.signal,
+        signal,
         // Our own timer (above) times each attempt out; undici's stand behind it, later, so
         // that neither its defaults (300 s) nor its own timers decide first.
         headersTimeout: 2 * timeoutMs + 1_000,
@@ -603,43 +639,9 @@ export class HttpClient {
         if (this.#stopped) throw interrupted();
       }
     } catch (err) {
-      if (err instanceof SuiteError) throw err;
-      const code = errorCode(err);
-      if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
-        // The target's answer broke HTTP itself (most often: a body on a 204, or a wrong
-        // Content-Length). That is the target's failure, not the suite's.
-        throw new CheckFailure(`${what}: the response is malformed`, {
-          expected: 'a well-formed HTTP response (no body on a 204; a body as long as its Content-Length)',
-          actual: 'the body did not match the response framing (a body on a 204, or a wrong Content-Length)',
-          exchange: {
-            method: spec.method,
-            url: secrets.mask(url),
-            requestHeaders: maskHeaders(headers, secrets),
-            status: 0,
-            responseHeaders: {},
-            bodyExcerpt: '(malformed response)',
-            bodyBytes: 0,
-            durationMs: performance.now() - started,
-            attempts: a.sent,
-          },
-        });
-      }
-      // A POST or DELETE lost on the way may have been applied (the work is done again above this
-      // layer, with new data); one that timed out counts so only when the target answered other
-      // requests meanwhile: a target that answers nothing is not sent more of them.
-      const lost = spec.method !== 'GET' && (!isTimeout(err) || this.#answeredAt > a.sentAt);
-      const failure = transportError(err, what, timeoutMs, a.sent, lost);
-      if (!a.failureCounted) {
-        if (isTimeout(err)) this.#lower(a, 'latency');
-        this.#failed(failure, a);
-      }
-      // Many requests are in flight when a target stops answering, and they fail together: those
-      // that fail once the breaker is open say so, and are reported as one group, not each alone.
-      if (this.#breaker.down) throw new SuiteError('TARGET_DOWN', `${what}: sent, no answer (${failure.code}); ${this.#breaker.down}`);
-      throw failure;
+      throw this.#failure(err, spec, { url, headers, what, started }, a);
     } finally {
-      over = true;
-      a.disarm();
+      clock.end();
       if (a.holding) this.#slots.release();
     }
     const durationMs = performance.now() - started;
@@ -663,6 +665,46 @@ export class HttpClient {
       },
       secrets,
     );
+  }
+
+  /** What a request that got no usable answer throws: the target's failure, or the transport's. */
+  #failure(err: unknown, spec: RequestSpec, sent: { url: string; headers: Record<string, string>; what: string; started: number }, a: Attempts): Error {
+    const { secrets, timeoutMs } = this.options;
+    const { url, headers, what, started } = sent;
+    if (err instanceof SuiteError) return err;
+    const code = errorCode(err);
+    if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+      // The target's answer broke HTTP itself (most often: a body on a 204, or a wrong
+      // Content-Length). That is the target's failure, not the suite's.
+      return new CheckFailure(`${what}: the response is malformed`, {
+        expected: 'a well-formed HTTP response (no body on a 204; a body as long as its Content-Length)',
+        actual: 'the body did not match the response framing (a body on a 204, or a wrong Content-Length)',
+        exchange: {
+          method: spec.method,
+          url: secrets.mask(url),
+          requestHeaders: maskHeaders(headers, secrets),
+          status: 0,
+          responseHeaders: {},
+          bodyExcerpt: '(malformed response)',
+          bodyBytes: 0,
+          durationMs: performance.now() - started,
+          attempts: a.sent,
+        },
+      });
+    }
+    // A POST or DELETE lost on the way may have been applied (the work is done again above this
+    // layer, with new data); one that timed out counts so only when the target answered other
+    // requests meanwhile: a target that answers nothing is not sent more of them.
+    const lost = spec.method !== 'GET' && (!isTimeout(err) || this.#answeredAt > a.sentAt);
+    const failure = transportError(err, what, timeoutMs, a.sent, lost);
+    if (!a.failureCounted) {
+      if (isTimeout(err)) this.#lower(a, 'latency');
+      this.#failed(failure, a);
+    }
+    // Many requests are in flight when a target stops answering, and they fail together: those
+    // that fail once the breaker is open say so, and are reported as one group, not each alone.
+    if (this.#breaker.down) return new SuiteError('TARGET_DOWN', `${what}: sent, no answer (${failure.code}); ${this.#breaker.down}`);
+    return failure;
   }
 
   /**
