@@ -7,7 +7,8 @@
 import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { closest, CONFIG_FILE, ConfigError, readConfigFile, resolveConfig, settingLabel, type RawSettings } from '../lib/config.js';
+import { CONFIG_FILE, ConfigError, readConfigFile, resolveConfig, settingLabel, type RawSettings } from '../lib/config.js';
+import { closest } from '../lib/text.js';
 import { packageVersion } from '../lib/package.js';
 import { Secrets } from '../lib/secrets.js';
 import { listOf, settingFlags, settingOptions } from '../lib/settings.js';

@@ -3,7 +3,8 @@
 import type { Check } from '../lib/check.js';
 import type { PaginationSettings } from '../lib/catalog.js';
 import type { CatalogSpec, Endpoint } from '../lib/catalog.js';
-import { didYouMean, type Config } from '../lib/config.js';
+import type { Config } from '../lib/config.js';
+import { didYouMean } from '../lib/text.js';
 import { WRITTEN_LISTS, type CheckDefinition } from '../suites/index.js';
 import { UsageError } from './io.js';
 

@@ -2,7 +2,7 @@
 // `conformance traceability` (docs/traceability.md).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { didYouMean } from '../lib/config.js';
+import { didYouMean } from '../lib/text.js';
 import { liveProgress, parseFlags, UsageError, type Io } from './io.js';
 import type { CliMain } from '../selftest/index.js';
 

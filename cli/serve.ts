@@ -1,6 +1,6 @@
 // `conformance serve`: the reference server alone, until interrupted.
 import { randomBytes } from 'node:crypto';
-import { didYouMean } from '../lib/config.js';
+import { didYouMean } from '../lib/text.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 
 const SERVE_HELP = `Usage: conformance serve [--port N] [--host H] [--token TOKEN] [--seed N] [--records N]

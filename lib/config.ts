@@ -4,12 +4,12 @@
 // (CONFORMANCE_TIMEOUT_MS), or the file and the key path in it (conformance.config.yaml:
 // operations.orders.paths). The file is first checked against spec/config.schema.yaml.
 //
-// cli/io.ts imports this module for `closest` (did-you-mean) on every start, so it loads
-// nothing heavy on import: yaml when a file is read, ajv when a file is validated (the way
+// cli/main.ts imports this module on every start, so it loads nothing heavy on import: yaml when a file is read, ajv when a file is validated (the way
 // lib/schema.ts loads them), and no catalog (a run hands in the operation ids it knows).
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import { closest, didYouMean } from './text.js';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject } from 'ajv';
 import type { parse as parseYamlType } from 'yaml';
@@ -115,52 +115,6 @@ export type RawSettings = Partial<Record<Key, string | number | boolean>>;
 
 /** Every key with its environment variable, for help texts and tests. */
 export const SETTING_KEYS: ReadonlyArray<{ key: string; env: string }> = Object.entries(KEYS).map(([key, { env }]) => ({ key, env }));
-
-/**
- * Edit distance with adjacent transpositions counted as one edit (optimal string alignment):
- * `--reprot-dir` is one edit from `--report-dir`.
- */
-function distance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
-/**
- * The candidate a mistyped `word` most likely meant, or undefined when none is close: at most
- * one edit in a short word, two from 6 characters, three from 12; or the start of exactly one
- * candidate (`--max-body` for `--max-body-bytes`). Case is ignored.
- */
-export function closest(word: string, candidates: Iterable<string>): string | undefined {
-  const w = word.toLowerCase().replace(/^-+/, '');
-  if (!w) return undefined;
-  const all = [...new Set(candidates)];
-  const bare = (c: string): string => c.toLowerCase().replace(/^-+/, '');
-  const allowed = w.length >= 12 ? 3 : w.length >= 6 ? 2 : 1;
-  let best: { c: string; d: number } | undefined;
-  for (const c of all) {
-    const d = distance(w, bare(c));
-    if (d <= allowed && d < (best?.d ?? Infinity)) best = { c, d };
-  }
-  if (best) return best.c;
-  if (w.length < 3) return undefined;
-  const starts = all.filter((c) => bare(c).startsWith(w));
-  return starts.length === 1 ? starts[0] : undefined;
-}
-
-/** ` (did you mean X?)`, or nothing when no candidate is close. */
-export function didYouMean(word: string, candidates: Iterable<string>, quote = (s: string): string => s): string {
-  const c = closest(word, candidates);
-  return c === undefined ? '' : ` (did you mean ${quote(c)}?)`;
-}
 
 /** How an error names a setting: its flag, its variable, or the file and key. */
 function labelFor(key: Key, source: Source, file: string): string {

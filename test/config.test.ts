@@ -5,7 +5,8 @@ import { parse as parseYaml } from 'yaml';
 import { SETTINGS } from '../lib/settings.js';
 import { DEFAULT_REPORTERS, REPORT_FORMATS } from '../reporters/formats.js';
 import { describe, expect, it } from 'vitest';
-import { closest, ConfigError, DEFAULT_CONCURRENCY, describeConfig, maskedConfig, resolveConfig } from '../lib/config.js';
+import { ConfigError, DEFAULT_CONCURRENCY, describeConfig, maskedConfig, resolveConfig } from '../lib/config.js';
+import { closest } from '../lib/text.js';
 
 function dirWith(yaml?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'conformance-config-'));
