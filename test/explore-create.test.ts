@@ -3,6 +3,7 @@
 // probes. The faults only drawn values reach are caught, with the shrunk value as evidence;
 // the conforming server and the variants that bound or omit what they may still pass; without
 // exploration the checks send their fixed probes alone; one seed draws the same values.
+import type { Arbitrary } from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CheckResult } from '../lib/check.js';
 import { staticChecks } from '../suites/index.js';
@@ -52,7 +53,7 @@ describe('the share of --explore', () => {
     for (const n of names) {
       expect([...n].length).toBeGreaterThanOrEqual(22);
       expect([...n].length).toBeLessThanOrEqual(255);
-      expect(n.isWellFormed()).toBe(true);
+      expect((n as string & { isWellFormed(): boolean }).isWellFormed()).toBe(true);
       // A create whose answer never came is found by its name (lib/cleanup.ts).
       expect(tracesTo(n, 'a1b2c3d4'), n).toBe(true);
     }
@@ -108,15 +109,14 @@ describe('rate limits past 2^53, written and compared digit for digit', () => {
 
 describe('replay: one seed, one draw', () => {
   it('the same seed draws the same values; another seed others', () => {
-    for (const [arb, key] of [
-      [nameDraftArb, 'create.name.verbatim'],
-      [rateLimitArb, 'create.rate-limit.echo'],
-      [groupArb, 'create.keys.distinct'],
-    ] as const) {
+    const replays = <T>(arb: Arbitrary<T>, key: string): void => {
       const a = drawValues({ arb, runs: 12 }, drawSeed(SEED, key));
       expect(drawValues({ arb, runs: 12 }, drawSeed(SEED, key))).toEqual(a);
       expect(drawValues({ arb, runs: 12 }, drawSeed(SEED + 1, key))).not.toEqual(a);
-    }
+    };
+    replays(nameDraftArb, 'create.name.verbatim');
+    replays(rateLimitArb, 'create.rate-limit.echo');
+    replays(groupArb, 'create.keys.distinct');
   });
 
   it('two runs with one seed send the same values and shrink to the same one', async () => {
@@ -201,9 +201,12 @@ describe('faults only drawn values reach', () => {
 });
 
 describe('the conforming server and the variants pass', () => {
-  it.each([
+  it.each<[string, { variants?: string[] }]>([
     ['conforming', {}],
-    ...['rate-limit-409', 'rate-limit-not-echoed', 'validation-422', 'utf16-names', 'null-rate-limit-accepted'].map((v) => [v, { variants: [v] }] as const),
+    ...['rate-limit-409', 'rate-limit-not-echoed', 'validation-422', 'utf16-names', 'null-rate-limit-accepted'].map((v): [string, { variants?: string[] }] => [
+      v,
+      { variants: [v] },
+    ]),
   ])('%s', async (_name, server) => {
     const { results } = await run(server, 24);
     expect(outcomes(results)).toEqual(Object.fromEntries(IDS.map((id) => [id, 'pass'])));

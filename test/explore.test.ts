@@ -50,6 +50,7 @@ function model(over: Partial<ListModel> = {}): ListModel {
     fresh: new Set(),
     digits: 3,
     notes: [],
+    pages: [],
     ...over,
   };
 }

@@ -12,7 +12,7 @@ import { bundleToJSON, toDSSEBundle } from '@sigstore/bundle';
 import { dsse } from '@sigstore/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openAttestation, PAYLOAD_TYPE, sha256, signingKey, signStatement, verifyingKey, type SigningKey, type Statement } from '../reporters/attestation.js';
-import { checkBundle, type BundleCheck } from '../reporters/bundle-check.js';
+import { checkBundle, type BundleCheck, type BundleFolder } from '../reporters/bundle-check.js';
 import { summarise } from '../reporters/model.js';
 import { readBundle, thisSuite } from '../cli/verify.js';
 import { cli, TOKEN, withServer } from './support.js';
@@ -21,7 +21,7 @@ const dir = mkdtempSync(join(tmpdir(), 'conformance-forgery-'));
 const ed = generateKeyPairSync('ed25519');
 const edPem = ed.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 const edPub = ed.publicKey.export({ type: 'spki', format: 'pem' }) as string;
-let made: Map<string, Buffer>;
+let made: BundleFolder;
 
 beforeAll(async () => {
   writeFileSync(join(dir, 'ed.key'), edPem, { mode: 0o600 });

@@ -292,7 +292,7 @@ describe('lifetime', () => {
       for (const fields of [
         { grant_type: 'client_credentials', client_id: k.client_id, client_secret: k.client_secret },
         { grant_type: 'implicit', client_id: k.client_id },
-      ]) {
+      ] as Array<Record<string, string>>) {
         const r = await login(s.url, fields);
         expect(r.status).toBe(401);
         expectErrorShape(r);

@@ -76,7 +76,7 @@ async function resolved(url: string) {
   const { settings, dispose } = settingsFor(url, { pagination: paginationSettings([PRICES]) });
   const run = new RunContext(settings);
   try {
-    const check: Check = { id: 'test.parents', area: 'pagination', clause: '', level: 'INFO', title: '', run: async () => undefined };
+    const check: Check = { id: 'test.parents', area: 'pagination', clause: '', clauseLink: '', level: 'INFO', title: '', run: async () => undefined };
     return await resolvePath(new CheckContext(run, check), PRICES);
   } finally {
     await run.close();

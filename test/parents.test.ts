@@ -39,7 +39,7 @@ async function paths(server: RunningServer, e: Endpoint, parents = loadCatalogSp
   const { settings, dispose } = settingsFor(server.url, { pagination: paginationSettings([e], { parents }) });
   const run = new RunContext(settings);
   try {
-    const check: Check = { id: 'test.parents', area: 'pagination', clause: '', level: 'INFO', title: '', run: async () => undefined };
+    const check: Check = { id: 'test.parents', area: 'pagination', clause: '', clauseLink: '', level: 'INFO', title: '', run: async () => undefined };
     const ctx = new CheckContext(run, check);
     return { resolved: await resolvePath(ctx, e), explored: await exploredPaths(ctx, e) };
   } finally {

@@ -185,7 +185,7 @@ describe('the exit code', () => {
 });
 
 describe('outcome kinds are members of a result, never read from its wording', () => {
-  const head = { id: 'list.sort.id', area: 'pagination', clause: 'c', level: 'MUST' as const, title: 't', operation: 'jobs', durationMs: 0 };
+  const head = { id: 'list.sort.id', area: 'pagination', clause: 'c', clauseLink: '', level: 'MUST' as const, title: 't', operation: 'jobs', durationMs: 0 };
   it('an error is told by its errorCode: a reason worded otherwise, or one that only looks like a code, changes nothing', () => {
     const down: CheckResult = { ...head, outcome: 'error', errorCode: 'TARGET_DOWN', reason: 'the target went quiet' };
     const worded: CheckResult = { ...head, outcome: 'error', errorCode: 'SUITE_BUG', reason: 'TARGET_DOWN: looks like one' };
@@ -212,6 +212,7 @@ describe('what the target sent reaches the terminal inert', () => {
       id: 'x',
       area: 'a',
       clause: 'c',
+      clauseLink: '',
       level: 'MUST',
       title: 't',
       outcome: 'fail',

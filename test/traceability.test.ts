@@ -31,7 +31,7 @@ it('finds what is missing', () => {
     { id: 's.must', at: ['limits'], level: 'MUST' as const, text: 't' },
     { id: 's.named', at: ['limits'], level: 'SHOULD' as const, text: 't', checks: ['no.such'] },
   ];
-  expect(traceabilityProblems(statements, [{ id: 'lonely.check', level: 'MUST', title: 't', clause: 'Limits' }])).toEqual([
+  expect(traceabilityProblems(statements, [{ id: 'lonely.check', level: 'MUST', title: 't', clause: 'Limits', clauseLink: '' }])).toEqual([
     'check lonely.check enforces no statement',
     'MUST statement s.must has no check',
     'statement s.must has neither checks nor a reason it is unchecked',
