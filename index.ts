@@ -11,10 +11,10 @@ export {
   type CheckResult,
   type FailureEvidence,
   type RunSettings,
-} from './lib/check.js';
-export { CheckFailure, CheckSkip, SuiteError, type Level, type Outcome, type SuiteErrorCode } from './lib/outcome.js';
-export { HttpClient, HttpResponse, type RequestSpec, type Auth } from './lib/http.js';
-export { cleanUp, type Leftover, type CleanupReport } from './lib/cleanup.js';
-export { endpointsOf, loadCatalogSpec, mergeCatalog, type Endpoint, type CatalogOverrides, type PaginationSettings } from './lib/catalog.js';
-export { SCHEMA, validate, contractDigest } from './lib/schema.js';
+} from './lib/runner/index.js';
+export { CheckFailure, CheckSkip, SuiteError, type Level, type Outcome, type SuiteErrorCode } from './lib/evidence/index.js';
+export { HttpClient, HttpResponse, type RequestSpec, type Auth } from './lib/transport/index.js';
+export { cleanUp, type Leftover, type CleanupReport } from './lib/runner/index.js';
+export { endpointsOf, loadCatalogSpec, mergeCatalog, type Endpoint, type CatalogOverrides, type PaginationSettings } from './lib/contract/index.js';
+export { SCHEMA, validate, contractDigest } from './lib/contract/index.js';
 export { checkDefinitions, expandChecks, staticChecks, listChecks } from './suites/index.js';

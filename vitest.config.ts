@@ -1,5 +1,5 @@
 // The project's own tests (npm test). The conformance suite itself is not run from here: it
-// is driven by the CLI through vitest's Node API (lib/vitest-run.ts).
+// is driven by the CLI through vitest's Node API (lib/vitest/vitest-run.ts).
 //
 // Three tiers, one run: `npm test` runs them all; `npm run test:quick` runs `unit` alone, for an
 // edit loop (well under 30 s on two cores).

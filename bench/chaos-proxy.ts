@@ -9,7 +9,7 @@
 // node:http alone; bodies are streamed through except where a mode must see or cut them.
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { seededRandom } from '../lib/random.js';
+import { seededRandom } from '../lib/runner/index.js';
 
 export const CHAOS_MODES = ['429', 'resets', 'latency', 'gateway', 'hang', 'html', 'echo-php', 'echo-dotnet'] as const;
 export type ChaosMode = (typeof CHAOS_MODES)[number] | 'calm';
@@ -328,8 +328,8 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
 
     // A load balancer whose connection to the service drops now and then: the service served the
     // request, the gateway answers 502 of its own. Only GETs: a POST or DELETE so answered may
-    // have been applied, and its 502 stands as its answer (lib/http.ts), a failure of a correct
-    // target that no client can tell from a real one.
+    // have been applied, and its 502 stands as its answer (lib/transport/http.ts), a failure of a
+    // correct target that no client can tell from a real one.
     gateway: (req, res) => {
       const r = random();
       if (req.method === 'GET' && r < gatewayShare) {

@@ -14,7 +14,7 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { packageRoot } from '../lib/package.js';
+import { packageRoot } from '../lib/package/index.js';
 import { remoteRuns } from './remote.js';
 import { formatServerFigures, serverFigures } from './server.js';
 import { cpuSeconds } from './support.js';

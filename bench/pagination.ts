@@ -6,7 +6,7 @@
 //   npm run bench                 all sizes
 //   npm run bench -- 10000 100000 some sizes
 import { Pool } from 'undici';
-import { seededRandom } from '../lib/random.js';
+import { seededRandom } from '../lib/runner/index.js';
 import { peakRssMb, startServer, TOKEN } from './support.js';
 
 const PAGES = 1500;

@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { packageRoot } from '../lib/package.js';
+import { packageRoot } from '../lib/package/index.js';
 import { startServer, TOKEN } from './support.js';
 
 const RATE = 200;

@@ -9,7 +9,7 @@
 //   npm run bench:remote -- 100 -- --concurrency 16   flags after a second -- go to the CLI
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { packageRoot } from '../lib/package.js';
+import { packageRoot } from '../lib/package/index.js';
 import { startLatencyProxy, type ProxyFigures } from './latency-proxy.js';
 import { startServer, TOKEN } from './support.js';
 

@@ -8,7 +8,7 @@
 //   npm run bench:memory -- 10000 1000000 other sizes
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { packageRoot } from '../lib/package.js';
+import { packageRoot } from '../lib/package/index.js';
 import { peakRssMb, startServer, TOKEN } from './support.js';
 
 const OPERATIONS = ['accounts', 'customers'];

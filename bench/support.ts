@@ -4,7 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { packageRoot } from '../lib/package.js';
+import { packageRoot } from '../lib/package/index.js';
 
 export const TOKEN = 'bench-token-0123456789';
 

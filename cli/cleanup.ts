@@ -1,14 +1,14 @@
 // `conformance cleanup [--run ID]`: deletes what an interrupted or crashed run left on its
-// target, from that run's ledger (lib/ledger.ts) and nothing else. Each run is cleaned on the
-// target its ledger records, and only there: a base URL given by flag, environment or settings
+// target, from that run's ledger (lib/runner/ledger.ts) and nothing else. Each run is cleaned on
+// the target its ledger records, and only there: a base URL given by flag, environment or settings
 // file picks runs, it never sends a run's deletes elsewhere (nothing on a user's server is
 // touched that the suite did not create there). The token is never in a ledger: it comes from
 // --token, CONFORMANCE_TOKEN or the config file, as for a run.
 import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { isRunId, Ledger, ledgerPath, ledgersRoot, runInProgress, sameTarget } from '../lib/ledger.js';
-import { Secrets } from '../lib/secrets.js';
+import { isRunId, Ledger, ledgerPath, ledgersRoot, runInProgress, sameTarget } from '../lib/runner/index.js';
+import { Secrets } from '../lib/evidence/index.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 
 const HELP = `Usage: conformance cleanup [--run ID]... [--base-url URL] [--token TOKEN] [--config FILE]
@@ -64,10 +64,10 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   }
   // Loaded here, not above: --help needs none of it (the HTTP layer loads undici).
   const [{ cleanUp }, { settingLabel }, { leftoverLine }, { checkTarget }, { commandSettings }] = await Promise.all([
-    import('../lib/cleanup.js'),
-    import('../lib/config.js'),
+    import('../lib/runner/index.js'),
+    import('../lib/configuration/index.js'),
     import('../reporters/console.js'),
-    import('../lib/preflight.js'),
+    import('../lib/runner/index.js'),
     import('./settings.js'),
   ]);
   // The target, its token and how long to wait for it, as a run reads them (cli/settings.ts).

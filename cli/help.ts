@@ -1,4 +1,4 @@
-import { SETTINGS } from '../lib/settings.js';
+import { SETTINGS } from '../lib/configuration/index.js';
 import { describeFormats } from '../reporters/formats.js';
 
 /** `text` in lines of at most 96 characters, each after `indent`, broken after a comma. */

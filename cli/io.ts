@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { closest } from '../lib/text.js';
+import { closest } from '../lib/text/index.js';
 
 /** What the CLI touches of the outside world, so tests can drive it in-process. */
 export interface Io {

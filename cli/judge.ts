@@ -3,8 +3,8 @@
 // request of the suite's own.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { HarError, readHar } from '../lib/har.js';
-import { Secrets } from '../lib/secrets.js';
+import { HarError, readHar } from '../lib/runner/index.js';
+import { Secrets } from '../lib/evidence/index.js';
 import { judgeTraffic } from '../suites/observed.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 import { OBSERVE_HELP, OBSERVE_OPTIONS, observedReport, observeFlags, publishObserved } from './observe.js';

@@ -2,8 +2,8 @@
 // its last check is done (areas run side by side, so they finish in any order), the moments the
 // transport slowed, a status line rewritten in place where someone watches a terminal, and
 // elsewhere a heartbeat line at least every so often.
-import type { Check, CheckResult } from '../lib/check.js';
-import { printable } from '../lib/text.js';
+import type { Check, CheckResult } from '../lib/runner/index.js';
+import { printable } from '../lib/text/index.js';
 import { interrupted as stoppedByUser, notRun, renderAreaLine, renderProgress, unanswered } from '../reporters/console.js';
 import { verdictOf } from '../reporters/model.js';
 import { heartbeat, type Heartbeat } from './heartbeat.js';

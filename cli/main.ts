@@ -2,22 +2,31 @@
 // there is no target, run the checks through vitest, clean up, report, and exit by level.
 // This module loads only what parsing the command line needs: each command, and a run
 // (cli/run.ts), is imported when it is chosen, so that --help, --version and --list never load
-// vitest, ajv, faker, undici or the reference server (test/startup.test.ts). lib/config.ts is
-// light on import (it loads yaml and ajv only to read a settings file).
+// vitest, ajv, faker, undici or the reference server (test/startup.test.ts). lib/configuration/
+// is light on import (config.ts loads yaml and ajv only to read a settings file).
 import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { CONFIG_FILE, ConfigError, readConfigFile, resolveConfig, settingLabel, type RawSettings } from '../lib/config.js';
-import { closest } from '../lib/text.js';
-import { packageVersion } from '../lib/package.js';
-import { Secrets } from '../lib/secrets.js';
-import { listOf, settingFlags, settingOptions } from '../lib/settings.js';
+import {
+  CONFIG_FILE,
+  ConfigError,
+  readConfigFile,
+  resolveConfig,
+  settingLabel,
+  type RawSettings,
+  listOf,
+  settingFlags,
+  settingOptions,
+} from '../lib/configuration/index.js';
+import { closest } from '../lib/text/index.js';
+import { packageVersion } from '../lib/package/index.js';
+import { Secrets } from '../lib/evidence/index.js';
 import type { CheckDefinition } from '../suites/index.js';
 import { HELP } from './help.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 import type { RunOptions } from './run.js';
 
-/** The settings' flags (lib/settings.ts), and the flags that are not settings. */
+/** The settings' flags (lib/configuration/settings.ts), and the flags that are not settings. */
 const OPTIONS = {
   ...settingOptions(),
   config: { type: 'string' },
@@ -55,12 +64,12 @@ function renderList(checks: readonly CheckDefinition[]): string[] {
 
 /**
  * The list operations as a run reads them: the catalog with the settings file's `operations:`
- * merged in (lib/catalog.ts mergeCatalog), those it adds or changes marked, so that what
+ * merged in (lib/contract/catalog.ts mergeCatalog), those it adds or changes marked, so that what
  * `--operation` accepts and errors point at is all here. Only the file's catalog is read: a
  * file naming a target without its token still lists.
  */
 async function listOperations(configFile: string | undefined, cwd: string): Promise<string[]> {
-  const { endpointsOf, loadCatalogSpec, mergeCatalog } = await import('../lib/catalog.js');
+  const { endpointsOf, loadCatalogSpec, mergeCatalog } = await import('../lib/contract/index.js');
   const spec = loadCatalogSpec();
   const file = resolve(cwd, configFile ?? CONFIG_FILE);
   if (configFile !== undefined && !existsSync(file)) throw new ConfigError(`config file not found: ${file}`);
@@ -171,7 +180,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       for (const l of await listOperations(values.config, io.cwd)) io.out(l);
       return 0;
     }
-    const { loadCatalogSpec } = await import('../lib/catalog.js');
+    const { loadCatalogSpec } = await import('../lib/contract/index.js');
     const config = resolveConfig({
       flags,
       env: io.env,

@@ -4,14 +4,13 @@
 // since a merged report of mismatched parts would certify nothing and replay nothing.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Secrets } from '../lib/secrets.js';
-import { SETTINGS, type SettingSpec } from '../lib/settings.js';
+import { Secrets } from '../lib/evidence/index.js';
+import { SETTINGS, type SettingSpec, settingLabel } from '../lib/configuration/index.js';
 import { REPORT_FORMATS } from '../reporters/formats.js';
 import { replayCommand } from '../reporters/console.js';
 import { settingsOf, summarise, type BaselineReport, type OutcomeSettings, type RunReport } from '../reporters/model.js';
 import { parseFlags, UsageError, useColor, type Io } from './io.js';
 import { commandSettings } from './settings.js';
-import { settingLabel } from '../lib/config.js';
 
 const MERGE_HELP = `Usage: conformance merge DIR... [--report-dir OUT] [--reporter NAME[,NAME]] [--strict] [--no-color]
   Joins the report directories of shards (conformance --shard i/n --report-dir DIR) into one
@@ -55,7 +54,8 @@ const SAME_RUN: Array<[string, (r: RunReport, s: OutcomeSettings) => unknown]> =
   ['target', (r) => (r.target.embedded ? 'the bundled reference server' : r.target.baseUrl)],
   ['suite version', (r) => r.tool.version],
   ['contract digest', (r) => r.contractDigest],
-  // The settings that decide outcomes (lib/settings.ts): a switch off is false, a list is a set.
+  // The settings that decide outcomes (lib/configuration/settings.ts): a switch off is false, a
+  // list is a set.
   ...(SETTINGS as readonly SettingSpec[])
     .filter((x) => x.shards)
     .map((x): [string, (r: RunReport) => unknown] => [

@@ -1,10 +1,9 @@
 // What `conformance judge` and `conformance proxy` share: their flags for the judgement and
 // the reports, and the report of judged traffic, published as a run's is (cli/outputs.ts).
-import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
-import { newRunId } from '../lib/ledger.js';
-import { packageVersion } from '../lib/package.js';
-import { contractDigest } from '../lib/schema.js';
-import type { Secrets } from '../lib/secrets.js';
+import { endpointsOf, loadCatalogSpec, contractDigest } from '../lib/contract/index.js';
+import { newRunId } from '../lib/runner/index.js';
+import { packageVersion } from '../lib/package/index.js';
+import type { Secrets } from '../lib/evidence/index.js';
 import type { RunReport } from '../reporters/model.js';
 import { summarise } from '../reporters/model.js';
 import { exitFor } from '../reporters/verdict.js';
@@ -12,7 +11,7 @@ import type { ObservedResult, ObservedSettings, TrafficCounts } from '../suites/
 import { publish, unwritable } from './outputs.js';
 import { UsageError, useColor, type Io } from './io.js';
 import { commandSettings } from './settings.js';
-import { settingLabel } from '../lib/config.js';
+import { settingLabel } from '../lib/configuration/index.js';
 
 /** The flags of the judgement and its reports, as both commands take them. */
 export const OBSERVE_OPTIONS = {
@@ -45,7 +44,7 @@ export interface ObserveFlags {
   settings: ObservedSettings;
 }
 
-/** The settings a judgement reads (lib/settings.ts), through the door a run reads its own by. */
+/** The settings a judgement reads (lib/configuration/settings.ts), through the door a run reads its own by. */
 export const OBSERVE_SETTINGS = ['report-dir', 'reporter', 'default-page-length', 'strict'] as const;
 
 /**

@@ -2,7 +2,7 @@
 // GitHub Actions. Every byte passes through the secrets mask first.
 import { accessSync, appendFileSync, constants, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Secrets } from '../lib/secrets.js';
+import type { Secrets } from '../lib/evidence/index.js';
 import { renderSummary } from '../reporters/console.js';
 import { githubAnnotations, renderMarkdown } from '../reporters/github.js';
 import type { RunReport } from '../reporters/model.js';

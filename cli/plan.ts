@@ -1,10 +1,9 @@
 // The plan of a run: which list operations it reads (the catalog, the config's overrides,
 // --operation) and, for a sharded run, which part of the checks is this shard's.
-import type { Check } from '../lib/check.js';
-import type { PaginationSettings } from '../lib/catalog.js';
-import type { CatalogSpec, Endpoint } from '../lib/catalog.js';
-import type { Config } from '../lib/config.js';
-import { didYouMean } from '../lib/text.js';
+import type { Check } from '../lib/runner/index.js';
+import type { PaginationSettings, CatalogSpec, Endpoint } from '../lib/contract/index.js';
+import type { Config } from '../lib/configuration/index.js';
+import { didYouMean } from '../lib/text/index.js';
 import { WRITTEN_LISTS, type CheckDefinition } from '../suites/index.js';
 import { UsageError } from './io.js';
 

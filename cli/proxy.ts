@@ -10,9 +10,9 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type In
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
-import { DEFAULT_MAX_BODY_BYTES } from '../lib/config.js';
-import type { Observed } from '../lib/observed.js';
-import { Secrets } from '../lib/secrets.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../lib/configuration/index.js';
+import type { Observed } from '../lib/runner/index.js';
+import { Secrets } from '../lib/evidence/index.js';
 import { TrafficJudge } from '../suites/observed.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 import { OBSERVE_HELP, OBSERVE_OPTIONS, observedReport, observeFlags, publishObserved } from './observe.js';

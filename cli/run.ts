@@ -6,25 +6,34 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { errorResult, resultHead, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
-import { endpointsOf, loadCatalogSpec, mergeCatalog, type Endpoint, type PaginationSettings } from '../lib/catalog.js';
-import { cleanUp, cleanUpAfterOutage, type CleanupReport } from '../lib/cleanup.js';
-import { describeConfig, maskedConfig, settingLabel, type Config } from '../lib/config.js';
-import { packageVersion } from '../lib/package.js';
-import { checkTarget } from '../lib/preflight.js';
-import { Secrets } from '../lib/secrets.js';
-import { runSuite } from '../lib/vitest-run.js';
+import {
+  errorResult,
+  resultHead,
+  type Check,
+  type CheckResult,
+  type RunSettings,
+  cleanUp,
+  cleanUpAfterOutage,
+  type CleanupReport,
+  checkTarget,
+  Ledger,
+  ledgerPath,
+  newRunId,
+} from '../lib/runner/index.js';
+import { endpointsOf, loadCatalogSpec, mergeCatalog, type Endpoint, type PaginationSettings, contractDigest } from '../lib/contract/index.js';
+import { describeConfig, maskedConfig, settingLabel, type Config } from '../lib/configuration/index.js';
+import { packageVersion } from '../lib/package/index.js';
+import { Secrets } from '../lib/evidence/index.js';
+import { runSuite } from '../lib/vitest/index.js';
 import { notRun } from '../reporters/console.js';
 import { absentOperations, settingsOf, summarise, type RunReport } from '../reporters/model.js';
 import { applyBaseline, certificationRefuses, certifiedExit, certify, exitFor, inBaseline, type BaselineEntry } from '../reporters/verdict.js';
-import { contractDigest } from '../lib/schema.js';
 import { mustPlan, type SigningKey } from '../reporters/attestation.js';
 import type { RunningServer } from '../server/index.js';
 import { listen, type Listening } from '../server/listen.js';
 import { expandChecks, type CheckDefinition } from '../suites/index.js';
 import { liveProgress, UsageError, useColor, type Io } from './io.js';
 import { publish } from './outputs.js';
-import { Ledger, ledgerPath, newRunId } from '../lib/ledger.js';
 import { live, type Live } from './live.js';
 import { operationKeys, paginationFor, shardChecks } from './plan.js';
 

@@ -2,7 +2,7 @@
 // `conformance traceability` (docs/traceability.md).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { didYouMean } from '../lib/text.js';
+import { didYouMean } from '../lib/text/index.js';
 import { liveProgress, parseFlags, UsageError, type Io } from './io.js';
 import type { CliMain } from '../selftest/index.js';
 
@@ -121,7 +121,7 @@ export async function traceability(args: string[], io: Io): Promise<number> {
   }
   if (positionals.length > 1) throw new UsageError(`traceability takes one FILE (got ${positionals.length})`, 'traceability');
   const [{ loadStatements, renderTraceability, traceabilityProblems }, { checkDefinitions }] = await Promise.all([
-    import('../lib/traceability.js'),
+    import('../lib/runner/index.js'),
     import('../suites/index.js'),
   ]);
   const statements = loadStatements();

@@ -1,6 +1,6 @@
 // `conformance serve`: the reference server alone, until interrupted.
 import { randomBytes } from 'node:crypto';
-import { didYouMean } from '../lib/text.js';
+import { didYouMean } from '../lib/text/index.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 
 const SERVE_HELP = `Usage: conformance serve [--port N] [--host H] [--token TOKEN] [--seed N] [--records N]
@@ -82,7 +82,8 @@ export async function serve(args: string[], io: Io): Promise<number> {
         'serve',
       );
   // `--token "$CONFORMANCE_TOKEN"` with the variable unset gives an empty token: a server that
-  // would refuse every request. An empty variable counts as unset, as for a run (lib/config.ts).
+  // would refuse every request. An empty variable counts as unset, as for a run
+  // (lib/configuration/config.ts).
   if (values.token !== undefined && values.token.trim() === '')
     throw new UsageError('--token must not be empty (leave --token out to have a token generated and shown)', 'serve');
   const given = values.token ?? (io.env.CONFORMANCE_TOKEN?.trim() ? io.env.CONFORMANCE_TOKEN : undefined);

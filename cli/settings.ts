@@ -1,8 +1,8 @@
 // The settings of a command other than a run (proxy, judge, merge, cleanup), read through the
-// same door as a run's: lib/settings.ts names them, lib/config.ts resolveConfig reads them from
-// flags, the environment and the config file, with the same bounds and the same messages.
-import { ConfigError, resolveConfig, settingLabel, type Config } from '../lib/config.js';
-import { settingFlags, type SettingKey } from '../lib/settings.js';
+// same door as a run's: lib/configuration/settings.ts names them, lib/configuration/config.ts
+// resolveConfig reads them from flags, the environment and the config file, with the same bounds
+// and the same messages.
+import { ConfigError, resolveConfig, settingLabel, type Config, settingFlags, type SettingKey } from '../lib/configuration/index.js';
 import { UsageError, type Io } from './io.js';
 
 /**
@@ -19,7 +19,7 @@ export async function commandSettings(
 ): Promise<Config> {
   let config: Config;
   try {
-    const { loadCatalogSpec } = await import('../lib/catalog.js');
+    const { loadCatalogSpec } = await import('../lib/contract/index.js');
     config = resolveConfig({
       flags: settingFlags(values),
       env: io.env,

@@ -5,11 +5,10 @@
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { resultKey, type CheckResult } from '../lib/check.js';
-import { endpointsOf, loadCatalogSpec, mergeCatalog, type CatalogOverrides } from '../lib/catalog.js';
-import { catalogProblem, ConfigError, DEFAULT_REQUEST_BUDGET, resolveConfig, type Config } from '../lib/config.js';
-import { packageVersion } from '../lib/package.js';
-import { contractDigest, suiteDigest } from '../lib/schema.js';
+import { resultKey, type CheckResult } from '../lib/runner/index.js';
+import { endpointsOf, loadCatalogSpec, mergeCatalog, type CatalogOverrides, contractDigest, suiteDigest } from '../lib/contract/index.js';
+import { catalogProblem, ConfigError, DEFAULT_REQUEST_BUDGET, resolveConfig, type Config } from '../lib/configuration/index.js';
+import { packageVersion } from '../lib/package/index.js';
 import { KeyError, mustPlan, verifyingKey } from '../reporters/attestation.js';
 import { checkBundle, type BundleCheck, type BundleFolder, type Finding, type SuiteFacts } from '../reporters/bundle-check.js';
 import { settingsOf, type RunReport } from '../reporters/model.js';

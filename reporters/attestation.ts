@@ -9,7 +9,7 @@ import { createHash, createPrivateKey, createPublicKey, sign as signBytes, type 
 import { bundleFromJSON, bundleToJSON, toDSSEBundle } from '@sigstore/bundle';
 import { dsse } from '@sigstore/core';
 import { toSignedEntity, toTrustMaterial, Verifier } from '@sigstore/verify';
-import { resultKey } from '../lib/check.js';
+import { resultKey } from '../lib/runner/index.js';
 import type { Profile } from './verdict.js';
 import type { RunReport, Summary } from './model.js';
 

@@ -3,8 +3,8 @@
 // whether the run could certify and did, whether every MUST check the suite planned is there,
 // and which suite made it. Each finding names the file and the field it is about.
 import type { KeyObject } from 'node:crypto';
-import { resultKey, type CheckResult } from '../lib/check.js';
-import { describeViolations, SCHEMA, validate } from '../lib/schema.js';
+import { resultKey, type CheckResult } from '../lib/runner/index.js';
+import { describeViolations, SCHEMA, validate } from '../lib/contract/index.js';
 import {
   ATTESTATION_FILE,
   certifiedTarget,

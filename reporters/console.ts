@@ -2,14 +2,13 @@
 // (failures that do not fail the run) with theirs, skips grouped by reason, the cleanup, counts
 // by level, and the exit code in one line. A failure reads as `fail` only when it fails the run
 // (model.ts failsRun): the console says what the exit code says.
-import type { CheckResult } from '../lib/check.js';
-import { CONTRACT_DOCUMENT } from '../lib/clauses.js';
+import type { CheckResult, Leftover } from '../lib/runner/index.js';
+import { CONTRACT_DOCUMENT } from '../lib/contract/index.js';
 import { describeProfile } from './verdict.js';
-import type { Leftover } from '../lib/cleanup.js';
-import { sumTransport } from '../lib/http.js';
-import { replayWords } from '../lib/settings.js';
-import type { SuiteErrorCode } from '../lib/outcome.js';
-import { gist, isHtml, printable } from '../lib/text.js';
+import { sumTransport } from '../lib/transport/index.js';
+import { replayWords } from '../lib/configuration/index.js';
+import type { SuiteErrorCode } from '../lib/evidence/index.js';
+import { gist, isHtml, printable } from '../lib/text/index.js';
 import { failsRun, LEVELS, settingsOf, verdictOf, type RunReport, type Verdict } from './model.js';
 
 export interface ConsoleOptions {
@@ -104,7 +103,7 @@ export function replayCommand(report: RunReport, r: { id: string; operation?: st
     '--seed',
     String(report.seed),
     ...(report.target.embedded ? [] : ['--base-url', report.target.baseUrl]),
-    // The settings that decide outcomes (lib/settings.ts), as the run had them.
+    // The settings that decide outcomes (lib/configuration/settings.ts), as the run had them.
     ...replayWords(report.config ?? {}, list),
   ];
   return words.map(shellWord).join(' ');

@@ -1,6 +1,6 @@
 // GitHub Actions: one error annotation per failed MUST check, and a Markdown summary for
 // GITHUB_STEP_SUMMARY.
-import type { CheckResult } from '../lib/check.js';
+import type { CheckResult } from '../lib/runner/index.js';
 import { label, replayCommand, replayTokenNote } from './console.js';
 import { failsRun, LEVELS, settingsOf, verdictOf, type RunReport } from './model.js';
 

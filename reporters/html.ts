@@ -3,10 +3,10 @@
 // outcome and level. A failure reads as `fail` only when it fails the run; any other (a SHOULD
 // failure without --strict, an INFO note, a baselined failure) reads as `warn`, as in the
 // console (model.ts verdictOf).
-import { resultKey, type CheckResult } from '../lib/check.js';
+import { resultKey, type CheckResult } from '../lib/runner/index.js';
 import { LEVELS, settingsOf, verdictOf, whyNotCounted, type RunReport, type Verdict } from './model.js';
 import { replayCommand, replayTokenNote } from './console.js';
-import { inert } from '../lib/text.js';
+import { inert } from '../lib/text/index.js';
 import { describeProfile } from './verdict.js';
 
 const VERDICTS: readonly Verdict[] = ['fail', 'warn', 'error', 'skip', 'pass'];

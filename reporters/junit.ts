@@ -5,8 +5,8 @@
 // is a passing testcase that carries its verdict in <properties> and its evidence in
 // <system-out>. An error of the suite is an <error>, a skip a <skipped>. The shape is the one
 // test/fixtures/junit.xsd describes; test/junit.test.ts validates against it.
-import type { CheckResult } from '../lib/check.js';
-import { printable } from '../lib/text.js';
+import type { CheckResult } from '../lib/runner/index.js';
+import { printable } from '../lib/text/index.js';
 import { evidenceLines, label, replayCommand } from './console.js';
 import { failsRun, settingsOf, whyNotCounted, type RunReport } from './model.js';
 

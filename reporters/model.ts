@@ -1,7 +1,6 @@
 // One plain results model for a run; every renderer is a pure function of it.
-import type { CheckResult } from '../lib/check.js';
-import type { CleanupReport } from '../lib/cleanup.js';
-import type { Level, Outcome } from '../lib/outcome.js';
+import type { CheckResult, CleanupReport } from '../lib/runner/index.js';
+import type { Level, Outcome } from '../lib/evidence/index.js';
 
 export interface RunReport {
   tool: { name: 'conformance'; version: string };
@@ -19,7 +18,7 @@ export interface RunReport {
   startedAt: string;
   finishedAt: string;
   durationMs: number;
-  /** The resolved configuration, token masked (lib/config.ts maskedConfig; read it through settingsOf). */
+  /** The resolved configuration, token masked (lib/configuration/config.ts maskedConfig; read it through settingsOf). */
   config: Record<string, unknown>;
   results: ReportedResult[];
   /** Failures of the suite itself outside any check. */

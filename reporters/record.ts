@@ -3,7 +3,7 @@
 // alone. The page is a pure function of the index; writing files is cli/record.ts's. Every value
 // of an entry came from a vendor's bundle, so the page escapes every one of them, and it loads
 // nothing and runs nothing: a certifying body hosts the folder as plain static files.
-import { describeViolations, SCHEMA, validate } from '../lib/schema.js';
+import { describeViolations, SCHEMA, validate } from '../lib/contract/index.js';
 import type { Predicate } from './attestation.js';
 import { esc } from './html.js';
 import type { Profile } from './verdict.js';

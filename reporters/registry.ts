@@ -1,7 +1,7 @@
 // The renderers of the report formats (reporters/formats.ts lists them as data): each a pure
 // function of the results model. Adding a format is its renderer's file, its line in
 // formats.ts and its line here; the compiler refuses a name without a renderer.
-import { didYouMean } from '../lib/text.js';
+import { didYouMean } from '../lib/text/index.js';
 import { renderCtrf } from './ctrf.js';
 import { DEFAULT_REPORTERS, REPORT_FORMATS, type FormatName } from './formats.js';
 import { renderHtml } from './html.js';

@@ -3,8 +3,8 @@
 // code, computed from levels.
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import type { CheckResult } from '../lib/check.js';
-import { ConfigError, DEFAULT_REQUEST_BUDGET } from '../lib/config.js';
+import type { CheckResult } from '../lib/runner/index.js';
+import { ConfigError, DEFAULT_REQUEST_BUDGET } from '../lib/configuration/index.js';
 import { failsRun, type BaselineReport, type DeclaredEmpty, type OutcomeSettings } from './model.js';
 
 export interface BaselineEntry {

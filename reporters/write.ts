@@ -2,10 +2,9 @@
 // spec/results.schema.yaml first: a report that breaks its own schema is a bug of the suite.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SuiteError } from '../lib/outcome.js';
-import { describeViolations, SCHEMA, validate } from '../lib/schema.js';
+import { SuiteError } from '../lib/evidence/index.js';
+import { describeViolations, SCHEMA, validate, suiteDigest } from '../lib/contract/index.js';
 import { ATTESTATION_FILE, certifiedTarget, predicateOf, sha256, signStatement, statementOf, type SigningKey } from './attestation.js';
-import { suiteDigest } from '../lib/schema.js';
 import type { RunReport } from './model.js';
 import { DEFAULT_REPORTERS } from './formats.js';
 import { reportFormats } from './registry.js';

@@ -5,19 +5,17 @@
 // exits 1; a SHOULD/INFO mutant when a check it names fails and the exit code is what the
 // levels of the failures say; a variant must exit 0, warning only where it declares.
 //
-// Cost: each row is a whole run of the suite through vitest (lib/vitest-run.ts), about 2.5
+// Cost: each row is a whole run of the suite through vitest (lib/vitest/vitest-run.ts), about 2.5
 // CPU-s of which most is start-up; 101 rows take about 145 s on 2 cores. --quick runs only
 // the checks, in-process (not the user's path). Runs go in parallel in this process (vitest's
 // Node API allows several instances at once).
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ledgerPath } from '../lib/ledger.js';
+import { ledgerPath, RunContext, runCheck, type Check, type CheckResult, cleanUp } from '../lib/runner/index.js';
 import { isDeepStrictEqual } from 'node:util';
-import { RunContext, runCheck, type Check, type CheckResult } from '../lib/check.js';
-import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
-import { cleanUp } from '../lib/cleanup.js';
-import type { Level } from '../lib/outcome.js';
+import { endpointsOf, loadCatalogSpec } from '../lib/contract/index.js';
+import type { Level } from '../lib/evidence/index.js';
 import { exitFor } from '../reporters/verdict.js';
 import type { RunReport } from '../reporters/model.js';
 import { FAULTS, resolveBehaviour, startReferenceServer, VARIANTS, type Fault, type ReferenceServerOptions, type Variant } from '../server/index.js';

@@ -3,7 +3,7 @@
 // through the CLI and holds the catalogue to that (a fault is a MUST fault when one of the
 // checks it names is a MUST: the run must then exit 1). Switch one on with `serve --fault NAME`.
 import type { Behaviour } from './behaviour.js';
-import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
+import { endpointsOf, loadCatalogSpec } from '../lib/contract/index.js';
 
 /** The query with parameter `name` as a faulty parser reads it (readQuery faults). */
 function readAs(query: URLSearchParams, name: string, read: (value: string) => string): URLSearchParams {

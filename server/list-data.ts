@@ -8,8 +8,8 @@ import { faker as english } from '@faker-js/faker/locale/en';
 import { scopedBehaviour, type Behaviour } from './behaviour.js';
 import { Collection, slugOf, timeIndex, type ListRecord, type Query } from './collection.js';
 import { HttpError } from './http.js';
-import { endpointsOf, loadCatalogSpec, placeholders, type ParentSource } from '../lib/catalog.js';
-import { hash32, seededRandom } from '../lib/random.js';
+import { endpointsOf, loadCatalogSpec, placeholders, type ParentSource } from '../lib/contract/index.js';
+import { hash32, seededRandom } from '../lib/runner/index.js';
 
 export const HARD_OFFSET_LIMIT = 10_000;
 

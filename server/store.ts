@@ -1,7 +1,7 @@
 // The reference server's in-memory records: what the API creates, the generated lists, and
 // the tokens POST /oauth/access_token handed out (server/oauth.ts).
 import { ListData, PLAIN_DATA, type DataShape } from './lists.js';
-import { seededRandom } from '../lib/random.js';
+import { seededRandom } from '../lib/runner/index.js';
 
 export interface Timestamps {
   created_at: string;

@@ -1,7 +1,7 @@
 // The catalogue of every check, by area. Importing it has no side effects and does not load
 // vitest, so the CLI can list and select checks without starting a run.
-import type { Check, CheckHeader } from '../lib/check.js';
-import type { PaginationSettings } from '../lib/catalog.js';
+import type { Check, CheckHeader } from '../lib/runner/index.js';
+import type { PaginationSettings } from '../lib/contract/index.js';
 import { createChecks } from './create/checks.js';
 import { deleteChecks } from './delete/checks.js';
 import { errorChecks } from './errors/checks.js';

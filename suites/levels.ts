@@ -2,10 +2,9 @@
 // and names the checks that enforce it. suites/rule-levels.ts is generated from it (so that
 // listing the checks reads no YAML); the catalogue (suites/index.ts) gives every check its
 // level from there, and refuses a check no rule names.
-import { clauseLink, clauseText, type Clause } from '../lib/clauses.js';
-import type { Level } from '../lib/outcome.js';
-import type { Statement } from '../lib/traceability.js';
-import type { ServerErrorRule } from '../lib/check.js';
+import { clauseLink, clauseText, type Clause } from '../lib/contract/index.js';
+import type { Level } from '../lib/evidence/index.js';
+import type { Statement, ServerErrorRule } from '../lib/runner/index.js';
 import { RULE_LEVELS, RUN_RULE_LEVELS } from './rule-levels.js';
 
 /**
@@ -39,7 +38,7 @@ export function renderRuleLevels(statements: readonly Statement[]): string {
   return [
     '// Generated from spec/contract/statements.yaml: each check with the level of the rules that name',
     '// it (suites/levels.ts). Do not edit: change the statement, then run `npm run generate`.',
-    "import type { Level } from '../lib/outcome.js';",
+    "import type { Level } from '../lib/evidence/index.js';",
     '',
     'export const RULE_LEVELS: Readonly<Record<string, Level>> = {',
     ...rows,
@@ -55,8 +54,9 @@ export function renderRuleLevels(statements: readonly Statement[]): string {
 
 /**
  * Rules a run holds every check to, besides the rule it enforces: errors.no-5xx, as any 5xx
- * seen fails the check that provoked it (spec/contract/README.md#errors.no-5xx; lib/check.ts,
- * runCheck). Their levels are generated into suites/rule-levels.ts with the checks'.
+ * seen fails the check that provoked it (spec/contract/README.md#errors.no-5xx;
+ * lib/runner/check.ts, runCheck). Their levels are generated into suites/rule-levels.ts with the
+ * checks'.
  */
 const RUN_RULES = ['errors.no-5xx'] as const;
 
@@ -65,7 +65,7 @@ export const NO_5XX: ServerErrorRule = { id: RUN_RULES[0], level: RUN_RULE_LEVEL
 
 /**
  * `checks` as the catalogue holds them: each with its rule's level (a check no rule names is
- * refused) and its clause as text and link (lib/clauses.ts).
+ * refused) and its clause as text and link (lib/contract/clauses.ts).
  */
 export function leveled<T extends { id: string; clause: Clause }>(
   checks: readonly T[],

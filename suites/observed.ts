@@ -4,14 +4,20 @@
 // for list pages the model's judge() with a model that knows no record (suites/list/model.ts).
 // A rule is judged under its check's id, level and clause; one no exchange could show is
 // reported as not exercised, never as passed.
-import type { Check, CheckResult } from '../lib/check.js';
-import type { Endpoint } from '../lib/catalog.js';
-import { exchangeLine, toCurl } from '../lib/exchange.js';
-import { HttpResponse } from '../lib/http.js';
-import { learnAnswer, learnRequest, observedResponse, type Observed, type ObservedOperation, type Seen, type SeenBefore } from '../lib/observed.js';
-import { CheckFailure, type Level } from '../lib/outcome.js';
-import { SCHEMA, validate } from '../lib/schema.js';
-import type { Secrets } from '../lib/secrets.js';
+import {
+  type Check,
+  type CheckResult,
+  learnAnswer,
+  learnRequest,
+  observedResponse,
+  type Observed,
+  type ObservedOperation,
+  type Seen,
+  type SeenBefore,
+} from '../lib/runner/index.js';
+import { type Endpoint, SCHEMA, validate } from '../lib/contract/index.js';
+import { exchangeLine, toCurl, CheckFailure, type Level, type Secrets } from '../lib/evidence/index.js';
+import { HttpResponse } from '../lib/transport/index.js';
 import { CUSTOM_APIS, deletedKey } from './delete/custom-api.js';
 import { APPLICATION_KEYS } from './create/application-key.js';
 import { judgesTraffic, listChecks, staticChecks } from './index.js';

@@ -14,10 +14,10 @@ import {
   type Check,
   type CheckResult,
   type RunSettings,
-} from '../lib/check.js';
-import { Breaker } from '../lib/http.js';
-import { useSchemaDocuments } from '../lib/schema.js';
-import type { ProvidedRun } from '../lib/vitest-run.js';
+} from '../lib/runner/index.js';
+import { Breaker } from '../lib/transport/index.js';
+import { useSchemaDocuments } from '../lib/contract/index.js';
+import type { ProvidedRun } from '../lib/vitest/index.js';
 import { WRITTEN_LISTS } from './index.js';
 import { NO_5XX } from './levels.js';
 
@@ -50,7 +50,8 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
   let writersDone!: () => void;
   const written = new Promise<void>((resolve) => (writersDone = resolve));
   // Every check is under way at once, so a stop (Ctrl-C, SIGTERM) must reach the requests, not
-  // only the checks not yet started: the main process says so on this channel (lib/vitest-run.ts).
+  // only the checks not yet started: the main process says so on this channel
+  // (lib/vitest/vitest-run.ts).
   const stop = new BroadcastChannel(stopChannel(settings.runId));
   stop.onmessage = () => {
     run.http.stop();
@@ -60,7 +61,7 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
   (stop as unknown as { unref(): void }).unref();
   // No check starts before the main process has checked the target (the preflight, run while
   // this worker loaded): it says go, or stop (a failed preflight, a Ctrl-C), and then no check
-  // runs at all: none sends a request or writes to the ledger (lib/vitest-run.ts).
+  // runs at all: none sends a request or writes to the ledger (lib/vitest/vitest-run.ts).
   const opened = new Promise<boolean>((resolve) => {
     const gate = new BroadcastChannel(gateChannel(settings.runId));
     gate.onmessage = (m: MessageEvent) => {

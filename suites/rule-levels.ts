@@ -1,6 +1,6 @@
 // Generated from spec/contract/statements.yaml: each check with the level of the rules that name
 // it (suites/levels.ts). Do not edit: change the statement, then run `npm run generate`.
-import type { Level } from '../lib/outcome.js';
+import type { Level } from '../lib/evidence/index.js';
 
 export const RULE_LEVELS: Readonly<Record<string, Level>> = {
   'create.keys.distinct': 'MUST',

@@ -6,9 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { cleanUp } from '../lib/cleanup.js';
-import { Ledger, ledgerPath, type LedgerRun } from '../lib/ledger.js';
-import { bmpTag } from '../lib/run-names.js';
+import { cleanUp, Ledger, ledgerPath, type LedgerRun, bmpTag } from '../lib/runner/index.js';
 import type { RunningServer } from '../server/index.js';
 import { BIN, cli, settingsFor, TOKEN, withServer } from './support.js';
 

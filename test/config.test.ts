@@ -2,11 +2,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { SETTINGS } from '../lib/settings.js';
+import { SETTINGS, ConfigError, DEFAULT_CONCURRENCY, describeConfig, maskedConfig, resolveConfig } from '../lib/configuration/index.js';
 import { DEFAULT_REPORTERS, REPORT_FORMATS } from '../reporters/formats.js';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_CONCURRENCY, describeConfig, maskedConfig, resolveConfig } from '../lib/config.js';
-import { closest } from '../lib/text.js';
+import { closest } from '../lib/text/index.js';
 
 function dirWith(yaml?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'conformance-config-'));
@@ -204,7 +203,7 @@ describe('closest (did you mean)', () => {
   });
 });
 
-describe('one list of settings (lib/settings.ts), and everything that names them agrees with it', () => {
+describe('one list of settings (lib/configuration/settings.ts), and everything that names them agrees with it', () => {
   const root = resolve(import.meta.dirname, '..');
   it('spec/config.schema.yaml has a key for every setting, and for nothing else but the catalog', () => {
     const schema = parseYaml(readFileSync(join(root, 'spec/config.schema.yaml'), 'utf8')) as { properties: Record<string, unknown> };

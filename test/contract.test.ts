@@ -5,10 +5,8 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadCatalogSpec } from '../lib/catalog.js';
-import { CONTRACT_DOCUMENT, CONTRACT_SECTIONS, clauseText, sectionPath, statementLink } from '../lib/clauses.js';
-import { contractDigest } from '../lib/schema.js';
-import { contractDocumentProblems, fillContractDocument, loadStatements } from '../lib/traceability.js';
+import { loadCatalogSpec, CONTRACT_DOCUMENT, CONTRACT_SECTIONS, clauseText, sectionPath, statementLink, contractDigest } from '../lib/contract/index.js';
+import { contractDocumentProblems, fillContractDocument, loadStatements } from '../lib/runner/index.js';
 import { checkDefinitions } from '../suites/index.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -33,7 +31,7 @@ describe('spec/contract/README.md', () => {
     for (const s of loadStatements()) expect(document.split(`<a id="${s.id}"></a>`), s.id).toHaveLength(2);
   });
 
-  it('has every section lib/clauses.ts knows, once, in the same order', () => {
+  it('has every section lib/contract/clauses.ts knows, once, in the same order', () => {
     const inDocument = [...document.matchAll(/<a id="([^"]+)"><\/a>/g)].map((m) => m[1]!).filter((a) => CONTRACT_SECTIONS.some((s) => s.anchor === a));
     expect(inDocument).toEqual(CONTRACT_SECTIONS.map((s) => s.anchor));
   });

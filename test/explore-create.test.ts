@@ -5,10 +5,9 @@
 // exploration the checks send their fixed probes alone; one seed draws the same values.
 import type { Arbitrary } from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../lib/check.js';
+import { type CheckResult, tracesTo } from '../lib/runner/index.js';
 import { staticChecks } from '../suites/index.js';
-import { tracesTo } from '../lib/run-names.js';
-import { HttpResponse } from '../lib/http.js';
+import { HttpResponse } from '../lib/transport/index.js';
 import {
   drawSeed,
   drawValues,
@@ -54,7 +53,7 @@ describe('the share of --explore', () => {
       expect([...n].length).toBeGreaterThanOrEqual(22);
       expect([...n].length).toBeLessThanOrEqual(255);
       expect((n as string & { isWellFormed(): boolean }).isWellFormed()).toBe(true);
-      // A create whose answer never came is found by its name (lib/cleanup.ts).
+      // A create whose answer never came is found by its name (lib/runner/cleanup.ts).
       expect(tracesTo(n, 'a1b2c3d4'), n).toBe(true);
     }
     // Names NFC rewrites, and names NFC leaves as they are; astral, right-to-left, invisible, long.

@@ -4,8 +4,8 @@
 // runs the same mutants through the CLI).
 import { createServer, request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../lib/check.js';
-import { HttpResponse } from '../lib/http.js';
+import type { CheckResult } from '../lib/runner/index.js';
+import { HttpResponse } from '../lib/transport/index.js';
 import { FAULTS } from '../server/index.js';
 import { drawsPerPath, isoAt } from '../suites/list/explore.js';
 import { judge, predict, queryOfUrl, type ListModel, type ListQuery } from '../suites/list/model.js';

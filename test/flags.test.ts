@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { REPORT_FORMATS } from '../reporters/formats.js';
 import { main } from '../cli/main.js';
 import type { Io } from '../cli/io.js';
-import { SETTING_KEYS } from '../lib/config.js';
+import { SETTING_KEYS } from '../lib/configuration/index.js';
 import { cli } from './support.js';
 
 interface Said {
@@ -160,8 +160,8 @@ describe('every error the suite raises on purpose has a stable code', () => {
   it('usage, configuration, HAR, key and the reference server refusals: each its own', async () => {
     const [{ UsageError, parseFlags }, { ConfigError }, { HarError }, { KeyError }, { HttpError }] = await Promise.all([
       import('../cli/io.js'),
-      import('../lib/config.js'),
-      import('../lib/har.js'),
+      import('../lib/configuration/index.js'),
+      import('../lib/runner/index.js'),
       import('../reporters/attestation.js'),
       import('../server/http.js'),
     ]);

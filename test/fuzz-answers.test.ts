@@ -5,7 +5,7 @@
 // FUZZ_PATH replays a counterexample (fast-check's failure message gives both).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunContext, resultKey, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
+import { RunContext, resultKey, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/runner/index.js';
 import { startReferenceServer, type RunningServer } from '../server/index.js';
 import { listChecks, staticChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/list/list-check.js';

@@ -4,10 +4,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../lib/http.js';
-import { CheckFailure, SuiteError } from '../lib/outcome.js';
-import { Secrets } from '../lib/secrets.js';
-import { toCurl } from '../lib/exchange.js';
+import { HttpClient } from '../lib/transport/index.js';
+import { CheckFailure, SuiteError, Secrets, toCurl } from '../lib/evidence/index.js';
 
 const TOKEN = 'tok-8d1f0c3b7a';
 let server: Server | undefined;

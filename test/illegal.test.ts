@@ -3,7 +3,7 @@
 // them: never a 5xx, a refusal with the Error shape, or a page right for some reading (clamped,
 // ignored, the number it spells), never for a number it was wrapped to.
 import { describe, expect, it } from 'vitest';
-import { HttpResponse } from '../lib/http.js';
+import { HttpResponse } from '../lib/transport/index.js';
 import { judgeIllegal, resolveIllegal, type IllegalPlan, type Illegal } from '../suites/list/illegal.js';
 import { predictor, type ListModel, type ListQuery } from '../suites/list/model.js';
 import { listPageOf, toRec, type ListPage } from '../suites/list/pages.js';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { validateXML } from 'xmllint-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CheckResult } from '../lib/check.js';
+import type { CheckResult } from '../lib/runner/index.js';
 import { renderJunit } from '../reporters/junit.js';
 import type { RunReport } from '../reporters/model.js';
 import { exitFor } from '../reporters/verdict.js';

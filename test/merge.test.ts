@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../lib/check.js';
+import type { CheckResult } from '../lib/runner/index.js';
 import { main } from '../cli/main.js';
 import { renderJson } from '../reporters/json.js';
 import { summarise, type RunReport } from '../reporters/model.js';

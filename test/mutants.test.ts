@@ -6,7 +6,7 @@
 // selftest/index.ts for the figures).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
-import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
+import { endpointsOf, loadCatalogSpec } from '../lib/contract/index.js';
 import { FAULTS, resolveBehaviour, VARIANTS } from '../server/index.js';
 import { checkDefinitions } from '../suites/index.js';
 import {

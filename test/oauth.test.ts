@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validate, SCHEMA } from '../lib/schema.js';
+import { validate, SCHEMA } from '../lib/contract/index.js';
 import { startReferenceServer, type RunningServer } from '../server/index.js';
 import { TOKEN, withServer } from './support.js';
 

@@ -10,9 +10,8 @@ import { connect } from 'node:net';
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { readHar } from '../lib/har.js';
-import type { Observed } from '../lib/observed.js';
-import { Secrets } from '../lib/secrets.js';
+import { readHar, type Observed } from '../lib/runner/index.js';
+import { Secrets } from '../lib/evidence/index.js';
 import { judgeTraffic } from '../suites/observed.js';
 import { OBSERVED_LIST_CHECKS, judge, observerModel, OPAQUE, queryOfUrl } from '../suites/list/model.js';
 import { listPageOf, parseInstant } from '../suites/list/pages.js';
@@ -23,7 +22,7 @@ import { startReferenceServer } from '../server/index.js';
 import { endpoints, listening, TOKEN } from './support.js';
 import { startProxy } from './fixtures/proxy.js';
 import { READS_SETTLE_MS } from '../suites/delete/custom-api.js';
-import { HttpResponse } from '../lib/http.js';
+import { HttpResponse } from '../lib/transport/index.js';
 
 const dirs: string[] = [];
 const temp = (): string => {

@@ -7,10 +7,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDefinitions, expandChecks } from '../suites/index.js';
-import { endpointsOf, loadCatalogSpec } from '../lib/catalog.js';
-import { CONTRACT_DOCUMENT } from '../lib/clauses.js';
-import { contractDigest } from '../lib/schema.js';
-import { STATEMENTS_FILE } from '../lib/traceability.js';
+import { endpointsOf, loadCatalogSpec, CONTRACT_DOCUMENT, contractDigest } from '../lib/contract/index.js';
+import { STATEMENTS_FILE } from '../lib/runner/index.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 

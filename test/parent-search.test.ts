@@ -4,8 +4,8 @@
 // when every parent tried answers 404; a skip for want of records says where the most were.
 import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { CheckContext, RunContext, type Check, type CheckResult } from '../lib/check.js';
-import type { Endpoint } from '../lib/catalog.js';
+import { CheckContext, RunContext, type Check, type CheckResult } from '../lib/runner/index.js';
+import type { Endpoint } from '../lib/contract/index.js';
 import { listChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/list/list-check.js';
 import { IN_FLIGHT, resolvePath } from '../suites/list/target.js';

@@ -6,8 +6,8 @@
 // realistic-store) and ListFaultScope.parents 'later' (server/lists.ts).
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
-import { CheckContext, RunContext, type Check, type CheckResult } from '../lib/check.js';
-import { loadCatalogSpec, type Endpoint } from '../lib/catalog.js';
+import { CheckContext, RunContext, type Check, type CheckResult } from '../lib/runner/index.js';
+import { loadCatalogSpec, type Endpoint } from '../lib/contract/index.js';
 import { observeEmpty } from '../reporters/verdict.js';
 import { runThroughCli, SAMPLE } from '../selftest/index.js';
 import type { RunningServer } from '../server/index.js';

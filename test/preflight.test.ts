@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ledgerPath } from '../lib/ledger.js';
+import { ledgerPath } from '../lib/runner/index.js';
 import { createReferenceHandler } from '../server/index.js';
 import { cli, TOKEN, withServer, type Ran } from './support.js';
 

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
 import type { Io } from '../cli/io.js';
 import { readBundle, thisSuite, DEFAULT_WINDOW } from '../cli/verify.js';
-import { SCHEMA, validate } from '../lib/schema.js';
+import { SCHEMA, validate } from '../lib/contract/index.js';
 import { checkBundle } from '../reporters/bundle-check.js';
 import { verifyingKey } from '../reporters/attestation.js';
 import { bundleName, mergeRecord, readRecordIndex, renderRecord, RECORD_FORMAT, type RecordEntry, type RecordIndex } from '../reporters/record.js';

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../lib/check.js';
+import type { CheckResult } from '../lib/runner/index.js';
 import { renderSummary, replayCommand, shellWord } from '../reporters/console.js';
 import { githubAnnotations } from '../reporters/github.js';
 import { renderHtml, esc } from '../reporters/html.js';
@@ -17,7 +17,7 @@ import { cli, TOKEN, withServer } from './support.js';
 
 const fail = (id: string, more: Partial<CheckResult> = {}): CheckResult => resultOf(id, 'fail', { reason: `${id} failed`, durationMs: 3, ...more });
 
-/** A report as cli/run.ts makes it, with the configuration lib/config.ts maskedConfig gives. */
+/** A report as cli/run.ts makes it, with the configuration lib/configuration/config.ts maskedConfig gives. */
 function report(
   config: Record<string, unknown>,
   results: CheckResult[],

@@ -6,7 +6,7 @@ import { renderHtml } from '../reporters/html.js';
 import { renderJson } from '../reporters/json.js';
 import { renderJunit } from '../reporters/junit.js';
 import { exitFor, renderBaseline } from '../reporters/verdict.js';
-import type { CheckResult } from '../lib/check.js';
+import type { CheckResult } from '../lib/runner/index.js';
 import { bundleFiles, reportFiles, validateReport } from '../reporters/write.js';
 import { renderCtrf } from '../reporters/ctrf.js';
 import { unknownReporter } from '../reporters/registry.js';

@@ -3,7 +3,7 @@
 // catalogue refuses to load for want of a level (a new check, a renamed one).
 import { resolve } from 'node:path';
 import { expect, it } from 'vitest';
-import { loadStatements, type Statement } from '../lib/traceability.js';
+import { loadStatements, type Statement } from '../lib/runner/index.js';
 import { leveled, renderRuleLevels, ruleLevels } from '../suites/levels.js';
 
 it('a check takes its level from the rules that name it: none, or rules that differ, is refused', () => {

@@ -1,12 +1,13 @@
-// The schemas of spec/ are JSON Schema 2020-12: lib/schema.ts does not check them against the
-// meta-schema when it loads them (that costs more than the checks' own validation), so this does.
+// The schemas of spec/ are JSON Schema 2020-12: lib/contract/schema.ts does not check them against
+// the meta-schema when it loads them (that costs more than the checks' own validation), so this
+// does.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { SUITE_ERROR_CODES } from '../lib/outcome.js';
-import { SCHEMA, schemaDocuments, validate } from '../lib/schema.js';
+import { SUITE_ERROR_CODES } from '../lib/evidence/index.js';
+import { SCHEMA, schemaDocuments, validate } from '../lib/contract/index.js';
 
 describe('spec/*.schema.yaml', () => {
   it('every schema is valid against the 2020-12 meta-schema', () => {
@@ -22,7 +23,7 @@ describe('spec/*.schema.yaml', () => {
 });
 
 describe('spec/results.schema.yaml', () => {
-  it("a result's errorCode is one of the suite's codes, the same list as lib/outcome.ts", () => {
+  it("a result's errorCode is one of the suite's codes, the same list as lib/evidence/outcome.ts", () => {
     const doc = parseYaml(readFileSync(resolve(import.meta.dirname, '../spec/results.schema.yaml'), 'utf8')) as {
       properties: { results: { items: { properties: { errorCode: { enum: string[] } } } } };
     };

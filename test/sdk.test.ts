@@ -8,7 +8,7 @@
 // (the README's own advice where the default, a ./localStorage folder, is not wanted).
 import { gateway, MemoryStorageFactory } from '@elasticpath/js-sdk';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { validate, SCHEMA } from '../lib/schema.js';
+import { validate, SCHEMA } from '../lib/contract/index.js';
 import { startReferenceServer, type RunningServer } from '../server/index.js';
 import { TOKEN } from './support.js';
 

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import { RunContext, runCheck } from '../lib/check.js';
-import { Secrets } from '../lib/secrets.js';
+import { RunContext, runCheck } from '../lib/runner/index.js';
+import { Secrets } from '../lib/evidence/index.js';
 import { staticChecks } from '../suites/index.js';
 import { cli, settingsFor, TOKEN, withServer } from './support.js';
 

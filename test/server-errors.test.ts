@@ -8,13 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunContext, runCheck, type Check, type CheckContext, type CheckResult } from '../lib/check.js';
-import { fail } from '../lib/expect.js';
-import { HttpClient } from '../lib/http.js';
-import { SuiteError, type Level } from '../lib/outcome.js';
-import { preflight } from '../lib/preflight.js';
-import { Secrets } from '../lib/secrets.js';
-import { loadStatements } from '../lib/traceability.js';
+import { RunContext, runCheck, type Check, type CheckContext, type CheckResult, fail, preflight, loadStatements } from '../lib/runner/index.js';
+import { HttpClient } from '../lib/transport/index.js';
+import { SuiteError, type Level, Secrets } from '../lib/evidence/index.js';
 import { NO_5XX } from '../suites/levels.js';
 import { listening } from './support.js';
 
@@ -41,7 +37,7 @@ afterAll(async () => {
 /**
  * Waits shrunk to 15 ms, within a budget of 2 s: a 502 or 503 is asked again a few times, then
  * stands; meanwhile the service answers the other requests in flight, if there are any (no
- * outage: lib/http.ts), and it has time to.
+ * outage: lib/transport/http.ts), and it has time to.
  */
 const QUICK = { retry: { sleep: () => delay(15), maxWaitMs: 2_000 } };
 

@@ -8,7 +8,7 @@ import { connect, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { validate, SCHEMA } from '../lib/schema.js';
+import { validate, SCHEMA } from '../lib/contract/index.js';
 import {
   DEFAULT_MAX_RECORDS,
   DEFAULT_SOCKET_LIMITS,

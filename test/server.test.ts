@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validate, SCHEMA } from '../lib/schema.js';
+import { validate, SCHEMA } from '../lib/contract/index.js';
 import { createReferenceHandler, FAULTS, startReferenceServer, VARIANTS, type Behaviour, type RunningServer } from '../server/index.js';
 import { generateRecords } from '../server/lists.js';
 import { parseInstant } from '../server/collection.js';

@@ -91,7 +91,7 @@ describe('the recorder sees what it must', () => {
     expect(r.heavy).toEqual(expect.arrayContaining(['faker', 'reference server']));
   });
 
-  it('CommonJS required at run time (as lib/schema.ts loads ajv)', async () => {
+  it('CommonJS required at run time (as lib/contract/schema.ts loads ajv)', async () => {
     const r = await heavyLoadedBy(['-e', "require('ajv/dist/2020.js'); require('undici')"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.heavy).toEqual(['ajv', 'undici']);

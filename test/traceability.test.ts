@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect, it } from 'vitest';
-import { CONTRACT_DOCUMENT } from '../lib/clauses.js';
-import { loadStatements, renderTraceability, traceabilityProblems } from '../lib/traceability.js';
+import { CONTRACT_DOCUMENT } from '../lib/contract/index.js';
+import { loadStatements, renderTraceability, traceabilityProblems } from '../lib/runner/index.js';
 import { checkDefinitions } from '../suites/index.js';
 
 it('every check enforces a statement, every MUST statement has a check, every named check exists', () => {

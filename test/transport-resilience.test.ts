@@ -1,5 +1,5 @@
-// The transport (lib/http.ts) against a hostile network and a busy machine, one behaviour at a
-// time, on small servers of the test's own (port 0, closed after): retries end by a time
+// The transport (lib/transport/http.ts) against a hostile network and a busy machine, one behaviour
+// at a time, on small servers of the test's own (port 0, closed after): retries end by a time
 // budget, not a small count; a GET that times out is sent again, a POST never; the in-flight
 // bound follows latency as well as 429s; the breaker counts failures spread over time, not
 // requests that failed together; one memory budget covers every body being read; and a body
@@ -9,9 +9,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { setTimeout as delay } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BodyBudget, Breaker, BREAKER_AFTER, HttpClient, type HttpClientOptions } from '../lib/http.js';
-import { SuiteError } from '../lib/outcome.js';
-import { Secrets } from '../lib/secrets.js';
+import { BodyBudget, Breaker, BREAKER_AFTER, HttpClient, type HttpClientOptions } from '../lib/transport/index.js';
+import { SuiteError, Secrets } from '../lib/evidence/index.js';
 import { listening } from './support.js';
 
 const TOKEN = 'tok-resilience-4c1d';

@@ -1,7 +1,7 @@
-// Real-world targets: each behaviour of the transport (lib/http.ts) proved against the reference
-// server behind a misbehaving front (test/fronts/front.ts). 429 and 503 answers are waited out
-// (Retry-After in seconds or as a date, else backoff with jitter) within a time budget, not a
-// small count, and never judged; 429s lower the in-flight bound; a GET is sent again after a
+// Real-world targets: each behaviour of the transport (lib/transport/http.ts) proved against the
+// reference server behind a misbehaving front (test/fronts/front.ts). 429 and 503 answers are
+// waited out (Retry-After in seconds or as a date, else backoff with jitter) within a time budget,
+// not a small count, and never judged; 429s lower the in-flight bound; a GET is sent again after a
 // reset or a timeout, a POST or DELETE never (a lost create is sent afresh by the create layer,
 // a check whose DELETE was lost runs again from its start); GETs that time out together are one failure, not
 // an outage; once the target hangs, the breaker stops the run from sending.
@@ -12,13 +12,19 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { RunContext, resultKey, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/check.js';
-import { exchangeLine } from '../lib/exchange.js';
-import { seededRandom } from '../lib/random.js';
-import { BREAKER_AFTER, HttpClient, retryAfterMs, sumTransport, type HttpClientOptions, type TransportStats } from '../lib/http.js';
-import { SuiteError } from '../lib/outcome.js';
-import { cleanUp, type CleanupReport } from '../lib/cleanup.js';
-import { Secrets } from '../lib/secrets.js';
+import {
+  RunContext,
+  resultKey,
+  runCheck,
+  type Check,
+  type CheckResult,
+  type RunSettings,
+  seededRandom,
+  cleanUp,
+  type CleanupReport,
+} from '../lib/runner/index.js';
+import { exchangeLine, SuiteError, Secrets } from '../lib/evidence/index.js';
+import { BREAKER_AFTER, HttpClient, retryAfterMs, sumTransport, type HttpClientOptions, type TransportStats } from '../lib/transport/index.js';
 import { listChecks, staticChecks as statics } from '../suites/index.js';
 import { expandListChecks } from '../suites/list/list-check.js';
 import { startFront, type Act, type Arrival, type Front, type FrontPlan } from './fronts/front.js';
@@ -638,7 +644,7 @@ async function shapedServer(
 
 describe('a gateway in front of the target (through the CLI)', () => {
   // What a gateway answers when the service behind it dropped a connection: 502. A GET so
-  // answered is waited out (lib/http.ts); a 5xx that persists is the target's failure
+  // answered is waited out (lib/transport/http.ts); a 5xx that persists is the target's failure
   // (spec/contract/README.md#errors.no-5xx), never waited out forever, never skipped over.
   const args = ['--operation', 'accounts,catalog-rules', '--seed', '11'];
 

@@ -1,7 +1,7 @@
 // The parts of `conformance verify` that need no bundle: the version window and the comparison
 // of a re-run with the bundle it repeats.
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../lib/check.js';
+import type { CheckResult } from '../lib/runner/index.js';
 import { checkBundle, versionWindow } from '../reporters/bundle-check.js';
 import { differences, thisSuite } from '../cli/verify.js';
 

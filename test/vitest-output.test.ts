@@ -1,15 +1,16 @@
 // vitest's own output (issue: cursor codes under CI): the suite reports through its own reporter
-// and the CLI's lines, so vitest's logger writes into sinks that discard (lib/vitest-run.ts).
-// On a terminal, that logger hid and showed the cursor (ESC[?25l, ESC[?25h) even under CI=true,
-// where the output must hold no escape sequence at all. What only that logger used to say, an
-// unhandled rejection in the main process, reaches the report as a suite error instead.
+// and the CLI's lines, so vitest's logger writes into sinks that discard
+// (lib/vitest/vitest-run.ts). On a terminal, that logger hid and showed the cursor (ESC[?25l,
+// ESC[?25h) even under CI=true, where the output must hold no escape sequence at all. What only
+// that logger used to say, an unhandled rejection in the main process, reaches the report as a
+// suite error instead.
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { discardingSink } from '../lib/vitest-run.js';
+import { discardingSink } from '../lib/vitest/index.js';
 import { BIN } from './support.js';
 
 const DIST = resolve(import.meta.dirname, '..', 'dist');
@@ -50,7 +51,7 @@ describe("vitest's own output", () => {
   it('an unhandled rejection in the main process during a run is a suite error in the report, and the run completes', async () => {
     // In a process of its own: the test runner watches this process's unhandled rejections.
     const script = `
-      import { runSuite } from ${JSON.stringify(pathToFileURL(join(DIST, 'lib', 'vitest-run.js')).href)};
+      import { runSuite } from ${JSON.stringify(pathToFileURL(join(DIST, 'lib', 'vitest', 'index.js')).href)};
       import { startReferenceServer } from ${JSON.stringify(pathToFileURL(join(DIST, 'server', 'index.js')).href)};
       import { staticChecks } from ${JSON.stringify(pathToFileURL(join(DIST, 'suites', 'index.js')).href)};
       const server = await startReferenceServer({ token: 't0ken-for-this-test' });

@@ -4,7 +4,7 @@
 // `fail` and a red ✗ are kept for what fails the run. And the replay commands of a run against
 // a real target say, once, that they need the token (item 3).
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../lib/check.js';
+import type { CheckResult } from '../lib/runner/index.js';
 import { renderAreaLine, renderProgress, renderSummary, replayCommand } from '../reporters/console.js';
 import { githubAnnotations, renderMarkdown } from '../reporters/github.js';
 import { renderHtml } from '../reporters/html.js';

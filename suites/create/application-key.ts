@@ -1,10 +1,9 @@
 // Creating Application Keys. Any 2xx is written to the ledger at once (even for a body the
 // target should have refused), so the run's cleanup deletes it.
-import type { CheckContext, Session } from '../../lib/check.js';
-import type { Auth, HttpResponse } from '../../lib/http.js';
-import { SuiteError } from '../../lib/outcome.js';
-import { describeViolations, SCHEMA, validate } from '../../lib/schema.js';
-import type { Seen } from '../../lib/observed.js';
+import type { CheckContext, Session, Seen } from '../../lib/runner/index.js';
+import type { Auth, HttpResponse } from '../../lib/transport/index.js';
+import { SuiteError } from '../../lib/evidence/index.js';
+import { describeViolations, SCHEMA, validate } from '../../lib/contract/index.js';
 
 export const APPLICATION_KEYS = '/v2/application-keys';
 

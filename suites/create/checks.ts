@@ -1,4 +1,4 @@
-import type { WrittenCheck } from '../../lib/check.js';
+import type { WrittenCheck } from '../../lib/runner/index.js';
 import { nameChecks } from './names.js';
 import { openShapeCheck, rejectionChecks } from './rejections.js';
 import { responseChecks } from './response.js';

@@ -15,11 +15,9 @@
 // Loaded by the checks when they explore (a dynamic import): the check catalogue (--list)
 // never loads fast-check.
 import fc from 'fast-check';
-import type { CheckContext } from '../../lib/check.js';
-import { expectErrorBody, fail } from '../../lib/expect.js';
-import type { HttpResponse } from '../../lib/http.js';
-import { CheckFailure, shown } from '../../lib/outcome.js';
-import { hash32 } from '../../lib/random.js';
+import { type CheckContext, expectErrorBody, fail, hash32 } from '../../lib/runner/index.js';
+import type { HttpResponse } from '../../lib/transport/index.js';
+import { CheckFailure, shown } from '../../lib/evidence/index.js';
 import { keyData, NAME_MAX, postApplicationKey, validKeyBody, VALIDATION } from './application-key.js';
 
 /**
@@ -201,7 +199,7 @@ export const nameDraftArb: fc.Arbitrary<NameDraft> = fc.record({
 
 /**
  * What every drawn name carries: `conformance-<run id>-`, so that a create whose answer never
- * came (a run killed mid-flight) is still found by name and deleted (lib/run-names.ts,
+ * came (a run killed mid-flight) is still found by name and deleted (lib/runner/run-names.ts,
  * tracesTo). It is ASCII, the same in every normal form, and it goes after any leading
  * whitespace. The price: no drawn name is shorter than the tag and one drawn character (22 code
  * points for an 8-character run id); create.name.1-char sends the shortest name.

@@ -1,13 +1,11 @@
 // Create an Application Key: the name's length (spec/contract/README.md#limits; counted in
 // Unicode code points, not bytes: #create.name-valid).
 import type { Faker } from '@faker-js/faker';
-import type { WrittenCheck, CheckContext } from '../../lib/check.js';
-import type { Clause } from '../../lib/clauses.js';
-import type { HttpResponse } from '../../lib/http.js';
-import { expectStatus, fail } from '../../lib/expect.js';
+import { type WrittenCheck, type CheckContext, expectStatus, fail, astralTag, bmpTag } from '../../lib/runner/index.js';
+import type { Clause } from '../../lib/contract/index.js';
+import type { HttpResponse } from '../../lib/transport/index.js';
 import { asciiName, astralName, codePoints, markupName, nonAsciiName, oneCharName } from '../../fixtures/names.js';
-import { shown } from '../../lib/outcome.js';
-import { astralTag, bmpTag } from '../../lib/run-names.js';
+import { shown } from '../../lib/evidence/index.js';
 import { keyBody, keyData, postApplicationKey, validKeyBody } from './application-key.js';
 import type { Exploration, NameDraft } from './explore.js';
 import { brokenRule, rejectionCheck } from './rejections.js';

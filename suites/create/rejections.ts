@@ -6,12 +6,19 @@
 // open (null for an optional member, a lenient Content-Type, extra members;
 // spec/contract/README.md#create.open-bodies) may also be accepted: create.request.open-shapes says
 // which, and holds them to no 5xx.
-import type { WrittenCheck, CheckContext } from '../../lib/check.js';
-import type { Clause } from '../../lib/clauses.js';
-import { expectErrorBody, expectRejected, fail, isJsonContentType, type StatusRule } from '../../lib/expect.js';
-import type { Seen } from '../../lib/observed.js';
+import {
+  type WrittenCheck,
+  type CheckContext,
+  expectErrorBody,
+  expectRejected,
+  fail,
+  isJsonContentType,
+  type StatusRule,
+  type Seen,
+} from '../../lib/runner/index.js';
+import type { Clause } from '../../lib/contract/index.js';
 import { codePoints } from '../../fixtures/names.js';
-import type { HttpResponse } from '../../lib/http.js';
+import type { HttpResponse } from '../../lib/transport/index.js';
 import { keyBody, NAME_MAX, postApplicationKey, sentCompressed, VALIDATION } from './application-key.js';
 
 const area = 'create-application-key';

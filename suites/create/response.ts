@@ -1,11 +1,9 @@
 // Create an Application Key: the success answer (spec/contract/README.md#create-application-key
 // and #application-key).
-import type { WrittenCheck, CheckContext } from '../../lib/check.js';
-import { expectSchema, expectStatus, fail, isJsonContentType } from '../../lib/expect.js';
-import type { Seen } from '../../lib/observed.js';
-import type { HttpResponse } from '../../lib/http.js';
-import { SCHEMA } from '../../lib/schema.js';
-import { CheckSkip } from '../../lib/outcome.js';
+import { type WrittenCheck, type CheckContext, expectSchema, expectStatus, fail, isJsonContentType, type Seen } from '../../lib/runner/index.js';
+import type { HttpResponse } from '../../lib/transport/index.js';
+import { SCHEMA } from '../../lib/contract/index.js';
+import { CheckSkip } from '../../lib/evidence/index.js';
 import { keyData, NAME_MAX, postApplicationKey, sentCompressed, validKey, validKeyBody } from './application-key.js';
 import type { Exploration, Group } from './explore.js';
 import { codePoints } from '../../fixtures/names.js';

@@ -1,8 +1,16 @@
 // Delete a Custom API (spec/contract/README.md#delete-custom-api and #authentication).
-import type { WrittenCheck, CheckContext, Session } from '../../lib/check.js';
-import { expectEmptyBody, expectErrorBody, expectRejected, expectStatus, fail } from '../../lib/expect.js';
-import type { HttpResponse } from '../../lib/http.js';
-import type { Seen } from '../../lib/observed.js';
+import {
+  type WrittenCheck,
+  type CheckContext,
+  type Session,
+  expectEmptyBody,
+  expectErrorBody,
+  expectRejected,
+  expectStatus,
+  fail,
+  type Seen,
+} from '../../lib/runner/index.js';
+import type { HttpResponse } from '../../lib/transport/index.js';
 import { createCustomApi, deleteCustomApi, deletedKey, malformedIds, READS_SETTLE_MS, stillFound, unknownIds, UUID, wrongToken } from './custom-api.js';
 
 const area = 'delete-custom-api';

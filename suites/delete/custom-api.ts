@@ -1,9 +1,8 @@
 // Creating and deleting the Custom APIs the delete checks work on. Every creation is in the
 // ledger before the next request goes out; a deletion is written off it once an answer shows
 // the Custom API gone.
-import type { HttpResponse } from '../../lib/http.js';
-import type { Session } from '../../lib/check.js';
-import type { Auth } from '../../lib/http.js';
+import type { HttpResponse, Auth } from '../../lib/transport/index.js';
+import type { Session } from '../../lib/runner/index.js';
 import type { Faker } from '@faker-js/faker';
 import { customApiBody } from '../../fixtures/custom-api.js';
 

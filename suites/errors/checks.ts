@@ -1,10 +1,9 @@
 // The Error shape beyond the documented statuses (spec/contract/README.md#errors: the Content-Type,
 // and errors the contract does not document, held to the same shape at SHOULD level).
-import type { WrittenCheck } from '../../lib/check.js';
-import { expectErrorBody, expectStatus, fail, isJsonContentType } from '../../lib/expect.js';
+import { type WrittenCheck, expectErrorBody, expectStatus, fail, isJsonContentType } from '../../lib/runner/index.js';
 import { deleteCustomApi } from '../delete/custom-api.js';
 import { postApplicationKey } from '../create/application-key.js';
-import type { HttpResponse } from '../../lib/http.js';
+import type { HttpResponse } from '../../lib/transport/index.js';
 
 const area = 'errors';
 

@@ -1,7 +1,7 @@
 // Comparing what two traversals reached. Only records older than the run's start minus the
 // time buffer take part (contract: "timestamps close to the present may be incomplete"), and
 // where a traversal was cut short, only the part both sides read in full.
-import type { CheckContext } from '../../lib/check.js';
+import type { CheckContext } from '../../lib/runner/index.js';
 import { instantKey, pagination, type Rec } from './pages.js';
 import { orderOf, value, type Attr } from './collation.js';
 import type { Walk } from './walks.js';

@@ -24,10 +24,9 @@
 // each); all sent at once (the HTTP client bounds what is in flight), plus what shrinking sends
 // (at most SHRINK_REQUESTS per rule broken); all count against the operation's request budget.
 import fc from 'fast-check';
-import { judgedByItsRule, type CheckContext } from '../../lib/check.js';
-import type { Endpoint } from '../../lib/catalog.js';
-import { CheckSkip, SuiteError } from '../../lib/outcome.js';
-import { hash32, seededRandom } from '../../lib/random.js';
+import { judgedByItsRule, type CheckContext, hash32, seededRandom } from '../../lib/runner/index.js';
+import type { Endpoint } from '../../lib/contract/index.js';
+import { CheckSkip, SuiteError } from '../../lib/evidence/index.js';
 import {
   ATTRS,
   buildModel,

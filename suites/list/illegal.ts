@@ -14,7 +14,7 @@
 //   numbers right. A value read as another number (2^64 + 5 as 5, a wrapped 32-bit limit) fits
 //   none, and neither does the first page served for an offset past the end.
 import fc from 'fast-check';
-import { CheckFailure } from '../../lib/outcome.js';
+import { CheckFailure } from '../../lib/evidence/index.js';
 import { judge, OPAQUE, paramsOf, type Disagreement, type ListModel, type ListQuery, type Prediction } from './model.js';
 import { expectInvalidPagingAnswer, type ListPage } from './pages.js';
 

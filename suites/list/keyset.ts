@@ -1,8 +1,8 @@
 // Keyset-style traversals of a whole collection (spec/contract/README.md#keyset-traversal):
 // sorted by an attribute, each page asked for with a filter from the last record read. Bounded
 // by a share of the operation's request budget (cap), as the offset walks are (walks.ts).
-import type { CheckContext } from '../../lib/check.js';
-import type { Endpoint } from '../../lib/catalog.js';
+import type { CheckContext } from '../../lib/runner/index.js';
+import type { Endpoint } from '../../lib/contract/index.js';
 import { orderOf, plainOrder, raw, value, type Attr, type Comparator } from './collation.js';
 import { BudgetSpent, readPage, type ListPage, type Params, type Rec } from './pages.js';
 import { cap, firstPageAcrossTie, PAGE, type Walk } from './walks.js';

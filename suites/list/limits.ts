@@ -1,9 +1,8 @@
 // Page length and offsets (spec/contract/README.md#pagination-information and #limits: default
 // 25, maximum 100, offsets counted in records from zero, the hard offset limit on /v2/orders and
 // /v2/files; #list-endpoints).
-import type { CheckContext } from '../../lib/check.js';
-import type { Endpoint } from '../../lib/catalog.js';
-import { expectErrorBody, expectStatus, fail } from '../../lib/expect.js';
+import { type CheckContext, expectErrorBody, expectStatus, fail } from '../../lib/runner/index.js';
+import type { Endpoint } from '../../lib/contract/index.js';
 import type { WrittenListCheck } from './list-check.js';
 import { expectListMeta, metaInt, readPage, readPagesAtOnce, type ListPage } from './pages.js';
 import { defaultPageLength, target } from './target.js';

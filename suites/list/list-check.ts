@@ -2,10 +2,9 @@
 // and operation). `appliesTo` narrows it (the hard offset limit is for orders and files).
 // Every one of them also answers for the exploration of its operation (explore.ts): a drawn
 // request whose answer breaks the check's rule fails it, with the smallest such request.
-import type { Check, CheckContext, CheckHeader, Written } from '../../lib/check.js';
-import type { Endpoint } from '../../lib/catalog.js';
-import { fail } from '../../lib/expect.js';
-import { CheckFailure, CheckSkip } from '../../lib/outcome.js';
+import { type Check, type CheckContext, type CheckHeader, type Written, fail } from '../../lib/runner/index.js';
+import type { Endpoint } from '../../lib/contract/index.js';
+import { CheckFailure, CheckSkip } from '../../lib/evidence/index.js';
 import { pagination } from './pages.js';
 
 /** A check of the pagination area: its area is AREA, so the header names it no more. */
@@ -14,7 +13,7 @@ export interface ListCheck extends Omit<CheckHeader, 'area'> {
   run(ctx: CheckContext, e: Endpoint): Promise<void>;
 }
 
-/** A list check as it is written: its level is its rule's, its clause a reference (Written in lib/check.ts). */
+/** A list check as it is written: its level is its rule's, its clause a reference (Written in lib/runner/check.ts). */
 export type WrittenListCheck = Written<ListCheck>;
 
 export const AREA = 'pagination';

@@ -1,7 +1,7 @@
 // The operation is there, and its pagination fields are present and integer on every list
 // response, including ones with zero records (spec/contract/README.md#pagination-information:
 // present even when the result is empty; #lists.meta).
-import { expectErrorBody, expectStatus, fail } from '../../lib/expect.js';
+import { expectErrorBody, expectStatus, fail } from '../../lib/runner/index.js';
 import type { WrittenListCheck } from './list-check.js';
 import { expectInvalidPagingAnswer, expectListMeta, metaInt, pagination, query, readPage, readPagesAtOnce, refusesFeature } from './pages.js';
 import { answered404, defaultPageLength, resolvePath, target } from './target.js';

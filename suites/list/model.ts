@@ -12,8 +12,8 @@
 // while it is read: records newer than the horizon (the run's start less the time buffer) are
 // judged only by their place in the order and by the filter, and an exact prediction is
 // withdrawn for an answer that shows the list has changed since the model was read.
-import type { CheckContext } from '../../lib/check.js';
-import type { Endpoint } from '../../lib/catalog.js';
+import type { CheckContext } from '../../lib/runner/index.js';
+import type { Endpoint } from '../../lib/contract/index.js';
 import { horizon } from './compare.js';
 import { instantKey, metaInt, refusesFeature, type ListPage, type Rec } from './pages.js';
 import { orderOf, value, type Attr, type Comparator } from './collation.js';

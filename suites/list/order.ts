@@ -1,10 +1,9 @@
 // Sorting and filtering (spec/contract/README.md#list-endpoints: sort on created_at, updated_at,
 // id; filter with ge and gt; #lists.sort-descending, #lists.total: sort=-attr descending,
 // filter totals).
-import type { CheckContext } from '../../lib/check.js';
-import type { Endpoint } from '../../lib/catalog.js';
-import { expectStatus, fail } from '../../lib/expect.js';
-import { CheckSkip, shown } from '../../lib/outcome.js';
+import { type CheckContext, expectStatus, fail } from '../../lib/runner/index.js';
+import type { Endpoint } from '../../lib/contract/index.js';
+import { CheckSkip, shown } from '../../lib/evidence/index.js';
 import { comparable, describeRecords, duplicates, inWindow, missingFrom, uniqueById } from './compare.js';
 import type { WrittenListCheck } from './list-check.js';
 import { FAR_FUTURE } from './meta.js';

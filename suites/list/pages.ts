@@ -2,13 +2,10 @@
 // counted against the operation's request budget, and parsed into records whose id and
 // timestamps are read where the catalog says they live; and the two predicates every answer
 // to a list request is held to, whoever asked it (expectListMeta, expectInvalidPagingAnswer).
-import type { CheckContext } from '../../lib/check.js';
-import type { PaginationSettings } from '../../lib/catalog.js';
-import type { Endpoint } from '../../lib/catalog.js';
-import { expectErrorBody, expectSchema, expectStatus, expectValid, fail } from '../../lib/expect.js';
-import { HttpResponse } from '../../lib/http.js';
-import { SCHEMA, validate, type SchemaViolation } from '../../lib/schema.js';
-import { CheckSkip, SuiteError } from '../../lib/outcome.js';
+import { type CheckContext, expectErrorBody, expectSchema, expectStatus, expectValid, fail } from '../../lib/runner/index.js';
+import { type PaginationSettings, type Endpoint, SCHEMA, validate, type SchemaViolation } from '../../lib/contract/index.js';
+import { HttpResponse } from '../../lib/transport/index.js';
+import { CheckSkip, SuiteError } from '../../lib/evidence/index.js';
 
 export interface Rec {
   id: string;

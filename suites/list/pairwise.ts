@@ -12,7 +12,7 @@
 // A factor may matter only when another takes some levels (a filter's place only when there is a
 // timestamp filter): `requires` says so, and a row covers a pair only where both of its factors
 // matter. Pairs that no row can cover are left out of the count.
-import { seededRandom } from '../../lib/random.js';
+import { seededRandom } from '../../lib/runner/index.js';
 
 /** Factor `factor` matters only in rows where factor `on` takes one of `levels`. */
 export interface Requirement {

@@ -11,8 +11,8 @@
 // operation is absent only when every parent tried answers 404
 // (spec/contract/README.md#list-operations). At most MAX_PARENTS combinations per operation,
 // read a few at a time, every read counted against its request budget and memoised like any.
-import type { CheckContext } from '../../lib/check.js';
-import { placeholders, type Endpoint } from '../../lib/catalog.js';
+import type { CheckContext } from '../../lib/runner/index.js';
+import { placeholders, type Endpoint } from '../../lib/contract/index.js';
 import { BudgetSpent, dig, metaInt, pagination, readPage, readParentPage, refusesFeature, type ListPage, type Params } from './pages.js';
 import { cap, PAGE } from './walks.js';
 

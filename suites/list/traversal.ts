@@ -1,8 +1,7 @@
 // Whole-collection traversals (spec/contract/README.md#keyset-traversal; #lists.keyset: keyset and offset traversals reach the same records; offset
 // traversal meets every record once; results.total is what is actually readable).
-import type { CheckContext } from '../../lib/check.js';
-import type { Endpoint } from '../../lib/catalog.js';
-import { fail } from '../../lib/expect.js';
+import { type CheckContext, fail } from '../../lib/runner/index.js';
+import type { Endpoint } from '../../lib/contract/index.js';
 import { comparable, describeRecords, duplicates, inWindow, missingFrom, uniqueById } from './compare.js';
 import type { WrittenListCheck } from './list-check.js';
 import { metaInt, refusesFeature } from './pages.js';

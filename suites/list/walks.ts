@@ -2,10 +2,9 @@
 // ones are in keyset.ts, the orders records are compared in in collation.ts. Each traversal is
 // bounded by a share of the operation's request budget, stops at once on a page that does not
 // advance, and says how far it got.
-import type { CheckContext } from '../../lib/check.js';
-import type { Endpoint } from '../../lib/catalog.js';
-import { fail } from '../../lib/expect.js';
-import { CheckSkip } from '../../lib/outcome.js';
+import { type CheckContext, fail } from '../../lib/runner/index.js';
+import type { Endpoint } from '../../lib/contract/index.js';
+import { CheckSkip } from '../../lib/evidence/index.js';
 import { value, type Attr } from './collation.js';
 import { BudgetSpent, metaInt, pagination, readPage, readPagesAtOnce, type ListPage, type Params, type Rec } from './pages.js';
 

@@ -1,7 +1,7 @@
 // HAR files (HTTP Archive 1.2, as browsers' developer tools, Playwright's recordHar and
-// recording proxies export them) read into observed exchanges (lib/observed.ts). A body is read
-// whether the file stores it as text or as base64 (`content.encoding`); an entry the file holds
-// no answer for (status 0: blocked, aborted) is left out and counted.
+// recording proxies export them) read into observed exchanges (lib/runner/observed.ts). A body is
+// read whether the file stores it as text or as base64 (`content.encoding`); an entry the file
+// holds no answer for (status 0: blocked, aborted) is left out and counted.
 import type { Observed } from './observed.js';
 
 interface HarHeader {

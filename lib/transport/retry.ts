@@ -1,4 +1,4 @@
-// How the transport (lib/http.ts) sends a request again after an answer that says "not
+// How the transport (lib/transport/http.ts) sends a request again after an answer that says "not
 // processed" (429, 503) or a gateway's 502 or 504 to a GET, a reset or a timeout: a time budget, not a small count, and the
 // Retry-After a target names.
 import { setTimeout as delay } from 'node:timers/promises';

@@ -3,16 +3,24 @@
 // of the four outcomes, with evidence; it never lets a bug of ours read as the target's fault.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Faker } from '@faker-js/faker';
-import { exchangeLine, toCurl, type Exchange } from './exchange.js';
-import { HttpClient, noTransport, type HttpClientOptions, type HttpResponse, type RequestSpec, type TransportStats } from './http.js';
-import { findByName } from './find.js';
+import {
+  exchangeLine,
+  toCurl,
+  type Exchange,
+  CheckFailure,
+  CheckSkip,
+  SuiteError,
+  TRIES_WHEN_LOST,
+  type Level,
+  type Outcome,
+  type SuiteErrorCode,
+  Secrets,
+} from '../evidence/index.js';
+import { HttpClient, noTransport, type HttpClientOptions, type HttpResponse, type RequestSpec, type TransportStats, findByName } from '../transport/index.js';
 import { Ledger, notProcessed, type LedgerEntry, type ResourceKind } from './ledger.js';
 import { tracesTo } from './run-names.js';
-import { CheckFailure, CheckSkip, SuiteError, TRIES_WHEN_LOST, type Level, type Outcome, type SuiteErrorCode } from './outcome.js';
-import { Secrets } from './secrets.js';
 import { hash32 } from './random.js';
-import type { PaginationSettings } from './catalog.js';
-import type { Clause } from './clauses.js';
+import type { PaginationSettings, Clause } from '../contract/index.js';
 import type { Observer } from './observed.js';
 
 /** What names a check, declared once: its definition, its listing and its result all carry it. */
@@ -32,8 +40,9 @@ export interface CheckHeader {
 
 /**
  * A header as a check's file writes it: its clause as a reference to the contract document
- * (lib/clauses.ts), without its level, which is its rule's (spec/contract/statements.yaml),
- * stated there once. The catalogue (suites/levels.ts) fills in the level and the clause's text and link.
+ * (lib/contract/clauses.ts), without its level, which is its rule's
+ * (spec/contract/statements.yaml), stated there once. The catalogue (suites/levels.ts) fills in the
+ * level and the clause's text and link.
  */
 export type Written<T> = Omit<T, 'level' | 'clause' | 'clauseLink'> & { clause: Clause };
 
@@ -478,7 +487,7 @@ export function judgedByItsRule(x: Exchange): void {
  * A result held to `rule`: a 5xx among the check's exchanges (its own requests and the shared
  * work it used) fails it, at the rule's level, whatever the check itself concluded. An answer
  * in them is the last of its request: one the transport waited out and that then came right
- * is not there (lib/http.ts). A check that passed or skipped fails, with that request as
+ * is not there (lib/transport/http.ts). A check that passed or skipped fails, with that request as
  * evidence; one that failed keeps its own failure and evidence, at the rule's level when its
  * own is lower, the 5xx named in its reason. An error stays an error: the suite could not do
  * its work (a 429, an outage), and no verdict rests on it.

@@ -3,11 +3,10 @@
 // would otherwise end in hundreds of failures that blame the target, or of errors that say
 // nothing: here it ends in one line that says what to do (exit 2).
 import { isJsonContentType } from './expect.js';
-import { HttpClient, transient, type HttpResponse } from './http.js';
+import { HttpClient, transient, type HttpResponse } from '../transport/index.js';
 import { sameTarget } from './ledger.js';
-import type { Secrets } from './secrets.js';
-import { SuiteError } from './outcome.js';
-import { gist, printable } from './text.js';
+import { type Secrets, SuiteError } from '../evidence/index.js';
+import { gist, printable } from '../text/index.js';
 
 /** What the preflight read: first the store settings, then a plain list if those are not served. */
 const READS = ['/v2/settings', '/v2/accounts', '/v2/customers'];
@@ -73,8 +72,8 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
       return { ok: false, line: `the target refused the token: ${describe(res)}. Check --token or CONFORMANCE_TOKEN (its value is never shown).` };
     }
     if (res.status >= 500) {
-      // A 502, 503 or 504 here outlasted the read's whole time budget (lib/http.ts waits them
-      // out): the service is not there, as when its host cannot be reached. Any other 5xx may
+      // A 502, 503 or 504 here outlasted the read's whole time budget (lib/transport/http.ts waits
+      // them out): the service is not there, as when its host cannot be reached. Any other 5xx may
       // be one route's failure, which the checks judge: the other reads are tried first.
       if (transient('GET', res.status)) return outage(res);
       failed ??= res;

@@ -1,4 +1,5 @@
-// One memory budget for the response bodies being read at once in the process (lib/http.ts).
+// One memory budget for the response bodies being read at once in the process
+// (lib/transport/http.ts).
 
 /**
  * The bytes of response bodies held at once by every client of the process. Fixed, not a

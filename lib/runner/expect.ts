@@ -1,8 +1,8 @@
 // Assertions for checks. Each one says what was expected and what came back, and carries
 // the exchange, so a failure always shows the request, the status and the body.
-import type { HttpResponse } from './http.js';
-import { CheckFailure } from './outcome.js';
-import { describeViolations, SCHEMA, validate, type SchemaId, type SchemaViolation } from './schema.js';
+import type { HttpResponse } from '../transport/index.js';
+import { CheckFailure } from '../evidence/index.js';
+import { describeViolations, SCHEMA, validate, type SchemaId, type SchemaViolation } from '../contract/index.js';
 
 /** The target broke a rule: a failure with its evidence (expected and actual as shown()). */
 export function fail(message: string, detail: { expected: unknown; actual: unknown; res?: HttpResponse }): never {

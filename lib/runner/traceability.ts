@@ -6,11 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { CatalogSpec } from './catalog.js';
+import { type CatalogSpec, endpointsOf, CONTRACT_DOCUMENT, isContractAnchor, sectionPath, statementLink } from '../contract/index.js';
 import type { CheckHeader } from './check.js';
-import { endpointsOf } from './catalog.js';
-import { CONTRACT_DOCUMENT, isContractAnchor, sectionPath, statementLink } from './clauses.js';
-import { packageRoot } from './package.js';
+import { packageRoot } from '../package/index.js';
 
 /** Where the statements live, relative to the package root. */
 export const STATEMENTS_FILE = 'spec/contract/statements.yaml';
@@ -50,7 +48,7 @@ function cell(s: string): string {
   return s.replace(/\|/g, '\\|');
 }
 
-/** docs/ sits one folder below the package root, where the links of lib/clauses.ts start. */
+/** docs/ sits one folder below the package root, where the links of lib/contract/clauses.ts start. */
 function fromDocs(link: string): string {
   return `../${link}`;
 }

@@ -1,5 +1,5 @@
-// The circuit breaker of a run (lib/http.ts): once the target has failed at several moments
-// apart in time, with no answer between, nothing more is sent to it.
+// The circuit breaker of a run (lib/transport/http.ts): once the target has failed at several
+// moments apart in time, with no answer between, nothing more is sent to it.
 
 /**
  * Failures at moments apart in time, with no answer between, after which the target is taken

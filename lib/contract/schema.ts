@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { parse as parseYamlType } from 'yaml';
-import { packageRoot, readPackageVersion } from './package.js';
+import { packageRoot, readPackageVersion } from '../package/index.js';
 
 const require = createRequire(import.meta.url);
 

@@ -1,7 +1,7 @@
 // Secrets are masked by value, not by header name: a token echoed back in a body, or a
 // client_secret quoted in an error message, is masked wherever it appears. Each area's checks
 // mask what they record with what they know; the CLI's main process learns what every area
-// learned (suites/register.ts, lib/vitest-run.ts) and masks the whole report with all of it
+// learned (suites/register.ts, lib/vitest/vitest-run.ts) and masks the whole report with all of it
 // before any renderer escapes a character: one registry for the run's outputs.
 //
 // A target may write a secret in any spelling its encoders produce: a JSON encoder may escape

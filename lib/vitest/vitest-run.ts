@@ -8,16 +8,16 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createVitest } from 'vitest/node';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
-import { errorResult, GATE, gateChannel, resultHead, resultKey, stopChannel, type Check, type CheckResult, type RunSettings } from './check.js';
-import { packageRoot } from './package.js';
-import { schemaDocuments } from './schema.js';
+import { errorResult, GATE, gateChannel, resultHead, resultKey, stopChannel, type Check, type CheckResult, type RunSettings } from '../runner/index.js';
+import { packageRoot } from '../package/index.js';
+import { schemaDocuments } from '../contract/index.js';
 
 /** What the main process hands the checks' worker (vitest's provide/inject; typed for inject() in suites/register.ts). */
 export interface ProvidedRun {
   settings: RunSettings;
   /** Result keys (id, or id and operation) of the checks to run. */
   selected: string[];
-  /** The schemas of spec/, parsed by the main process (lib/schema.ts). */
+  /** The schemas of spec/, parsed by the main process (lib/contract/schema.ts). */
   schemas: object[];
 }
 
@@ -100,7 +100,7 @@ class Collector implements Reporter {
 }
 
 /**
- * The main process's side of the gate (lib/check.ts, gateChannel). It answers the worker's
+ * The main process's side of the gate (lib/runner/check.ts, gateChannel). It answers the worker's
  * question with the word said so far, and says each new word unasked. A stop is final: a go
  * after it is not said, and a worker that asks after a go then a stop hears stop. Nothing is
  * said once it is closed.

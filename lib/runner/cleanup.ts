@@ -1,11 +1,10 @@
 // Deletes what the ledger says the run created and did not delete. It touches nothing
 // else: an id not in the ledger is never sent a DELETE, and a create whose answer never came
 // (the run stopped) is looked for by its exact name only when that name carries the run's id.
-import { HttpClient, type HttpResponse } from './http.js';
-import { findByName } from './find.js';
+import { HttpClient, type HttpResponse, findByName } from '../transport/index.js';
 import { Ledger, type LedgerEntry, type OpenIntent } from './ledger.js';
 import { tracesTo } from './run-names.js';
-import { Secrets } from './secrets.js';
+import { Secrets } from '../evidence/index.js';
 import type { RunSettings } from './check.js';
 
 export interface Leftover {

@@ -1,10 +1,10 @@
 // Exchanges the suite did not send but saw: through `conformance proxy`, or read from a HAR file
-// (lib/har.ts). Each becomes an HttpResponse like the suite's own answers (lib/http.ts
-// responseOf), so the predicates the checks use judge it as they are, with evidence masked as in
-// a run: the traffic's bearer tokens and Basic credentials, and any client_secret it carries,
-// are learned as secrets before anything of it is written.
-import { responseOf, type HttpResponse } from './http.js';
-import type { Secrets } from './secrets.js';
+// (lib/runner/har.ts). Each becomes an HttpResponse like the suite's own answers
+// (lib/transport/http.ts responseOf), so the predicates the checks use judge it as they are, with
+// evidence masked as in a run: the traffic's bearer tokens and Basic credentials, and any
+// client_secret it carries, are learned as secrets before anything of it is written.
+import { responseOf, type HttpResponse } from '../transport/index.js';
+import type { Secrets } from '../evidence/index.js';
 
 export interface Observed {
   method: string;
@@ -131,7 +131,7 @@ export interface SeenBefore {
 
 /**
  * How a check judges an exchange it did not send, with the predicate its own run uses: true when
- * the exchange could show its rule (and kept it); a broken rule throws, as in a run (lib/expect.ts);
- * false when the exchange says nothing of it.
+ * the exchange could show its rule (and kept it); a broken rule throws, as in a run
+ * (lib/runner/expect.ts); false when the exchange says nothing of it.
  */
 export type Observer = (seen: Seen, before: SeenBefore) => boolean;

@@ -5,18 +5,18 @@
 // operations.orders.paths). The file is first checked against spec/config.schema.yaml.
 //
 // cli/main.ts imports this module on every start, so it loads nothing heavy on import: yaml when a file is read, ajv when a file is validated (the way
-// lib/schema.ts loads them), and no catalog (a run hands in the operation ids it knows).
+// lib/contract/schema.ts loads them), and no catalog (a run hands in the operation ids it knows).
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { closest, didYouMean } from './text.js';
+import { closest, didYouMean } from '../text/index.js';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject } from 'ajv';
 import type { parse as parseYamlType } from 'yaml';
-import { packageRoot } from './package.js';
-import { MASK } from './secrets.js';
+import { packageRoot } from '../package/index.js';
+import { MASK } from '../evidence/index.js';
 import { SETTINGS, type SettingKey } from './settings.js';
-import type { CatalogOverrides } from './catalog.js';
+import type { CatalogOverrides } from '../contract/index.js';
 
 /** The most bytes of one answer's body read (a run's --max-body-bytes; the proxy keeps as much of a body to judge). */
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -88,7 +88,7 @@ export const CONFIG_FILE = 'conformance.config.yaml';
 
 /**
  * Requests in flight at most, by default. A ceiling, not a fixed pace: the HTTP client
- * starts at 8 and doubles while no 429 comes, and every 429 halves it (lib/http.ts).
+ * starts at 8 and doubles while no 429 comes, and every 429 halves it (lib/transport/http.ts).
  * Against a target 100 ms away, a run's ~2,400 requests take 4 s at 64 in flight, 30 s at 8.
  */
 export const DEFAULT_CONCURRENCY = 64;
@@ -102,7 +102,7 @@ export const DEFAULT_EXPLORE = 20;
 /** Requests sent to one list operation at most, by default (--request-budget); a certification sends no fewer. */
 export const DEFAULT_REQUEST_BUDGET = 1000;
 
-/** The settings a file, the environment or flags may give, by their key (the flag is --KEY): lib/settings.ts. */
+/** The settings a file, the environment or flags may give, by their key (the flag is --KEY): lib/configuration/settings.ts. */
 const KEYS = Object.fromEntries(SETTINGS.map((s) => [s.key, { env: s.env, field: s.field }])) as Record<SettingKey, { env: string; field: string }>;
 
 /** Keys of the file that hold mappings rather than single values. */
@@ -168,7 +168,7 @@ export interface FileSettings {
 const CONFIG_SCHEMA_ID = 'https://conformance.local/spec/config.schema.json';
 let configAjv: Ajv2020 | undefined;
 
-/** spec/config.schema.yaml, compiled on the first file read (ajv strict, as lib/schema.ts). */
+/** spec/config.schema.yaml, compiled on the first file read (ajv strict, as lib/contract/schema.ts). */
 function configSchema(): Ajv2020 {
   if (!configAjv) {
     const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 };

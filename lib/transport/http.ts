@@ -28,20 +28,12 @@
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import type { Agent, RetryAgent, RetryHandler, request as UndiciRequest } from 'undici';
-import { BODY_EXCERPT_MAX, REQUEST_BODY_MAX, type Exchange } from './exchange.js';
-import { CheckFailure, SuiteError } from './outcome.js';
-import { MASK, type Secrets } from './secrets.js';
-import { packageVersion } from './package.js';
+import { BODY_EXCERPT_MAX, REQUEST_BODY_MAX, type Exchange, CheckFailure, SuiteError, MASK, type Secrets } from '../evidence/index.js';
+import { packageVersion } from '../package/index.js';
 import { BodyBudget } from './body-budget.js';
 import { Breaker, BREAKER_AFTER } from './breaker.js';
 import { DEFAULT_RETRY, retryAfterMs, type RetryPolicy } from './retry.js';
 import { noTransport, type TransportStats } from './transport-stats.js';
-
-// The parts of the transport that live in files of their own, for whoever imports the transport.
-export { BODY_BUDGET_BYTES, BodyBudget } from './body-budget.js';
-export { Breaker, BREAKER_AFTER, BREAKER_GAP_MS } from './breaker.js';
-export { DEFAULT_RETRY, retryAfterMs, type RetryPolicy } from './retry.js';
-export { noTransport, sumTransport, type TransportStats } from './transport-stats.js';
 
 export interface HttpClientOptions {
   baseUrl: string;
@@ -335,7 +327,8 @@ export interface RawExchange {
 /**
  * The answer of an exchange, with its evidence masked: the body parsed (any client_secret in it
  * learned as a secret first), the Authorization header masked whatever it holds. The client's
- * own requests and the exchanges a proxy or a HAR file shows (lib/observed.ts) are made one way.
+ * own requests and the exchanges a proxy or a HAR file shows (lib/runner/observed.ts) are made one
+ * way.
  */
 export function responseOf(x: RawExchange, secrets: Secrets, mask = true): HttpResponse {
   let parsed: { ok: true; value: unknown } | { ok: false } = { ok: false };

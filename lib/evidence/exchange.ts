@@ -1,5 +1,6 @@
 // One recorded HTTP exchange: what a failing check shows as evidence. Everything in it has
-// already been masked (lib/secrets.ts) when it is built, so it is safe to print or serialise.
+// already been masked (lib/evidence/secrets.ts) when it is built, so it is safe to print or
+// serialise.
 export interface Exchange {
   method: string;
   url: string;
@@ -18,7 +19,7 @@ export interface Exchange {
   attempts?: number;
   /**
    * A 502, 503 or 504 that outlasted its waits while the service answered no request at all:
-   * an outage (the suite could not work), not a verdict on the request (lib/check.ts).
+   * an outage (the suite could not work), not a verdict on the request (lib/runner/check.ts).
    */
   outage?: boolean;
 }

@@ -1,8 +1,8 @@
 // Every setting of a run, once: the key (the flag --KEY and the config file's key), the
 // environment variable, the field of the resolved Config, the kind of value, and what it does to
-// a run's outcomes. The flag parser, the environment and file readers (lib/config.ts), the
-// replay command a failure carries, and merge's test that shards are one run read this list;
-// tests hold --help, docs/usage.md and spec/config.schema.yaml to it.
+// a run's outcomes. The flag parser, the environment and file readers
+// (lib/configuration/config.ts), the replay command a failure carries, and merge's test that shards
+// are one run read this list; tests hold --help, docs/usage.md and spec/config.schema.yaml to it.
 //
 // Order matters once: replay commands name their settings in this order.
 
@@ -11,7 +11,7 @@ export type SettingKind =
   | 'url'
   /** A secret: never printed, never replayed. */
   | 'secret'
-  /** A whole number (its bounds are lib/config.ts's). */
+  /** A whole number (its bounds are lib/configuration/config.ts's). */
   | 'whole'
   /** On when given (--KEY), or true/false in the environment and the file. */
   | 'switch'
@@ -23,7 +23,7 @@ export type SettingKind =
 export interface SettingSpec {
   key: string;
   env: string;
-  /** The field of lib/config.ts Config (and of the config as results.json records it). */
+  /** The field of lib/configuration/config.ts Config (and of the config as results.json records it). */
   field: string;
   kind: SettingKind;
   /**
@@ -77,7 +77,7 @@ export function listOf(given: readonly unknown[] | undefined): string[] {
   ];
 }
 
-/** The settings given as flags, as lib/config.ts reads them: a list joined with commas, a switch as true. */
+/** The settings given as flags, as lib/configuration/config.ts reads them: a list joined with commas, a switch as true. */
 export function settingFlags(values: Record<string, unknown>): Partial<Record<SettingKey, string | boolean>> {
   const out: Partial<Record<SettingKey, string | boolean>> = {};
   for (const s of SETTINGS) {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { packageRoot } from './package.js';
+import { packageRoot } from '../package/index.js';
 
 export interface RecordLocations {
   id: string;
