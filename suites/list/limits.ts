@@ -4,7 +4,7 @@
 import { type CheckContext, expectErrorBody, expectStatus, fail } from '../../lib/runner/index.js';
 import type { Endpoint } from '../../lib/contract/index.js';
 import type { WrittenListCheck } from './list-check.js';
-import { expectListMeta, metaInt, readPage, readPagesAtOnce, type ListPage } from './pages.js';
+import { expectListMeta, metaInt, pageNumbersAllowed, readPage, readPagesAtOnce, type ListPage } from './pages.js';
 import { defaultPageLength, target } from './target.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
 
@@ -24,10 +24,8 @@ function expectCount(page: ListPage, expected: number, what: string): void {
 
 /** The values each meta.page field may take for a page of `limit` at `offset` over `results` records. */
 function pageNumbers(limit: number, offset: number, results: number): Record<'limit' | 'offset' | 'current' | 'total', number[]> {
-  const current = offset / limit + 1;
-  const total = Math.ceil(results / limit);
-  const orEmpty = (v: number): number[] => (results === 0 ? [...new Set([v, 0, 1])] : [v]);
-  return { limit: [limit], offset: [offset], current: orEmpty(current), total: orEmpty(total) };
+  const { current, pages } = pageNumbersAllowed(limit, offset, results);
+  return { limit: [limit], offset: [offset], current, total: pages };
 }
 
 /** The page answered beyond the hard offset limit (shared by the MUST and the SHOULD). */

@@ -15,7 +15,7 @@
 import type { CheckContext } from '../../lib/runner/index.js';
 import type { Endpoint } from '../../lib/contract/index.js';
 import { horizon } from './compare.js';
-import { instantKey, metaInt, refusesFeature, type ListPage, type Rec } from './pages.js';
+import { instantKey, metaInt, pageNumbersAllowed, refusesFeature, type ListPage, type Rec } from './pages.js';
 import { orderOf, value, type Attr, type Comparator } from './collation.js';
 import { HARD_OFFSET_LIMIT, offsetWalk, type Walk } from './walks.js';
 import { defaultPageLength } from './target.js';
@@ -588,9 +588,9 @@ export function judge(
   // The page numbers (with zero results, current and total may also be 0 or 1).
   if (meta.offset !== offset)
     add('list.page.arithmetic', `${asked}: meta.page.offset does not echo the offset`, `meta.page.offset ${offset}`, `meta.page.offset ${meta.offset}`);
-  const currents = new Set(offset % limit === 0 ? [offset / limit + 1] : [Math.floor(offset / limit) + 1, Math.ceil(offset / limit) + 1]);
-  const pagesAllowed = new Set([Math.ceil(total / limit)]);
-  if (total === 0) for (const v of [0, 1]) (currents.add(v), pagesAllowed.add(v));
+  const allowed = pageNumbersAllowed(limit, offset, total);
+  const currents = new Set(allowed.current);
+  const pagesAllowed = new Set(allowed.pages);
   if (meta.current === undefined || !currents.has(meta.current))
     add(
       'list.page.arithmetic',

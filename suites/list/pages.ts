@@ -288,3 +288,17 @@ export function expectInvalidPagingAnswer(page: ListPage, what: string): void {
   expectListMeta(page, what);
   if (page.records.length > 100) fail(`${what}: more than 100 records`, { expected: 'at most 100 records', actual: `${page.records.length}`, res: page.res });
 }
+
+/**
+ * The values meta.page.current and meta.page.total may take for a page of `limit` at `offset`
+ * over `total` records (spec/contract/README.md#pagination-information): current is offset /
+ * limit + 1 (an offset between two page starts falls in either page), total is ceil(total /
+ * limit); with no records, 0 and 1 are allowed too. The fixed probes and the model both judge
+ * the page numbers by it.
+ */
+export function pageNumbersAllowed(limit: number, offset: number, total: number): { current: number[]; pages: number[] } {
+  const current = new Set(offset % limit === 0 ? [offset / limit + 1] : [Math.floor(offset / limit) + 1, Math.ceil(offset / limit) + 1]);
+  const pages = new Set([Math.ceil(total / limit)]);
+  if (total === 0) for (const v of [0, 1]) (current.add(v), pages.add(v));
+  return { current: [...current], pages: [...pages] };
+}
