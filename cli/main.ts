@@ -5,7 +5,7 @@
 // vitest, ajv, faker, undici or the reference server (test/startup.test.ts). lib/configuration/
 // is light on import (config.ts loads yaml and ajv only to read a settings file).
 import { randomInt } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   CONFIG_FILE,
@@ -116,7 +116,6 @@ async function readSigningKey(file: string | undefined, io: Io): Promise<import(
   const fromEnv = io.env.CONFORMANCE_SIGNING_KEY;
   if (file === undefined && !fromEnv) return undefined;
   const { KeyError, signingKey } = await import('../reporters/attestation.js');
-  const { readFileSync } = await import('node:fs');
   // A CI secret may hold the PEM with its line breaks written as \n, or indented: read as meant.
   const env = fromEnv?.includes('-----BEGIN') ? fromEnv.replace(/\\n/g, '\n').replace(/^[ \t]+/gm, '') : fromEnv;
   const inline = file === undefined && env!.includes('-----BEGIN');

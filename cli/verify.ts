@@ -222,13 +222,7 @@ export function differences(before: readonly CheckResult[], after: readonly Chec
 
 const said = (r: CheckResult | undefined): string => (r ? `${r.outcome}${r.outcome === 'pass' ? '' : ` (${r.level})`}` : 'absent');
 
-async function rerun(
-  dir: string,
-  report: RunReport,
-  certificate: Record<string, unknown>,
-  values: { 'base-url'?: string; token?: string; 'rerun-dir'?: string },
-  io: Io,
-): Promise<0 | 1 | 2> {
+async function rerun(dir: string, report: RunReport, values: { 'base-url'?: string; token?: string; 'rerun-dir'?: string }, io: Io): Promise<0 | 1 | 2> {
   if (!report.target.embedded && values['base-url'] === undefined)
     throw new UsageError(`--rerun: the bundle was made against ${report.target.baseUrl}; give the target to re-run against with --base-url`, 'verify');
   const base = resolveConfig({
@@ -246,7 +240,8 @@ async function rerun(
   const config = replayConfig(base, report.config);
   const out = values['rerun-dir'] !== undefined ? resolve(io.cwd, values['rerun-dir']) : mkdtempSync(join(tmpdir(), 'conformance-rerun-'));
   const definitions = selectChecks(checkDefinitions, config.checks, config.grep);
-  const absent = Array.isArray(certificate.declaredAbsent) ? (certificate.declaredAbsent as unknown[]).filter((x): x is string => typeof x === 'string') : [];
+  // What the vendor declared absent, as results.json records it (verify holds certificate.json to the same).
+  const absent = report.certification?.declaredAbsent ?? [];
   io.out('');
   io.out(`witnessed re-run of ${dir}: seed ${config.seed}, against ${config.baseUrl ?? 'the bundled reference server'}; its own bundle goes to ${out}`);
   const { run } = await import('./run.js');
@@ -303,15 +298,9 @@ export async function verify(args: string[], io: Io): Promise<number> {
     io.out('--rerun: the bundle holds no readable results.json to re-run (exit 2)');
     return 2;
   }
-  let certificate: Record<string, unknown> = {};
-  try {
-    certificate = JSON.parse(files.get('certificate.json')?.toString('utf8') ?? '{}') as Record<string, unknown>;
-  } catch {
-    // the check above said so
-  }
   let again: 0 | 1 | 2;
   try {
-    again = await rerun(positionals[0]!, check.report, certificate, values, io);
+    again = await rerun(positionals[0]!, check.report, values, io);
   } catch (e) {
     if (e instanceof ConfigError) throw new UsageError(e.message, 'verify');
     throw e;

@@ -126,6 +126,14 @@ const counted = (s: Summary): string =>
   (['MUST', 'SHOULD', 'INFO'] as const)
     .map((l) => `${l} ${(['pass', 'fail', 'error', 'skip'] as const).map((o) => `${s.byLevel?.[l]?.[o] ?? '?'} ${o}`).join(', ')}`)
     .join('; ');
+/** The values that occur more than once, each once, in the order they first repeat. */
+function repeated(values: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const twice = new Set<string>();
+  for (const v of values) (seen.has(v) ? twice : seen).add(v);
+  return [...twice];
+}
+
 /** A long reason, cut for one screen (results.json has it whole). */
 const clip = (s: string): string => (s.length > 160 ? `${s.slice(0, 157)}...` : s);
 const show = (v: unknown): string => (v === undefined ? '(absent)' : JSON.stringify(v));
@@ -192,8 +200,7 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
   const names = [...files.keys()].filter((n) => n !== ATTESTATION_FILE).sort();
   if (statement) {
     const signed = new Map(statement.subject.map((s) => [s.name, s.digest.sha256]));
-    for (const name of new Set(statement.subject.map((s) => s.name).filter((n, i, all) => all.indexOf(n) !== i)))
-      invalid(ATTESTATION_FILE, 'subject', `names ${name} more than once`);
+    for (const name of repeated(statement.subject.map((s) => s.name))) invalid(ATTESTATION_FILE, 'subject', `names ${name} more than once`);
     let matching = 0;
     for (const name of names) {
       const want = signed.get(name);
@@ -289,7 +296,7 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
   const plan = planning && !('problem' in planning) ? planning : undefined;
   if (report) {
     const own = report.results as CheckResult[];
-    const twice = [...new Set(own.map((r) => resultKey(r)).filter((k, i, all) => all.indexOf(k) !== i))];
+    const twice = repeated(own.map((r) => resultKey(r)));
     if (twice.length)
       invalid(
         'results.json',

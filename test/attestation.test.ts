@@ -7,10 +7,10 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openAttestation, sha256, signingKey, signStatement, verifyingKey, type Statement } from '../reporters/attestation.js';
+import { openAttestation, signingKey, verifyingKey, type Statement } from '../reporters/attestation.js';
 import { checkBundle } from '../reporters/bundle-check.js';
 import { readBundle, thisSuite } from '../cli/verify.js';
-import { cli, TOKEN, withServer, type Ran } from './support.js';
+import { cli, reseal, TOKEN, withServer, type Ran } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'conformance-attest-'));
 const bundle = join(dir, 'bundle');
@@ -50,16 +50,9 @@ function resign(d: string, keyFile: string, change: (files: Map<string, string>,
   );
   const statement = openAttestation(readFileSync(join(d, 'attestation.json'), 'utf8')).statement as Statement;
   change(files, statement);
-  files.set(
-    'SHA256SUMS',
-    `${[...files]
-      .filter(([n]) => n !== 'SHA256SUMS')
-      .map(([n, c]) => `${sha256(c)}  ${n}`)
-      .join('\n')}\n`,
-  );
-  statement.subject = [...files].map(([name, c]) => ({ name, digest: { sha256: sha256(c) } }));
+  const attestation = reseal(files, statement, signingKey(readFileSync(keyFile, 'utf8')));
   for (const [n, c] of files) writeFileSync(join(d, n), c);
-  writeFileSync(join(d, 'attestation.json'), signStatement(statement, signingKey(readFileSync(keyFile, 'utf8'))));
+  writeFileSync(join(d, 'attestation.json'), attestation);
 }
 
 const verify = (d: string, ...args: string[]): Promise<Ran> => cli(['verify', d, ...args]);

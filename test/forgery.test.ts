@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import { bundleToJSON, toDSSEBundle } from '@sigstore/bundle';
 import { dsse } from '@sigstore/core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openAttestation, PAYLOAD_TYPE, sha256, signingKey, signStatement, verifyingKey, type SigningKey, type Statement } from '../reporters/attestation.js';
+import { openAttestation, PAYLOAD_TYPE, signingKey, verifyingKey, type SigningKey, type Statement } from '../reporters/attestation.js';
 import { checkBundle, type BundleCheck, type BundleFolder } from '../reporters/bundle-check.js';
 import { summarise } from '../reporters/model.js';
 import { readBundle, thisSuite } from '../cli/verify.js';
-import { cli, TOKEN, withServer } from './support.js';
+import { cli, reseal, TOKEN, withServer } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'conformance-forgery-'));
 const ed = generateKeyPairSync('ed25519');
@@ -78,17 +78,9 @@ function forge(change: (p: Parts) => void = () => {}, opts: { key?: SigningKey; 
   text.set('results.json', `${JSON.stringify(p.results, null, 2)}\n`);
   text.set('certificate.json', `${JSON.stringify(p.certificate, null, 2)}\n`);
   text.set('config.json', `${JSON.stringify(p.config, null, 2)}\n`);
-  text.set(
-    'SHA256SUMS',
-    `${[...text]
-      .filter(([n]) => n !== 'SHA256SUMS')
-      .map(([n, c]) => `${sha256(c)}  ${n}`)
-      .join('\n')}\n`,
-  );
-  statement.subject = [...text].map(([name, c]) => ({ name, digest: { sha256: sha256(c) } }));
-  opts.after?.(statement);
+  const attestation = reseal(text, statement, opts.key ?? signingKey(edPem), opts.after);
   const out = new Map([...text].map(([n, c]) => [n, Buffer.from(c)]));
-  out.set('attestation.json', Buffer.from(signStatement(statement, opts.key ?? signingKey(edPem))));
+  out.set('attestation.json', Buffer.from(attestation));
   return out;
 }
 

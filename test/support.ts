@@ -12,6 +12,7 @@ import { startReferenceServer, type ReferenceServerOptions, type RunningServer }
 import { listChecks, staticChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/list/list-check.js';
 import { NO_5XX } from '../suites/levels.js';
+import { sha256, signStatement, type SigningKey, type Statement } from '../reporters/attestation.js';
 
 export const TOKEN = 'test-token-5f2c9a7e1b';
 export const SEED = 20261121;
@@ -127,4 +128,17 @@ export async function listening(server: Server): Promise<{ url: string; close():
         server.close(() => r());
       }),
   };
+}
+
+/**
+ * A bundle's files (attestation.json left out) sealed again after an edit, as a key holder
+ * could: SHA256SUMS and the statement's subjects rewritten over them, `after` given the
+ * statement last, and the statement signed with `key`. Returns the new attestation.json.
+ */
+export function reseal(files: Map<string, string>, statement: Statement, key: SigningKey, after?: (s: Statement) => void): string {
+  const sums = [...files].filter(([n]) => n !== 'SHA256SUMS').map(([n, c]) => `${sha256(c)}  ${n}`);
+  files.set('SHA256SUMS', `${sums.join('\n')}\n`);
+  statement.subject = [...files].map(([name, c]) => ({ name, digest: { sha256: sha256(c) } }));
+  after?.(statement);
+  return signStatement(statement, key);
 }
