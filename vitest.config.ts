@@ -20,6 +20,7 @@ const UNIT = [
   'imports',
   'instant',
   'junit',
+  'list-rules',
   'merge',
   'oauth',
   'pairwise',

@@ -20,7 +20,7 @@ import { exitFor } from '../reporters/verdict.js';
 import type { RunReport } from '../reporters/model.js';
 import { FAULTS, resolveBehaviour, startReferenceServer, VARIANTS, type Fault, type ReferenceServerOptions, type Variant } from '../server/index.js';
 import { checkDefinitions, listChecks, staticChecks } from '../suites/index.js';
-import { expandListChecks } from '../suites/list/list-check.js';
+import { expandListChecks } from '../suites/list/expand.js';
 import { FOUND_BY, type Source } from '../suites/list/explore.js';
 import { NO_5XX } from '../suites/levels.js';
 

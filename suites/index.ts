@@ -6,9 +6,10 @@ import { createChecks } from './create/checks.js';
 import { deleteChecks } from './delete/checks.js';
 import { errorChecks } from './errors/checks.js';
 import { listChecks as writtenListChecks } from './list/checks.js';
-import { AREA as PAGINATION, expandListChecks, type ListCheck } from './list/list-check.js';
+import { AREA as PAGINATION, type ListCheck } from './list/list-check.js';
+import { expandListChecks } from './list/expand.js';
 import { leveled } from './levels.js';
-import { OBSERVED_LIST_CHECKS } from './list/model.js';
+import { OBSERVED_LIST_CHECKS } from './list/judge.js';
 
 /** Areas in the order they are reported; each is one folder. They run side by side (suites/run.suite.ts). */
 export const AREAS = ['delete-custom-api', 'create-application-key', 'errors', 'pagination'] as const;

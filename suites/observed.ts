@@ -1,7 +1,7 @@
 // Traffic the suite did not send, judged by the suite's own rules (conformance proxy and
 // conformance judge). Each exchange on an operation of the contract is shown to every check
 // that can judge it, with the predicate the check's run uses: a static check's `observe`, and
-// for list pages the model's judge() with a model that knows no record (suites/list/model.ts).
+// for list pages each list check's rule (suites/list/judge.ts) with a model that knows no record.
 // A rule is judged under its check's id, level and clause; one no exchange could show is
 // reported as not exercised, never as passed.
 import {
@@ -22,9 +22,10 @@ import { CUSTOM_APIS, deletedKey } from './delete/custom-api.js';
 import { APPLICATION_KEYS } from './create/application-key.js';
 import { judgesTraffic, listChecks, staticChecks } from './index.js';
 import { numericOrder, orderOf, plainOrder, type Comparator } from './list/collation.js';
-import { expandListChecks } from './list/list-check.js';
-import { judge, observerModel, OPAQUE, queryOfUrl, type ListQuery } from './list/model.js';
-import { expectInvalidPagingAnswer, instantKey, listPageOf, type ListPage, type Rec } from './list/pages.js';
+import { expandListChecks } from './list/expand.js';
+import { observerModel, OPAQUE, queryOfUrl, type ListQuery } from './list/model.js';
+import { judge, judgeInvalid } from './list/judge.js';
+import { instantKey, listPageOf, type ListPage, type Rec } from './list/pages.js';
 
 /** What the judgement of observed traffic needs to know beyond the traffic. */
 export interface ObservedSettings {
@@ -245,7 +246,12 @@ export class TrafficJudge {
     if (invalid) {
       // Invalid paging parameters: judged as list.params.invalid judges its own.
       const t = this.#listTallies.get(`list.params.invalid ${e.key}`);
-      if (t) record(t, seen, () => (expectInvalidPagingAnswer(listPageOf(seen.res, e), `GET with ${invalid}`), true));
+      if (t)
+        record(t, seen, () => {
+          const d = judgeInvalid(listPageOf(seen.res, e), `GET with ${invalid}`);
+          if (d) throw new CheckFailure(d.message, { expected: d.expected, actual: d.actual, exchange: seen.res.exchange });
+          return true;
+        });
       return;
     }
     const asked = queryOfUrl(seen.x.url);

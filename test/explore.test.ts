@@ -8,11 +8,12 @@ import type { CheckResult } from '../lib/runner/index.js';
 import { HttpResponse } from '../lib/transport/index.js';
 import { FAULTS } from '../server/index.js';
 import { drawsPerPath, isoAt } from '../suites/list/explore.js';
-import { judge, predict, queryOfUrl, type ListModel, type ListQuery } from '../suites/list/model.js';
+import { predict, queryOfUrl, type ListModel, type ListQuery } from '../suites/list/model.js';
+import { judge } from '../suites/list/judge.js';
 import { instantKey, type ListPage, type Rec } from '../suites/list/pages.js';
 import { plainOrder } from '../suites/list/collation.js';
 import { listChecks } from '../suites/index.js';
-import { expandListChecks } from '../suites/list/list-check.js';
+import { expandListChecks } from '../suites/list/expand.js';
 import { cli, endpoints, listening, paginationSettings, runChecks, runListChecks } from './support.js';
 
 // --- A small model, by hand ------------------------------------------------------------
@@ -122,11 +123,12 @@ describe('the judge', () => {
     expect(rules(model(), q, page([], { limit: 0, offset: 0, current: 0, total: 0, results: 0 }, 503))).toEqual(['list.sort.descending']);
   });
 
-  it('past the hard offset limit: no record, whatever else; past the soft one: only the page size', () => {
+  it('past the hard offset limit: no record, whatever else, and a refusal (the SHOULD); past the soft one: only the page size', () => {
     const q: ListQuery = { filters: [], limit: 5, offset: 10_001 };
     const meta = { limit: 5, offset: 10_001, current: 2001, total: 2, results: 6 };
-    expect(rules(model({ hardOffsetLimit: true }), q, page(byId('a'), meta))).toEqual(['list.offset.hard-limit']);
-    expect(rules(model({ hardOffsetLimit: true }), q, page([], meta))).toEqual([]);
+    expect(rules(model({ hardOffsetLimit: true }), q, page(byId('a'), meta))).toEqual(['list.offset.hard-limit', 'list.offset.hard-limit-error']);
+    // An empty page keeps the MUST; only a refusal keeps the SHOULD.
+    expect(rules(model({ hardOffsetLimit: true }), q, page([], meta))).toEqual(['list.offset.hard-limit-error']);
     expect(rules(model(), q, page(byId('a'), meta))).toEqual([]);
   });
 

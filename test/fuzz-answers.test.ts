@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunContext, resultKey, runCheck, type Check, type CheckResult, type RunSettings } from '../lib/runner/index.js';
 import { startReferenceServer, type RunningServer } from '../server/index.js';
 import { listChecks, staticChecks } from '../suites/index.js';
-import { expandListChecks } from '../suites/list/list-check.js';
+import { expandListChecks } from '../suites/list/expand.js';
 import { AnswerProxy, type Plan } from './fuzz/answer-proxy.js';
 import { applicable, mutate, type Answer, type Mutation } from './fuzz/mutate.js';
 import { endpoints, paginationSettings, settingsFor, TOKEN } from './support.js';

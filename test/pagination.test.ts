@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createReferenceHandler } from '../server/index.js';
 import { listChecks } from '../suites/index.js';
-import { expandListChecks } from '../suites/list/list-check.js';
+import { expandListChecks } from '../suites/list/expand.js';
 import { WAIVED } from '../suites/list/compare.js';
 import { endpoints, paginationSettings, runChecks, runListChecks, TOKEN } from './support.js';
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { CheckContext, RunContext, type Check, type CheckResult } from '../lib/runner/index.js';
 import type { Endpoint } from '../lib/contract/index.js';
 import { listChecks } from '../suites/index.js';
-import { expandListChecks } from '../suites/list/list-check.js';
+import { expandListChecks } from '../suites/list/expand.js';
 import { IN_FLIGHT, resolvePath } from '../suites/list/target.js';
 import { endpoints, listening, paginationSettings, runChecks, settingsFor } from './support.js';
 

@@ -10,7 +10,7 @@ import { RunContext, runCheck, type Check, type CheckResult, type RunSettings, c
 import { type PaginationSettings, endpointsOf, loadCatalogSpec, type Endpoint } from '../lib/contract/index.js';
 import { startReferenceServer, type ReferenceServerOptions, type RunningServer } from '../server/index.js';
 import { listChecks, staticChecks } from '../suites/index.js';
-import { expandListChecks } from '../suites/list/list-check.js';
+import { expandListChecks } from '../suites/list/expand.js';
 import { NO_5XX } from '../suites/levels.js';
 import { sha256, signStatement, type SigningKey, type Statement } from '../reporters/attestation.js';
 

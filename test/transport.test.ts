@@ -26,7 +26,7 @@ import {
 import { exchangeLine, SuiteError, Secrets } from '../lib/evidence/index.js';
 import { BREAKER_AFTER, HttpClient, retryAfterMs, sumTransport, type HttpClientOptions, type TransportStats } from '../lib/transport/index.js';
 import { listChecks, staticChecks as statics } from '../suites/index.js';
-import { expandListChecks } from '../suites/list/list-check.js';
+import { expandListChecks } from '../suites/list/expand.js';
 import { startFront, type Act, type Arrival, type Front, type FrontPlan } from './fronts/front.js';
 import { createReferenceHandler, type ReferenceServerOptions } from '../server/index.js';
 import { cli, endpoints, listening, paginationSettings, settingsFor, TOKEN, withServer } from './support.js';

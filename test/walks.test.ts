@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { listChecks } from '../suites/index.js';
-import { expandListChecks } from '../suites/list/list-check.js';
+import { expandListChecks } from '../suites/list/expand.js';
 import type { Rec } from '../suites/list/pages.js';
 import { instantKey } from '../suites/list/pages.js';
 import { keysetCursors } from '../suites/list/keyset.js';

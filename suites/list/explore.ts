@@ -32,17 +32,16 @@ import {
   buildModel,
   describeQuery,
   inOrder,
-  judge,
   NoModel,
   paramsOf,
   predictor,
   queryOfUrl,
-  type Disagreement,
   type ListModel,
   type ListQuery,
   type Prediction,
   type Term,
 } from './model.js';
+import { judge, type Disagreement } from './judge.js';
 import { dig, readExploredPage, spend, toRec, type ListPage } from './pages.js';
 import { illegalArbitrary, illegalStrata, judgeIllegal, resolveIllegal, type Illegal, type IllegalStratum } from './illegal.js';
 import { coveringArray } from './pairwise.js';

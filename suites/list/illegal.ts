@@ -14,9 +14,9 @@
 //   numbers right. A value read as another number (2^64 + 5 as 5, a wrapped 32-bit limit) fits
 //   none, and neither does the first page served for an offset past the end.
 import fc from 'fast-check';
-import { CheckFailure } from '../../lib/evidence/index.js';
-import { judge, OPAQUE, paramsOf, type Disagreement, type ListModel, type ListQuery, type Prediction } from './model.js';
-import { expectInvalidPagingAnswer, type ListPage } from './pages.js';
+import { OPAQUE, paramsOf, type ListModel, type ListQuery, type Prediction } from './model.js';
+import { judge, judgeInvalid, type Disagreement } from './judge.js';
+import type { ListPage } from './pages.js';
 
 /** A number written in a way the contract does not define, and the numbers it may be read as. */
 export interface NumberText {
@@ -381,13 +381,9 @@ export function judgeIllegal(m: ListModel, il: Illegal, path: string, page: List
   if (status === 429 || TOO_LARGE.has(status)) return [];
   const asked = `GET ${path}?${il.query}`;
   if (status !== 200 || !page.ok) {
-    try {
-      // The one predicate of list.params.invalid: never a 5xx, a 4xx with the Error shape.
-      expectInvalidPagingAnswer(page, il.what);
-    } catch (err) {
-      if (!(err instanceof CheckFailure)) throw err;
-      return [{ checkId: 'list.params.invalid', message: `${asked}: ${err.message}`, expected: err.expected, actual: err.actual, byModel: false }];
-    }
+    // list.params.invalid's own rule: never a 5xx, a 4xx with the Error shape.
+    const broken = judgeInvalid(page, il.what);
+    if (broken) return [{ ...broken, message: `${asked}: ${broken.message}` }];
     if (status !== 200) return [];
   }
   const broke: Disagreement[][] = [];

@@ -7,6 +7,7 @@ import type { WrittenListCheck } from './list-check.js';
 import { expectListMeta, metaInt, pageNumbersAllowed, readPage, readPagesAtOnce, type ListPage } from './pages.js';
 import { defaultPageLength, target } from './target.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
+import { expectRule, findingOf, PHASE, type PageRule } from './answer.js';
 
 /** results.total of the first page; skips when it is missing (list.meta.fields fails then). */
 async function totalOf(ctx: CheckContext, e: Endpoint): Promise<{ path: string; total: number }> {
@@ -22,37 +23,124 @@ function expectCount(page: ListPage, expected: number, what: string): void {
   }
 }
 
-/** The values each meta.page field may take for a page of `limit` at `offset` over `results` records. */
-function pageNumbers(limit: number, offset: number, results: number): Record<'limit' | 'offset' | 'current' | 'total', number[]> {
-  const { current, pages } = pageNumbersAllowed(limit, offset, results);
-  return { limit: [limit], offset: [offset], current, total: pages };
-}
-
 /** The page answered beyond the hard offset limit (shared by the MUST and the SHOULD). */
 function beyondHardLimit(ctx: CheckContext, e: Endpoint, path: string): Promise<ListPage> {
   return readPage(ctx, e, path, { 'page[limit]': 1, 'page[offset]': HARD_OFFSET_LIMIT + 1 });
 }
+
+/** Never more than 100 records; over 100 asked, meta.page.limit clamped to 1..100 and the records it says. */
+const max: PageRule = (a) => {
+  if (a.kind === 'server-error') return a.serverErrorFor('list.limit.max');
+  if (!a.listed) return undefined;
+  const out = [];
+  if (a.kind !== 'past-hard' && a.n > 100) out.push(a.finding('more than 100 records', 'at most 100 records', `${a.n} records`, PHASE.length));
+  if (a.kind === 'page' && a.q.limit !== undefined && a.q.limit > 100) {
+    const limit = a.meta.limit ?? 100;
+    if (limit > 100 || limit < 1)
+      out.push(
+        a.finding('meta.page.limit is not clamped', 'meta.page.limit from 1 to 100 (the limit clamped)', `meta.page.limit ${a.meta.limit}`, PHASE.limit),
+      );
+    out.push(...a.countFor('list.limit.max'));
+  }
+  return out;
+};
+
+/** Without page[limit]: meta.page.limit is the default page length, and the page holds min(default, results.total - offset) records. */
+const defaultLength: PageRule = (a) => {
+  if (a.kind === 'server-error') return a.serverErrorFor('list.limit.default');
+  if (a.kind !== 'page' || a.q.limit !== undefined) return undefined;
+  const out = a.countFor('list.limit.default');
+  if (a.meta.limit !== a.limit)
+    out.unshift(a.finding('meta.page.limit is not the default page length', `meta.page.limit ${a.limit}`, `meta.page.limit ${a.meta.limit}`, PHASE.limit));
+  return out;
+};
+
+/** page[limit]=n (1 to 100): the page holds min(n, results.total - offset) records. */
+const exact: PageRule = (a) => {
+  if (a.kind === 'server-error') return a.serverErrorFor('list.limit.exact');
+  if (a.kind !== 'page' || a.q.limit === undefined || a.q.limit > 100) return undefined;
+  return a.countFor('list.limit.exact');
+};
+
+/** meta.page.limit is the limit asked for, offset echoes the offset, current and total are the page numbers of spec/contract/README.md#pagination-information. */
+const arithmetic: PageRule = (a) => {
+  if (a.kind !== 'page') return undefined;
+  const { meta, offset, limit, total } = a;
+  const out = [];
+  if (a.q.limit !== undefined && a.q.limit <= 100 && meta.limit !== limit)
+    out.push(a.finding('meta.page.limit is not the limit asked for', `meta.page.limit ${limit}`, `meta.page.limit ${meta.limit}`, PHASE.limit));
+  if (meta.offset !== offset)
+    out.push(a.finding('meta.page.offset does not echo the offset', `meta.page.offset ${offset}`, `meta.page.offset ${meta.offset}`, PHASE.numbers));
+  const allowed = pageNumbersAllowed(limit, offset, total);
+  if (meta.current === undefined || !allowed.current.includes(meta.current))
+    out.push(
+      a.finding(
+        'meta.page.current is not the page the offset falls in',
+        `meta.page.current ${allowed.current.join(' or ')} (offset ${offset}, limit ${limit}, results.total ${total})`,
+        `meta.page.current ${meta.current}`,
+        PHASE.numbers,
+      ),
+    );
+  if (meta.pages === undefined || !allowed.pages.includes(meta.pages))
+    out.push(
+      a.finding(
+        'meta.page.total is not the number of pages',
+        `meta.page.total ${allowed.pages.join(' or ')} (ceil(${total} / ${limit}))`,
+        `meta.page.total ${meta.pages}`,
+        PHASE.numbers,
+      ),
+    );
+  return out;
+};
+
+/** Sorted, at an offset: the records are those the model has at those positions. */
+const records: PageRule = (a) => {
+  const broken = a.mispredictedFor('list.offset.records');
+  return broken.length ? broken : undefined;
+};
+
+/** Past the hard offset limit: no record (a refusal, or an empty page), never a 5xx. */
+const hardLimit: PageRule = (a) => {
+  if (!a.pastHard) return undefined;
+  if (a.kind === 'server-error') return [a.serverError()];
+  if (a.kind === 'past-hard' && a.n > 0)
+    return [a.finding('records served beyond the hard offset limit', 'no record (a 4xx, or an empty page)', `${a.n} record(s)`, PHASE.answer)];
+  return [];
+};
+
+/** Past the hard offset limit: a refusal, a 4xx with the Error shape. */
+const hardLimitError: PageRule = (a) => {
+  if (!a.pastHard) return undefined;
+  if (a.status >= 400 && a.status < 500) {
+    try {
+      expectErrorBody(a.page.res, `${a.asked}: the refusal`);
+      return [];
+    } catch (err) {
+      return [findingOf(err, PHASE.answer)];
+    }
+  }
+  return [a.finding('not refused past the hard offset limit', 'a 4xx with the Error shape', `status ${a.status}`, PHASE.answer)];
+};
+
+/** Past the soft offset limit: anything but a 5xx. */
+const softLimit: PageRule = (a) => {
+  if (!a.pastSoft) return undefined;
+  return a.kind === 'server-error' ? [a.serverError()] : [];
+};
 
 export const limitChecks: WrittenListCheck[] = [
   {
     id: 'list.limit.max',
     clause: { at: 'limits' },
     title: 'page[limit]=101 never gets more than 100 records: clamped (meta.page.limit ≤ 100) or refused with 4xx',
+    page: max,
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
       const page = await readPage(ctx, e, path, { 'page[limit]': 101 });
       const what = `GET ${path} with page[limit]=101`;
       if (page.res.status >= 400 && page.res.status < 500) return expectErrorBody(page.res, what);
       expectListMeta(page, what);
-      if (page.records.length > 100)
-        fail(`${what}: ${page.records.length} records`, { expected: 'at most 100 records', actual: `${page.records.length} records`, res: page.res });
-      const limit = metaInt(page, 'page.limit')!;
-      if (limit > 100)
-        fail(`${what}: meta.page.limit is ${limit}`, {
-          expected: 'meta.page.limit ≤ 100 (the limit clamped)',
-          actual: `meta.page.limit ${limit}`,
-          res: page.res,
-        });
+      await expectRule(ctx, e, path, page, max);
       if (total < 101) ctx.note(`only the clamped meta.page.limit is observable: needs 101 records, found ${total}`);
     },
   },
@@ -60,25 +148,27 @@ export const limitChecks: WrittenListCheck[] = [
     id: 'list.limit.default',
     clause: { at: 'limits', detail: 'Default page length' },
     title: 'without page[limit], a page holds min(default, results.total) records and meta.page.limit is the default',
+    page: defaultLength,
     async run(ctx, e) {
-      const { path, total } = await totalOf(ctx, e);
+      const { path } = await totalOf(ctx, e);
       const { probe } = await target(ctx, e);
       const d = await defaultPageLength(ctx);
-      const expected = Math.min(d.value, total);
-      expectCount(probe, expected, `GET ${path} (default ${d.value}, from ${d.source}; results.total ${total})`);
-      const limit = metaInt(probe, 'page.limit');
+      // The page length a malformed page states is still held to the default (list.meta.fields names the rest).
+      const limit = probe.meta?.page?.limit;
       if (limit !== d.value)
         fail(`meta.page.limit is not the default page length`, {
           expected: `meta.page.limit ${d.value} (${d.source})`,
-          actual: `meta.page.limit ${JSON.stringify(probe.meta?.page?.limit)}`,
+          actual: `meta.page.limit ${JSON.stringify(limit)}`,
           res: probe.res,
         });
+      await expectRule(ctx, e, path, probe, defaultLength);
     },
   },
   {
     id: 'list.limit.exact',
     clause: { at: 'pagination-information' },
     title: 'page[limit]=n returns min(n, results.total - offset) records (n = 1, 7, 100, and 7 near the end)',
+    page: exact,
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
       // Near the end, where min(n, total - offset) bites; past 10,000 even the soft limit may
@@ -94,12 +184,14 @@ export const limitChecks: WrittenListCheck[] = [
         const page = await pages[i]!;
         expectStatus(page.res, 200, `GET ${path} with page[limit]=${n}`);
         expectCount(page, Math.min(n, total), `GET ${path} with page[limit]=${n} (results.total ${total})`);
+        await expectRule(ctx, e, path, page, exact);
       }
       if (offset > HARD_OFFSET_LIMIT) ctx.note(`the end of the list (offset ${offset}) lies past 10,000: not probed`);
       if (nearEnd) {
         const page = await pages[sizes.length]!;
         expectStatus(page.res, 200, `GET ${path} with page[limit]=7&page[offset]=${offset}`);
         expectCount(page, 3, `GET ${path} with page[limit]=7&page[offset]=${offset} (results.total ${total})`);
+        await expectRule(ctx, e, path, page, exact);
       }
     },
   },
@@ -107,6 +199,7 @@ export const limitChecks: WrittenListCheck[] = [
     id: 'list.page.arithmetic',
     clause: { at: 'pagination-information' },
     title: 'meta.page.offset echoes the offset, current = offset/limit + 1, total = ceil(results.total / limit) pages',
+    page: arithmetic,
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
       const limit = 7;
@@ -121,24 +214,7 @@ export const limitChecks: WrittenListCheck[] = [
         const page = await pages[i]!;
         const what = `GET ${path} with page[limit]=${limit}${offset ? `&page[offset]=${offset}` : ''}`;
         expectListMeta(page, what);
-        const results = metaInt(page, 'results.total')!;
-        const got = {
-          limit: metaInt(page, 'page.limit')!,
-          offset: metaInt(page, 'page.offset')!,
-          current: metaInt(page, 'page.current')!,
-          total: metaInt(page, 'page.total')!,
-        };
-        // spec/contract/README.md#pagination-information: current = offset/limit + 1 and total = ceil(results/limit); with zero
-        // results, current and total may also be 0 or 1 (the formula's own value stays allowed).
-        const allowed = pageNumbers(limit, offset, results);
-        const bad = (Object.keys(allowed) as Array<keyof typeof allowed>).filter((k) => !allowed[k].includes(got[k]));
-        if (bad.length) {
-          fail(`${what}: meta.page ${bad.join(', ')} wrong`, {
-            expected: `for results.total ${results}: ${bad.map((k) => `meta.page.${k} ${allowed[k].join(' or ')}`).join('; ')}`,
-            actual: bad.map((k) => `meta.page.${k} ${got[k]}`).join('; '),
-            res: page.res,
-          });
-        }
+        await expectRule(ctx, e, path, page, arithmetic);
       }
     },
   },
@@ -146,6 +222,8 @@ export const limitChecks: WrittenListCheck[] = [
     id: 'list.offset.records',
     clause: { at: 'pagination-information' },
     title: 'page[offset] counts records from zero: the page at offset 5 is records 5..9 of the listing read from 0',
+    page: records,
+    needsModel: true,
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
       if (total < 10) ctx.skipForRecords(`needs 10 records, found ${total}`, total);
@@ -178,18 +256,12 @@ export const limitChecks: WrittenListCheck[] = [
     clause: { at: 'limits', detail: 'Hard offset limit' },
     title: 'no record is served for page[offset] > 10,000 on /v2/orders and /v2/files',
     appliesTo: (e) => e.hardOffsetLimit,
+    page: hardLimit,
     async run(ctx, e) {
       const { path, total } = await totalOf(ctx, e);
       const page = await beyondHardLimit(ctx, e, path);
-      const what = `GET ${path} with page[offset]=${HARD_OFFSET_LIMIT + 1}`;
-      if (page.res.status >= 500) fail(`${what}: a server error`, { expected: '4xx, or no records', actual: `status ${page.res.status}`, res: page.res });
+      await expectRule(ctx, e, path, page, hardLimit);
       if (page.res.status >= 400) return;
-      if (page.records.length > 0)
-        fail(`${what}: records served beyond the hard offset limit`, {
-          expected: 'no record (4xx, or an empty page)',
-          actual: `${page.records.length} record(s)`,
-          res: page.res,
-        });
       if (total <= HARD_OFFSET_LIMIT + 1) ctx.skipForRecords(`needs ${HARD_OFFSET_LIMIT + 2} records, found ${total}`, total);
     },
   },
@@ -198,11 +270,10 @@ export const limitChecks: WrittenListCheck[] = [
     clause: { at: 'limits', detail: 'Hard offset limit' },
     title: 'page[offset] > 10,000 on /v2/orders and /v2/files is refused with 4xx and the Error shape',
     appliesTo: (e) => e.hardOffsetLimit,
+    page: hardLimitError,
     async run(ctx, e) {
       const { path } = await target(ctx, e);
-      const page = await beyondHardLimit(ctx, e, path);
-      expectStatus(page.res, { range: '4xx' }, `GET ${path} with page[offset]=${HARD_OFFSET_LIMIT + 1}`);
-      expectErrorBody(page.res, 'the refusal');
+      await expectRule(ctx, e, path, await beyondHardLimit(ctx, e, path), hardLimitError);
     },
   },
   {
@@ -210,15 +281,10 @@ export const limitChecks: WrittenListCheck[] = [
     clause: { at: 'limits', detail: 'Soft offset limit' },
     title: 'page[offset] > 10,000 on the other lists never gets a 5xx (what it gets otherwise is open)',
     appliesTo: (e) => !e.hardOffsetLimit,
+    page: softLimit,
     async run(ctx, e) {
       const { path } = await target(ctx, e);
-      const page = await beyondHardLimit(ctx, e, path);
-      if (page.res.status >= 500)
-        fail(`GET ${path} with page[offset]=${HARD_OFFSET_LIMIT + 1}: a server error past the soft offset limit`, {
-          expected: 'a list page, or a refusal with a 4xx',
-          actual: `status ${page.res.status}`,
-          res: page.res,
-        });
+      await expectRule(ctx, e, path, await beyondHardLimit(ctx, e, path), softLimit);
     },
   },
   {
@@ -226,10 +292,11 @@ export const limitChecks: WrittenListCheck[] = [
     clause: { at: 'limits', detail: 'Soft offset limit' },
     title: 'what page[offset] > 10,000 gets on the other lists (the contract does not say; a 5xx is noted here and fails list.offset.soft-limit-5xx)',
     appliesTo: (e) => !e.hardOffsetLimit,
+    page: softLimit,
     async run(ctx, e) {
       const { path } = await target(ctx, e);
       const page = await beyondHardLimit(ctx, e, path);
-      if (page.res.status >= 500) fail('a server error past the soft offset limit', { expected: 'no 5xx', actual: `status ${page.res.status}`, res: page.res });
+      await expectRule(ctx, e, path, page, softLimit);
       ctx.note(`page[offset]=${HARD_OFFSET_LIMIT + 1} answered ${page.res.status} with ${page.records.length} record(s)`);
     },
   },

@@ -6,17 +6,63 @@ import type { WrittenListCheck } from './list-check.js';
 import { expectInvalidPagingAnswer, expectListMeta, metaInt, pagination, query, readPage, readPagesAtOnce, refusesFeature } from './pages.js';
 import { answered404, defaultPageLength, resolvePath, target } from './target.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
+import { expectRule, findingOf, PHASE, type PageRule } from './answer.js';
 
 export const FAR_FUTURE = '9999-12-31T23:59:59.000Z';
 
 /** 2^64 + 5: past what any integer type of a target holds; a parser that wraps reads it as 5. */
 export const PAST_2_64 = '18446744073709551621';
 
+/** A 200 answer is a list, and its pagination fields are there as integers (past an offset limit, only its being a list). */
+const fields: PageRule = (a) => {
+  if (a.kind === 'not-a-list')
+    return [a.finding('a 200 answer that is not a list', 'a JSON object whose data is an array', a.page.res.exchange.bodyExcerpt, PHASE.answer)];
+  if (!a.listed) return undefined;
+  return a.kind === 'malformed' ? a.malformedFor('list.meta.fields') : [];
+};
+
+/** An empty filtered page still has its pagination fields, and counts nothing: results.total 0, page.total 0 or 1. */
+const emptyFilter: PageRule = (a) => {
+  if ((a.kind !== 'malformed' && a.kind !== 'page') || a.n !== 0 || !a.q.filters.length) return undefined;
+  if (a.kind === 'malformed') return a.malformedFor('list.meta.empty-filter');
+  const pages = a.meta.pages;
+  if (a.offset > 0 || (a.total === 0 && (pages === 0 || pages === 1))) return [];
+  return [
+    a.finding(
+      'zero records, but the totals count others',
+      'meta.results.total 0 and meta.page.total 0 or 1',
+      `meta.results.total ${a.total}, meta.page.total ${pages}`,
+      PHASE.total,
+    ),
+  ];
+};
+
+/** Past the end: no record, the pagination fields still there. */
+const pastEnd: PageRule = (a) => {
+  if (a.kind === 'server-error') return a.serverErrorFor('list.meta.past-end');
+  if (a.kind !== 'malformed' && a.kind !== 'page') return undefined;
+  const held = a.n === 0 && a.offset > 0;
+  if (a.kind === 'malformed') return held ? a.malformedFor('list.meta.past-end') : undefined;
+  const broken = a.countFor('list.meta.past-end');
+  return broken.length || held ? broken : undefined;
+};
+
+/** An answer to invalid paging parameters: never a 5xx; a refusal with the Error shape, or a well-formed page of at most 100 records. */
+const invalid = (page: Parameters<typeof expectInvalidPagingAnswer>[0], what: string) => {
+  try {
+    expectInvalidPagingAnswer(page, what);
+    return undefined;
+  } catch (err) {
+    return findingOf(err, PHASE.answer);
+  }
+};
+
 export const metaChecks: WrittenListCheck[] = [
   {
     id: 'list.endpoint.present',
     clause: { at: 'list-endpoints' },
     title: 'the operation answers its collection with a list (absent operations skip unless --require-all-endpoints)',
+    whole: "the operation's presence: its collection asked once, its parents resolved first",
     async run(ctx, e) {
       const r = await resolvePath(ctx, e);
       if (!r.ok) return ctx.skip(r.reason);
@@ -35,15 +81,18 @@ export const metaChecks: WrittenListCheck[] = [
     id: 'list.meta.fields',
     clause: { at: 'pagination-information' },
     title: 'meta.page.limit/offset/current/total and meta.results.total are non-negative integers',
+    page: fields,
     async run(ctx, e) {
       const { path, probe } = await target(ctx, e);
       expectListMeta(probe, `GET ${path}`);
+      await expectRule(ctx, e, path, probe, fields);
     },
   },
   {
     id: 'list.meta.empty-filter',
     clause: { at: 'pagination-information' },
     title: 'a filter that matches nothing gets zero records with the pagination fields, results.total 0 and page.total 0 or 1',
+    page: emptyFilter,
     async run(ctx, e) {
       const { path } = await target(ctx, e);
       const filter = `gt(created_at,${FAR_FUTURE})`;
@@ -53,21 +102,14 @@ export const metaChecks: WrittenListCheck[] = [
       if (page.records.length > 0) ctx.skip(`not testable: filter=${filter} matched ${page.records.length} records (see list.filter.gt)`);
       // Present is not enough: the totals of nothing are nothing (results.total counts after
       // the filter; with zero results, page.total may be 0 or 1).
-      const results = metaInt(page, 'results.total');
-      const pages = metaInt(page, 'page.total');
-      if (results !== 0 || (pages !== 0 && pages !== 1)) {
-        fail(`GET ${path} with filter=${filter}: zero records, but the totals count others`, {
-          expected: 'meta.results.total 0 and meta.page.total 0 or 1',
-          actual: `meta.results.total ${results}, meta.page.total ${pages}`,
-          res: page.res,
-        });
-      }
+      await expectRule(ctx, e, path, page, emptyFilter);
     },
   },
   {
     id: 'list.meta.past-end',
     clause: { at: 'pagination-information' },
     title: 'an offset past the end gets zero records with the pagination fields',
+    page: pastEnd,
     async run(ctx, e) {
       const { path, probe } = await target(ctx, e);
       const total = metaInt(probe, 'results.total');
@@ -91,12 +133,14 @@ export const metaChecks: WrittenListCheck[] = [
         return;
       }
       expectListMeta(page, `GET ${path} with ${query(params)}`);
+      // Past the end of what the first page counted, whatever this page counts.
       if (page.records.length)
         fail('records served past the end', {
           expected: `0 records at offset ${offset} (results.total ${params.filter ? 0 : total})`,
           actual: `${page.records.length} records`,
           res: page.res,
         });
+      await expectRule(ctx, e, path, page, pastEnd);
     },
   },
   {
@@ -104,6 +148,7 @@ export const metaChecks: WrittenListCheck[] = [
     clause: { at: 'list-endpoints' },
     title:
       'parameters the contract does not define (page[limit]/page[offset] negative, 0 for limit, not a number, past 2^64; a sort on an unknown attribute; a filter not closed) never get a 5xx, a refusal carries the Error shape, and a page served for one is right for a reading of it',
+    illegal: invalid,
     async run(ctx, e) {
       const { path } = await target(ctx, e);
       const cases: Array<[string, string]> = [
@@ -128,7 +173,8 @@ export const metaChecks: WrittenListCheck[] = [
       for (const [i, [name, value]] of cases.entries()) {
         const page = await pages[i]!;
         const what = `GET ${path} with ${name}=${value}`;
-        expectInvalidPagingAnswer(page, what);
+        const broken = invalid(page, what);
+        if (broken) fail(broken.message, { expected: broken.expected, actual: broken.actual, res: page.res });
         if (page.res.status !== 200 || value !== PAST_2_64) continue;
         // A page for a number past 2^64: the limit clamped to 100 or ignored (the default), the
         // offset past the end (no record); never the number read as another (wrapped).

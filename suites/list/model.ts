@@ -1,9 +1,8 @@
 // A model of one list, built from the traversals the run reads anyway (the offset walks in the
 // default order and sorted by created_at, updated_at and id), that predicts the whole answer to
 // any request of the legal query space (spec/contract/README.md, "List endpoints" and
-// "Pagination information in list responses"), and a judge that holds an answer to it member by
-// member. Every disagreement names the check whose rule it breaks, so the existing check ids,
-// baselines and certification carry the verdict.
+// "Pagination information in list responses"). It predicts; it does not judge: each list check's
+// rule holds an answer to the prediction (answer.ts, judge.ts).
 //
 // What is open stays open: the order of records that tie on the sort key, the default order,
 // the collation of ids (read from the target's own sort=id listing), timestamp spellings
@@ -15,9 +14,9 @@
 import type { CheckContext } from '../../lib/runner/index.js';
 import type { Endpoint } from '../../lib/contract/index.js';
 import { horizon } from './compare.js';
-import { instantKey, metaInt, pageNumbersAllowed, refusesFeature, type ListPage, type Rec } from './pages.js';
+import { instantKey, metaInt, refusesFeature, type ListPage, type Rec } from './pages.js';
 import { orderOf, value, type Attr, type Comparator } from './collation.js';
-import { HARD_OFFSET_LIMIT, offsetWalk, type Walk } from './walks.js';
+import { offsetWalk, type Walk } from './walks.js';
 import { defaultPageLength } from './target.js';
 
 export const ATTRS: readonly Attr[] = ['created_at', 'updated_at', 'id'];
@@ -231,7 +230,7 @@ export function queryOfUrl(url: string): ListQuery | undefined {
 // --- Prediction ------------------------------------------------------------------------
 
 /** The order a model compares `attr` in: instants as keys, ids in the target's collation. */
-function comparator(m: ListModel, attr: Attr): Comparator {
+export function comparator(m: ListModel, attr: Attr): Comparator {
   return attr === 'id' ? (m.idOrder ?? ((a, b) => (a < b ? -1 : a > b ? 1 : 0))) : (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 }
 
@@ -240,9 +239,8 @@ function termKey(t: Term): string | undefined {
   return t.attr === 'id' ? t.value : instantKey(t.value);
 }
 
-/** Whether `r` satisfies `t`; undefined when `r` has no value to compare. */
 /** Whether a record satisfies one term (undefined: it has no value to compare), the term's value read once (a prediction asks it of every record). */
-function tester(m: ListModel, t: Term): (r: Rec) => boolean | undefined {
+export function tester(m: ListModel, t: Term): (r: Rec) => boolean | undefined {
   const v = termKey(t);
   const cmp = comparator(m, t.attr);
   const ge = t.op === 'ge';
@@ -348,52 +346,14 @@ export function predict(m: ListModel, q: ListQuery): Prediction {
     : { selected, exact: freshMatching ? 0 : exact, low, high: Math.max(low, high), opaque };
 }
 
-// --- Judging ---------------------------------------------------------------------------
+// --- A model that knows nothing ---------------------------------------------------------
 
-export interface Disagreement {
-  /** The check whose rule the answer breaks. */
-  checkId: string;
-  /** What the answer should have been and what it was, in words. */
-  message: string;
-  expected: string;
-  actual: string;
-  /** Rests on the model's knowledge of the records (withdrawn if the list turns out to have changed). */
-  byModel: boolean;
-}
-
-/**
- * The list checks whose rules judge() holds one answer to by itself, with a model that knows no
- * record (every id it passes to `examined`), list.offset.traversal, which traffic shows across
- * the pages of one query, and list.params.invalid, whose own predicate judges a request with
- * invalid paging parameters (suites/observed.ts): what `--list` marks as judged from traffic.
- * test/observed.test.ts holds it to what judge() examines.
- */
-export const OBSERVED_LIST_CHECKS: ReadonlySet<string> = new Set([
-  'list.meta.fields',
-  'list.meta.empty-filter',
-  'list.meta.past-end',
-  'list.limit.max',
-  'list.limit.default',
-  'list.limit.exact',
-  'list.page.arithmetic',
-  'list.offset.hard-limit',
-  'list.offset.soft-limit-5xx',
-  'list.offset.traversal',
-  'list.params.invalid',
-  'list.filter.ge',
-  'list.filter.gt',
-  'list.sort.created-at',
-  'list.sort.updated-at',
-  'list.sort.id',
-  'list.sort.descending',
-]);
-
-/** The prediction of a model that knows nothing: judge() then holds an answer only to what it shows itself. */
+/** The prediction of a model that knows nothing: the rules then hold an answer only to what it shows itself. */
 export const OPAQUE: Prediction = Object.freeze({ selected: [], exact: 0, low: 0, high: Number.POSITIVE_INFINITY, opaque: true }) as Prediction;
 
 /**
  * A model that knows no record of the list at `path`, for answers the suite did not ask for
- * (suites/observed.ts): with OPAQUE, judge() holds such an answer to the paging arithmetic, the
+ * (suites/observed.ts) and for the fixed probes' answers: with OPAQUE, the rules hold such an answer to the paging arithmetic, the
  * limits, the filter and the order it shows, never to records it cannot know. `idOrder`: how the
  * target collates ids, read from the answer itself (orderOf), as a run reads it from its sort=id listing.
  */
@@ -413,280 +373,4 @@ export function observerModel(path: string, defaultLength: number, hardOffsetLim
     notes: [],
     pages: [],
   };
-}
-
-const intOr = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined);
-
-/** Which check a rule of the paging numbers belongs to, for this request. */
-function limitRule(q: ListQuery): string {
-  return q.limit === undefined ? 'list.limit.default' : q.limit > 100 ? 'list.limit.max' : 'list.limit.exact';
-}
-
-/** The check of the first filter term's operator (a filter rule broken by the answer's records). */
-function filterRule(q: ListQuery): string {
-  return `list.filter.${q.filters[0]!.op}`;
-}
-
-/** The check of the sort the request asked for. */
-function sortRule(q: ListQuery): string {
-  const s = q.sort!;
-  return s.descending ? 'list.sort.descending' : `list.sort.${s.attr.replace('_', '-')}`;
-}
-
-/** A record's value of `attr` as the target wrote it (instant keys are the model's, not for people). */
-function shownValue(r: Rec, attr: Attr): string {
-  return (attr === 'id' ? r.id : attr === 'created_at' ? r.createdRaw : r.updatedRaw) ?? '(none)';
-}
-
-function ids(rs: readonly Rec[], max = 6): string {
-  const shown = rs.slice(0, max).map((r) => r.id);
-  return `${shown.join(', ')}${rs.length > max ? `, … (${rs.length} in all)` : ''}`;
-}
-
-/**
- * Holds one answer to `q` to the model: every member the contract fixes. Returns what it broke,
- * each under the check of its rule; an empty list where the answer agrees, or where nothing can
- * be judged of it (a refusal of a request the target does not support, a 429). `examined`, when
- * given, gets the id of every check whose rule the answer was held to, broken or not.
- *
- * With a model that knows no record (observerModel) and the prediction OPAQUE, it judges what
- * one answer shows by itself: how judged traffic (suites/observed.ts) is held to the same rules.
- */
-export function judge(
-  m: ListModel,
-  q: ListQuery,
-  page: ListPage,
-  predicted: (q: ListQuery) => Prediction = (x) => predict(m, x),
-  examined?: Set<string>,
-): Disagreement[] {
-  const out: Disagreement[] = [];
-  const held = (checkId: string): void => void examined?.add(checkId);
-  const add = (checkId: string, message: string, expected: string, actual: string, byModel = false): void => {
-    held(checkId);
-    out.push({ checkId, message, expected, actual, byModel });
-  };
-  const status = page.res.status;
-  const asked = describeQuery(q);
-  const offset = q.offset ?? 0;
-  const pastHard = m.hardOffsetLimit && offset > HARD_OFFSET_LIMIT;
-  const pastSoft = !m.hardOffsetLimit && offset > HARD_OFFSET_LIMIT;
-  // Past an offset limit any answer but a 5xx (and, past the hard one, any record) keeps the rule.
-  if (pastHard) held('list.offset.hard-limit');
-  if (pastSoft) held('list.offset.soft-limit-5xx');
-  if (status >= 500) {
-    const past = m.complete && offset > 0 && offset >= predicted(q).selected.length;
-    const rule = pastHard
-      ? 'list.offset.hard-limit'
-      : pastSoft
-        ? 'list.offset.soft-limit-5xx'
-        : past
-          ? 'list.meta.past-end'
-          : q.filters.length
-            ? filterRule(q)
-            : q.sort
-              ? sortRule(q)
-              : limitRule(q);
-    add(rule, `${asked}: a server error for a request of the legal query space`, 'a list page, or a refusal with a 4xx', `status ${status}`);
-    return out;
-  }
-  // A refusal: over 100 and past an offset limit it is one of the answers allowed; elsewhere it
-  // says the target does not support what was asked (a sort, a filter, a value's spelling), which
-  // is never judged. A 429 was the transport's to absorb.
-  if (status !== 200) return out;
-  if (!page.ok) {
-    add('list.meta.fields', `${asked}: a 200 answer that is not a list`, 'a JSON object whose data is an array', `${page.res.exchange.bodyExcerpt}`);
-    return out;
-  }
-  const rs = page.records;
-  const n = rs.length;
-  held('list.meta.fields');
-  held('list.limit.max');
-  if (pastHard) {
-    if (n > 0) add('list.offset.hard-limit', `${asked}: records served beyond the hard offset limit`, 'no record (a 4xx, or an empty page)', `${n} record(s)`);
-    return out;
-  }
-  if (n > 100) add('list.limit.max', `${asked}: more than 100 records`, 'at most 100 records', `${n} records`);
-  // What happens past the soft offset limit is open (INFO): only the page size is judged there.
-  if (pastSoft) return out;
-  if (n === 0 && q.filters.length) held('list.meta.empty-filter');
-  if (n === 0 && offset > 0) held('list.meta.past-end');
-  if (page.violations?.length) {
-    const rule = n === 0 && q.filters.length ? 'list.meta.empty-filter' : n === 0 && offset > 0 ? 'list.meta.past-end' : 'list.meta.fields';
-    add(
-      rule,
-      `${asked}: the pagination fields are missing or not integers`,
-      'meta.page.limit/offset/current/total and meta.results.total, non-negative integers',
-      page.violations
-        .map((v) => `${v.path} ${v.message}`)
-        .slice(0, 3)
-        .join('; '),
-    );
-    return out;
-  }
-  const meta = {
-    limit: intOr(page.meta?.page?.limit),
-    offset: intOr(page.meta?.page?.offset),
-    current: intOr(page.meta?.page?.current),
-    pages: intOr(page.meta?.page?.total),
-    total: intOr(page.meta?.results?.total),
-  };
-  const total = meta.total!;
-
-  // The page length: the one asked for, the default without one, at most 100 over 100.
-  let limit: number;
-  held(q.limit === undefined ? 'list.limit.default' : q.limit > 100 ? 'list.limit.max' : 'list.limit.exact');
-  held('list.page.arithmetic');
-  if (q.limit === undefined) {
-    limit = m.defaultLength;
-    if (meta.limit !== limit)
-      add('list.limit.default', `${asked}: meta.page.limit is not the default page length`, `meta.page.limit ${limit}`, `meta.page.limit ${meta.limit}`);
-  } else if (q.limit > 100) {
-    limit = meta.limit ?? 100;
-    if (limit > 100 || limit < 1)
-      add('list.limit.max', `${asked}: meta.page.limit is not clamped`, 'meta.page.limit from 1 to 100 (the limit clamped)', `meta.page.limit ${meta.limit}`);
-    limit = Math.min(100, Math.max(1, limit));
-  } else {
-    limit = q.limit;
-    if (meta.limit !== limit)
-      add('list.page.arithmetic', `${asked}: meta.page.limit is not the limit asked for`, `meta.page.limit ${limit}`, `meta.page.limit ${meta.limit}`);
-  }
-
-  // results.total, against the model: exact where it knows every record the request selects.
-  const p = predicted(q);
-  const unknownIds = rs.filter((r) => !m.records.has(r.id));
-  const changed = rs.filter((r) => {
-    const k = m.records.get(r.id);
-    return k !== undefined && (k.created !== r.created || k.updated !== r.updated);
-  });
-  // The list is not as the model read it: what rests on the model is withdrawn for this answer.
-  const moved = unknownIds.length > 0 || changed.length > 0;
-  if (!moved && !p.opaque && (total < p.low || total > p.high)) {
-    const rule = q.filters.length ? 'list.total.filtered' : 'list.total.unfiltered';
-    const expected = p.low === p.high ? `meta.results.total ${p.low}` : `meta.results.total from ${p.low} to ${p.high}`;
-    add(
-      rule,
-      `${asked}: meta.results.total is not the number of records the request selects`,
-      `${expected} (the records read by the run's traversals that ${q.filters.length ? 'the filter selects' : 'the list holds'})`,
-      `meta.results.total ${total}`,
-      true,
-    );
-  }
-
-  // The records on the page: as many as min(limit, total - offset) says.
-  const want = Math.max(0, Math.min(limit, total - offset));
-  if (n !== want && n <= 100) {
-    const rule =
-      offset >= total && n > 0 ? 'list.meta.past-end' : q.limit === undefined ? 'list.limit.default' : q.limit > 100 ? 'list.limit.max' : 'list.limit.exact';
-    add(
-      rule,
-      `${asked}: ${n} records where the page's own numbers say ${want}`,
-      `min(limit ${limit}, results.total ${total} - offset ${offset}) = ${want} records`,
-      `${n} records`,
-    );
-  }
-
-  // The page numbers (with zero results, current and total may also be 0 or 1).
-  if (meta.offset !== offset)
-    add('list.page.arithmetic', `${asked}: meta.page.offset does not echo the offset`, `meta.page.offset ${offset}`, `meta.page.offset ${meta.offset}`);
-  const allowed = pageNumbersAllowed(limit, offset, total);
-  const currents = new Set(allowed.current);
-  const pagesAllowed = new Set(allowed.pages);
-  if (meta.current === undefined || !currents.has(meta.current))
-    add(
-      'list.page.arithmetic',
-      `${asked}: meta.page.current is not the page the offset falls in`,
-      `meta.page.current ${[...currents].join(' or ')} (offset ${offset}, limit ${limit}, results.total ${total})`,
-      `meta.page.current ${meta.current}`,
-    );
-  if (meta.pages === undefined || !pagesAllowed.has(meta.pages))
-    add(
-      'list.page.arithmetic',
-      `${asked}: meta.page.total is not the number of pages`,
-      `meta.page.total ${[...pagesAllowed].join(' or ')} (ceil(${total} / ${limit}))`,
-      `meta.page.total ${meta.pages}`,
-    );
-
-  // Each record: once on the page, matching every term, in the order asked for.
-  const seen = new Set<string>();
-  if (n > 1) held('list.offset.traversal');
-  const twice = rs.filter((r) => (seen.has(r.id) ? true : (seen.add(r.id), false)));
-  if (twice.length) add('list.offset.traversal', `${asked}: a page holds a record twice`, 'every record once', `twice: ${ids(twice)}`);
-  for (const t of q.filters) {
-    if (n > 0) held(`list.filter.${t.op}`);
-    const test = tester(m, t);
-    const wrong = rs.filter((r) => test(r) === false);
-    if (wrong.length) {
-      const r = wrong[0]!;
-      add(
-        `list.filter.${t.op}`,
-        `${asked}: records that do not match ${t.op}(${t.attr},${t.value})`,
-        `only records with ${t.attr} ${t.op === 'ge' ? '≥' : '>'} ${t.value}`,
-        `${wrong.length} record(s), e.g. ${r.id} with ${t.attr} ${t.attr === 'id' ? r.id : t.attr === 'created_at' ? r.createdRaw : r.updatedRaw}`,
-      );
-    }
-  }
-  if (q.sort) {
-    const { attr, descending } = q.sort;
-    if (n > 1) held(sortRule(q));
-    const cmp = comparator(m, attr);
-    for (let i = 1; i < n; i++) {
-      const a = value(rs[i - 1]!, attr);
-      const b = value(rs[i]!, attr);
-      if (a === undefined || b === undefined) continue;
-      const c = cmp(a, b);
-      if (descending ? c < 0 : c > 0) {
-        add(
-          sortRule(q),
-          `${asked}: record ${i} of the page is out of order`,
-          `${descending ? 'non-increasing' : 'non-decreasing'} ${attr}`,
-          `${rs[i - 1]!.id} (${attr} ${shownValue(rs[i - 1]!, attr)}) then ${rs[i]!.id} (${attr} ${shownValue(rs[i]!, attr)})`,
-        );
-        break;
-      }
-    }
-  }
-
-  // Record by record, where the model knows which records stand at these positions (up to the
-  // order of ties): a sorted request on a list it holds, no record newer than the horizon. Not
-  // where the page already broke the filter or the order: that is the cause, named above.
-  if (q.sort && !moved && !p.opaque && !out.some((d) => d.checkId.startsWith('list.filter.') || d.checkId.startsWith('list.sort.'))) {
-    const attr = q.sort.attr;
-    const upto = Math.min(offset + n, p.exact, p.selected.length);
-    // A record of the selection with the value the prediction has at that position: the right
-    // record, or one tied with it.
-    const chosen = (r: Rec): boolean => (p.ids ??= new Set(p.selected.map((x) => x.id))).has(r.id);
-    for (let i = offset; i < upto; i++) {
-      const got = rs[i - offset]!;
-      const at = p.selected[i]!;
-      const k = value(at, attr);
-      if (value(got, attr) === k && chosen(got)) continue;
-      const tied = p.selected.filter((r) => value(r, attr) === k).length;
-      const lost = p.selected.slice(offset, upto).filter((r) => !rs.some((x) => x.id === r.id));
-      // Under a filter, records of the selection missing: the filter lost them; else the records
-      // at an offset are not those the offset names; at offset 0, the sort put others first.
-      const rule = q.filters.length && lost.length ? filterRule(q) : offset > 0 ? 'list.offset.records' : sortRule(q);
-      add(
-        rule,
-        `${asked}: record ${i} of the ${q.filters.length ? 'filtered ' : ''}listing is not the one the model predicts`,
-        `at position ${i}: ${at.id} (${attr} ${shownValue(at, attr)})${tied > 1 ? ` or another of the ${tied} records tied with it` : ''}${lost.length ? `; missing from the page: ${ids(lost)}` : ''}`,
-        `${got.id} (${attr} ${shownValue(got, attr)})`,
-        true,
-      );
-      break;
-    }
-  }
-  // Without a sort the order is the target's own, but a result that fits on one page from offset
-  // 0 is the whole selection: every record the model knows the request selects is on it.
-  if (!q.sort && offset === 0 && !moved && m.complete && !p.opaque && p.low === p.selected.length && p.selected.length <= limit && n === total) {
-    const lost = p.selected.filter((r) => !rs.some((x) => x.id === r.id));
-    if (lost.length)
-      add(
-        q.filters.length ? filterRule(q) : 'list.offset.traversal',
-        `${asked}: the one page of the result lacks records the request selects`,
-        `all ${p.selected.length} records the request selects`,
-        `missing ${ids(lost)}`,
-        true,
-      );
-  }
-  return out;
 }

@@ -11,6 +11,8 @@ import { metaInt, readPage, readPagesAtOnce, refusesFeature, type ListPage, type
 import { target } from './target.js';
 import { orderOf, value, type Attr } from './collation.js';
 import { expectWalked, offsetWalk, type Walk } from './walks.js';
+import { expectRule, PHASE, sortRule, type Answer, type PageRule } from './answer.js';
+import { tester } from './model.js';
 
 const ATTRS: Attr[] = ['created_at', 'updated_at', 'id'];
 
@@ -34,17 +36,48 @@ function firstInversion(records: Rec[], attr: Attr, descending: boolean): number
   return -1;
 }
 
+/** A sorted page in the order asked for, and (at offset 0) the records the model has first: `id`'s rule, for the sorts it names. */
+function sortPage(id: string): PageRule {
+  return (a) => {
+    if (a.kind === 'server-error') return a.serverErrorFor(id);
+    if (a.kind !== 'page' || !a.q.sort || sortRule(a.q) !== id) return undefined;
+    const out =
+      a.inversion() >= 0
+        ? [
+            a.finding(
+              `record ${a.inversion()} of the page is out of order`,
+              `${a.q.sort.descending ? 'non-increasing' : 'non-decreasing'} ${a.q.sort.attr}`,
+              a.describeInversion(),
+              PHASE.order,
+            ),
+          ]
+        : [];
+    out.push(...a.mispredictedFor(id));
+    return a.n > 1 || out.length ? out : undefined;
+  };
+}
+
+/** Each page of a probe's walk held to `rule`, ids compared in the collation the walk follows. */
+async function expectPages(ctx: CheckContext, e: Endpoint, path: string, walk: Walk, rule: PageRule): Promise<void> {
+  const idOrder = orderOf(walk.records, 'id');
+  for (const page of walk.pages) if (page.ok) await expectRule(ctx, e, path, page, rule, idOrder);
+}
+
 /** `id`: written out where the check is listed, so a search for it finds it. */
 function sortCheck(id: string, attr: Attr): WrittenListCheck {
+  const rule = sortPage(id);
   return {
     id,
     clause: { at: 'list-endpoints' },
     title: `sort=${attr} returns records in non-decreasing ${attr} order across all pages${attr === 'id' ? '' : ' (compared as instants)'}`,
+    page: rule,
     async run(ctx, e) {
       const { path, walk } = await sortedWalk(ctx, e, attr);
       expectWalked(walk, `GET ${path} sorted by ${attr}`);
       if (walk.records.length < 2) ctx.skipForRecords(`needs 2 records, found ${walk.records.length}`, walk.records.length);
       if (walk.records.every((r) => value(r, attr) === undefined)) ctx.skip(`not testable: no record has a parseable ${attr} at ${e.record[attr]}`);
+      await expectPages(ctx, e, path, walk, rule);
+      // Across the pages: the first record of a page after the last of the one before.
       const i = firstInversion(walk.records, attr, false);
       if (i >= 0) {
         const page = walk.pages[Math.floor(i / 100)] ?? walk.pages[0]!;
@@ -115,31 +148,49 @@ function filteredWalk(ctx: CheckContext, e: Endpoint, op: 'ge' | 'gt'): Promise<
   })();
 }
 
+/**
+ * The records of a page that do not match term `t`. Judged on what a client sees
+ * (spec/contract/README.md#lists.filter): a record shown equal to v under gt breaks it whatever
+ * the cause (gt read as ge, or a store comparing finer precision than it shows): a client paging
+ * with gt on the last value it was shown gets that record again.
+ */
+function unmatched(a: Answer, t: Answer['q']['filters'][number]): ReturnType<PageRule> & object {
+  const wrong = a.wrongFor(t);
+  if (!wrong.length) return [];
+  const r = wrong[0]!;
+  const ge = tester(a.m, { ...t, op: 'ge' });
+  const equal = t.op === 'gt' && wrong.every((x) => ge(x) === true);
+  return [
+    a.finding(
+      `records that do not match ${t.op}(${t.attr},${t.value})`,
+      `only records with ${t.attr} ${t.op === 'ge' ? '≥' : '>'} ${t.value}`,
+      `${wrong.length} record(s), e.g. ${r.id} with ${t.attr} ${t.attr === 'id' ? r.id : t.attr === 'created_at' ? r.createdRaw : r.updatedRaw}${equal ? ' — shown equal to the value: either gt is read as ge, or the target compares finer precision than it shows; either way a client paging with gt on the value it was shown gets these records again' : ''}`,
+      PHASE.filter,
+    ),
+  ];
+}
+
 /** `id`: written out where the check is listed, so a search for it finds it. */
 function filterCheck(id: string, op: 'ge' | 'gt'): WrittenListCheck {
-  // Judged on what a client sees (spec/contract/README.md#lists.filter): gt returns only records
-  // whose shown value is greater than v. A record shown equal to v under gt breaks it whatever the
-  // cause (gt read as ge, or a store comparing finer precision than it shows): a client paging with
-  // gt on the last value it was shown gets that record again.
   const holds = (x: string, v: string): boolean => (op === 'ge' ? x >= v : x > v);
   const sign = op === 'ge' ? '≥' : '>';
+  const rule: PageRule = (a) => {
+    if (a.kind === 'server-error') return a.serverErrorFor(id);
+    if (a.kind !== 'page') return undefined;
+    const out = a.q.filters.filter((t) => t.op === op).flatMap((t) => unmatched(a, t));
+    out.push(...a.mispredictedFor(id), ...a.incompleteFor(id));
+    return (a.n > 0 && a.q.filters.some((t) => t.op === op)) || out.length ? out : undefined;
+  };
   return {
     id,
     clause: { at: 'list-endpoints' },
     title: `filter=${op}(created_at,v) returns every record with created_at ${sign} v and no other (v shared by tied records), each once`,
+    page: rule,
     async run(ctx, e) {
       const f = await filteredWalk(ctx, e, op);
       const v = f.v.created!;
       const res = f.filtered.pages[0]!.res;
-      const wrong = f.filtered.records.filter((r) => r.created !== undefined && !holds(r.created, v));
-      if (wrong.length) {
-        const equal = op === 'gt' && wrong.every((r) => r.created === v);
-        fail(`filter=${f.filter} returned records that do not match`, {
-          expected: `only records with created_at ${sign} ${f.v.createdRaw}`,
-          actual: `${describeRecords(wrong)}${equal ? ' — shown equal to the value: either gt is read as ge, or the target compares finer precision than it shows; either way a client paging with gt on the value it was shown gets these records again' : ''}`,
-          res,
-        });
-      }
+      await expectPages(ctx, e, f.path, f.filtered, rule);
       const ok = comparable(ctx, f.all.records);
       const dup = duplicates(f.filtered.records.filter(ok));
       if (dup.length)
@@ -171,6 +222,7 @@ export const orderChecks: WrittenListCheck[] = [
     id: 'list.sort.descending',
     clause: { at: 'list-endpoints' },
     title: 'sort=-created_at, -updated_at and -id return records in non-increasing order',
+    page: sortPage('list.sort.descending'),
     async run(ctx, e) {
       const { path } = await target(ctx, e);
       let tried = 0;
@@ -185,13 +237,7 @@ export const orderChecks: WrittenListCheck[] = [
         if (refusesFeature(page)) continue;
         expectStatus(page.res, 200, `GET ${path} with sort=-${attr}`);
         tried++;
-        const i = firstInversion(page.records, attr, true);
-        if (i >= 0)
-          fail(`sort=-${attr}: record ${i} has a larger ${attr} than the one before`, {
-            expected: `non-increasing ${attr}`,
-            actual: `${describeRecords([page.records[i - 1]!])} then ${describeRecords([page.records[i]!])}`,
-            res: page.res,
-          });
+        await expectRule(ctx, e, path, page, sortPage('list.sort.descending'), orderOf([...page.records].reverse(), 'id'));
       }
       if (!tried) ctx.skip('unsupported: every descending sort was refused (400/422)');
     },
@@ -202,6 +248,8 @@ export const orderChecks: WrittenListCheck[] = [
     id: 'list.total.filtered',
     clause: { at: 'pagination-information' },
     title: 'with a filter (ge and gt), meta.results.total is the number of records the filter selects (counted by reading them all)',
+    page: (a) => a.totalFor('list.total.filtered'),
+    needsModel: true,
     async run(ctx, e) {
       // Both operators: a count query that reads gt as ge (or the other way) while the data
       // query does not is wrong on one of them only. gt reuses list.filter.gt's walk.

@@ -10,6 +10,7 @@ import { target } from './target.js';
 import { value, type Attr } from './collation.js';
 import { keysetWalk } from './keyset.js';
 import { expectWalked, offsetWalk, type Walk } from './walks.js';
+import { expectRule, ids, PHASE, type PageRule } from './answer.js';
 
 async function defaultWalk(ctx: CheckContext, e: Endpoint): Promise<{ path: string; walk: Walk }> {
   const { path } = await target(ctx, e);
@@ -25,6 +26,7 @@ function keysetCheck(id: string, attr: Attr): WrittenListCheck {
     id,
     clause: { at: 'keyset-traversal' },
     title: `keyset traversal by ${attr} (sort=${attr}, filter=${op}) reaches exactly the records offset traversal reaches${attr === 'id' ? ', without duplicates' : ', ties included'}`,
+    whole: 'two whole traversals compared: no one answer shows what the other reached',
     async run(ctx, e) {
       const { path, walk: byOffset } = await sortedWalk(ctx, e, attr);
       if (byOffset.broken) ctx.skip(`not testable: the offset traversal it is compared with failed (${byOffset.broken.message})`);
@@ -90,16 +92,28 @@ function keysetCheck(id: string, attr: Attr): WrittenListCheck {
   };
 }
 
+/** No record twice on a page; a result that fits on one page from offset 0 holds every record the model knows it selects. */
+const once: PageRule = (a) => {
+  if (a.kind !== 'page') return undefined;
+  const twice = a.twice();
+  const out = twice.length ? [a.finding('a page holds a record twice', 'every record once', `twice: ${ids(twice)}`, PHASE.repeat)] : [];
+  out.push(...a.incompleteFor('list.offset.traversal'));
+  return a.n > 1 || out.length ? out : undefined;
+};
+
 export const traversalChecks: WrittenListCheck[] = [
   {
     id: 'list.offset.traversal',
     clause: { at: 'pagination-information' },
     title: 'paging by offset meets every record once: no duplicates, and the same records as paging sorted by id',
+    page: once,
     async run(ctx, e) {
       const { path } = await target(ctx, e);
       // The listing sorted by id is read beside the default one, not after it.
       const [walk, byId] = await Promise.all([offsetWalk(ctx, e, path), offsetWalk(ctx, e, path, 'id')]);
       expectWalked(walk, `GET ${path} by offset`);
+      for (const page of walk.pages) if (page.ok) await expectRule(ctx, e, path, page, once);
+      // Across the pages: no record met twice.
       const ok = comparable(ctx, walk.records);
       const dup = duplicates(walk.records.filter(ok));
       if (dup.length)
@@ -127,6 +141,8 @@ export const traversalChecks: WrittenListCheck[] = [
     id: 'list.total.unfiltered',
     clause: { at: 'pagination-information' },
     title: 'without a filter, meta.results.total is the number of records (counted by reading them all)',
+    page: (a) => a.totalFor('list.total.unfiltered'),
+    needsModel: true,
     async run(ctx, e) {
       const { path, walk: byOffset } = await defaultWalk(ctx, e);
       // Stopped at an offset limit the contract allows: the records are counted by keyset
