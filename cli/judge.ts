@@ -8,6 +8,7 @@ import { Secrets } from '../lib/evidence/index.js';
 import { judgeTraffic } from '../suites/observed.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 import { OBSERVE_HELP, OBSERVE_OPTIONS, observedReport, observeFlags, publishObserved } from './observe.js';
+import { errorWord } from '../lib/text/index.js';
 
 export const JUDGE_HELP = `Usage: conformance judge FILE.har [options]
   Judges the exchanges a HAR file recorded by the rules of the contract: every exchange on an
@@ -35,7 +36,7 @@ export async function judgeHar(args: string[], io: Io): Promise<number> {
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new UsageError(`cannot read ${positionals[0]}: ${(e as { code?: string }).code ?? (e as Error).message}`, 'judge');
+    throw new UsageError(`cannot read ${positionals[0]}: ${errorWord(e)}`, 'judge');
   }
   let har;
   try {

@@ -4,6 +4,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseFlags, UsageError, type Io } from './io.js';
+import { errorWord } from '../lib/text/index.js';
 
 export const KEYGEN_HELP = `Usage: conformance keygen [--out PREFIX] [--type ed25519|p256] [--force]
   Writes a key pair for signing certification bundles: PREFIX.key (the private key, PKCS#8
@@ -46,7 +47,7 @@ export async function keygen(args: string[], io: Io): Promise<number> {
     writeFileSync(files.pub, pair.publicKey.export({ type: 'spki', format: 'pem' }));
   } catch (e) {
     throw new UsageError(
-      `cannot write ${files.key} and ${files.pub} (${(e as { code?: string }).code ?? (e as Error).message}${(e as { code?: string }).code === 'ENOENT' ? ': the folder does not exist' : ''})`,
+      `cannot write ${files.key} and ${files.pub} (${errorWord(e)}${(e as { code?: string }).code === 'ENOENT' ? ': the folder does not exist' : ''})`,
       'keygen',
     );
   }

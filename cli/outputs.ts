@@ -11,6 +11,7 @@ import { reportFormats } from '../reporters/registry.js';
 import { ATTESTATION_FILE } from '../reporters/attestation.js';
 import { bundleFiles, reportFiles, writeFiles, type Attest } from '../reporters/write.js';
 import type { Io } from './io.js';
+import { errorWord } from '../lib/text/index.js';
 
 /** A place a run writes, and the setting that named it (for the message when it cannot). */
 export interface Output {
@@ -24,7 +25,6 @@ export interface Output {
  * stops with exit 2), not found after the whole run.
  */
 export function unwritable(folders: readonly Output[], files: readonly Output[]): string | undefined {
-  const why = (e: unknown): string => (e as { code?: string }).code ?? (e as Error).message;
   for (const { path, label } of folders) {
     try {
       mkdirSync(path, { recursive: true });
@@ -32,7 +32,7 @@ export function unwritable(folders: readonly Output[], files: readonly Output[])
       writeFileSync(probe, '');
       rmSync(probe, { force: true });
     } catch (e) {
-      return `${label} ${path}: cannot write there (${why(e)})`;
+      return `${label} ${path}: cannot write there (${errorWord(e)})`;
     }
   }
   for (const { path, label } of files) {
@@ -41,7 +41,7 @@ export function unwritable(folders: readonly Output[], files: readonly Output[])
       if (!existsSync(path) && !statSync(dirname(path)).isDirectory()) return `${label} ${path}: cannot write there (ENOTDIR)`;
       accessSync(existsSync(path) ? path : dirname(path), constants.W_OK);
     } catch (e) {
-      return `${label} ${path}: cannot write there (${why(e)})`;
+      return `${label} ${path}: cannot write there (${errorWord(e)})`;
     }
   }
   return undefined;
@@ -67,7 +67,7 @@ export function publish(
       act();
       io.out(done);
     } catch (e) {
-      failed ??= `${what} could not be written to ${path} (${(e as { code?: string }).code ?? (e as Error).message})`;
+      failed ??= `${what} could not be written to ${path} (${errorWord(e)})`;
       io.err(`conformance: ${failed}`);
     }
   };

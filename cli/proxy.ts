@@ -17,6 +17,7 @@ import { TrafficJudge } from '../suites/observed.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 import { OBSERVE_HELP, OBSERVE_OPTIONS, observedReport, observeFlags, publishObserved } from './observe.js';
 import { commandSettings } from './settings.js';
+import { errorWord } from '../lib/text/index.js';
 
 export const PROXY_HELP = `Usage: conformance proxy --upstream URL [--port N] [--host H] [--until-idle S] [options]
   Listens on --host:--port and forwards every request to URL unchanged, streaming every answer
@@ -250,7 +251,7 @@ function forwarder(f: Forwarding): (req: IncomingMessage, res: ServerResponse) =
       );
     } catch (e) {
       // A path Node will not send (a character HTTP forbids there): refused, not forwarded changed.
-      return refuse(res, 400, 'Bad Request', `the request cannot be forwarded as sent (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      return refuse(res, 400, 'Bad Request', `the request cannot be forwarded as sent (${errorWord(e)})`);
     }
     out.on('error', (e: NodeJS.ErrnoException) => {
       // The client went away first: its request was cut by the proxy, not by the upstream.
@@ -324,7 +325,7 @@ export async function proxy(
     server.listen(port, given.host, () => resolve(server.address() as AddressInfo));
   });
   if (listening instanceof Error) {
-    io.err(`conformance: proxy cannot listen on ${given.host}:${port}: ${(listening as NodeJS.ErrnoException).code ?? listening.message}`);
+    io.err(`conformance: proxy cannot listen on ${given.host}:${port}: ${errorWord(listening)}`);
     return 2;
   }
   const host = listening.family === 'IPv6' ? `[${listening.address}]` : listening.address;

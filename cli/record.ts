@@ -24,6 +24,7 @@ import {
 import { describeProfile } from '../reporters/verdict.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 import { DEFAULT_WINDOW, readBundle, readVerifyingKey, thisSuite, windowOf } from './verify.js';
+import { errorWord } from '../lib/text/index.js';
 
 export const PUBLISH_HELP = `Usage: conformance publish BUNDLE... --out DIR --key PUBLIC.pem [--key ...]
                            [--strict] [--window N]
@@ -62,8 +63,6 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const code = (e: unknown): string => (e as { code?: string }).code ?? (e as Error).message;
-
 /** What DIR holds now: the record's entries, or why it is not a record to publish into. */
 function existingRecord(dir: string): { entries: RecordEntry[] } | { refused: string } {
   if (!existsSync(dir)) return { entries: [] };
@@ -78,7 +77,7 @@ function existingRecord(dir: string): { entries: RecordEntry[] } | { refused: st
     return { entries: readRecordIndex(readFileSync(index, 'utf8')).certificates };
   } catch (e) {
     if (e instanceof Error && !(e as { code?: string }).code) return { refused: `holds an ${RECORD_INDEX} that is ${e.message}: not a record publish wrote` };
-    return { refused: `cannot read it (${code(e)})` };
+    return { refused: `cannot read it (${errorWord(e)})` };
   }
 }
 
@@ -157,7 +156,7 @@ export async function publishRecord(args: string[], io: Io): Promise<number> {
       if (!statSync(dir).isDirectory()) throw Object.assign(new Error(), { code: 'ENOTDIR' });
       bundles.push({ name, files: readBundle(dir) });
     } catch (e) {
-      io.err(`conformance publish: cannot read the bundle ${name} (${code(e)}): a bundle is the folder --certify wrote; nothing written`);
+      io.err(`conformance publish: cannot read the bundle ${name} (${errorWord(e)}): a bundle is the folder --certify wrote; nothing written`);
       return 2;
     }
   }
@@ -218,7 +217,7 @@ export async function publishRecord(args: string[], io: Io): Promise<number> {
     writeWhole(join(out, RECORD_INDEX), renderRecordIndex(index));
     writeWhole(join(out, RECORD_PAGE), renderRecord(index));
   } catch (e) {
-    io.err(`conformance publish: cannot write the record to ${values.out} (${code(e)})`);
+    io.err(`conformance publish: cannot write the record to ${values.out} (${errorWord(e)})`);
     return 2;
   }
   for (const p of placed) {

@@ -15,6 +15,7 @@ import { settingsOf, type RunReport } from '../reporters/model.js';
 import { checkDefinitions, expandChecks } from '../suites/index.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 import { operationKeys, paginationFor, selectChecks } from './plan.js';
+import { errorWord } from '../lib/text/index.js';
 
 /** Release lines before this one whose bundles are still accepted, by default. */
 export const DEFAULT_WINDOW = 2;
@@ -285,9 +286,7 @@ export async function verify(args: string[], io: Io): Promise<number> {
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error(), { code: 'ENOTDIR' });
     files = readBundle(dir);
   } catch (e) {
-    io.err(
-      `conformance verify: cannot read the bundle ${positionals[0]} (${(e as { code?: string }).code ?? (e as Error).message}): a bundle is the folder --certify wrote`,
-    );
+    io.err(`conformance verify: cannot read the bundle ${positionals[0]} (${errorWord(e)}): a bundle is the folder --certify wrote`);
     return 2;
   }
   const key = values.key !== undefined ? readVerifyingKey(values.key, io, 'verify') : undefined;

@@ -83,3 +83,9 @@ export function didYouMean(word: string, candidates: Iterable<string>, quote = (
   const c = closest(word, candidates);
   return c === undefined ? '' : ` (did you mean ${quote(c)}?)`;
 }
+
+/** A system error in a word: its code (ENOENT, EACCES, ECONNREFUSED) where it has one, else its message. */
+export function errorWord(e: unknown): string {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : e instanceof Error ? e.message : String(e);
+}
