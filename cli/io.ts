@@ -86,7 +86,12 @@ export function parseFlags<T extends ParseArgsConfig>(config: T, command?: strin
             known.filter((k) => k.startsWith('--')),
           )
         : undefined;
-      throw new UsageError(`unknown option '${flag}'${near ? ` (did you mean ${near}?)` : ''}`, command);
+      // The reference server's faults and variants are flags of the commands that start one.
+      const elsewhere =
+        !near && command === undefined && (flag === '--fault' || flag === '--variant')
+          ? ` (${flag} is a flag of \`conformance serve\` and \`conformance selftest\`, which start the reference server)`
+          : '';
+      throw new UsageError(`unknown option '${flag}'${near ? ` (did you mean ${near}?)` : elsewhere}`, command);
     }
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
       // Node's wording, in ours: "--seed needs a value", "unexpected argument 'x'".

@@ -43,6 +43,11 @@ describe('an unknown flag gets the flag meant', () => {
     [['--timout', '5000'], "unknown option '--timout' (did you mean --timeout?)", 'conformance --help'],
     [['--max-body', '4096'], "unknown option '--max-body' (did you mean --max-body-bytes?)", 'conformance --help'],
     [['--emtpy', 'orders'], "unknown option '--emtpy' (did you mean --empty?)", 'conformance --help'],
+    [
+      ['--fault', 'x'],
+      "unknown option '--fault' (--fault is a flag of `conformance serve` and `conformance selftest`, which start the reference server)",
+      'conformance --help',
+    ],
     [['serve', '--prot', '8080'], "unknown option '--prot' (did you mean --port?)", 'conformance serve --help'],
     [['serve', '--no-empty-lists'], "unknown option '--no-empty-lists' (did you mean --no-empty-list?)", 'conformance serve --help'],
     [['selftest', '--qiuck'], "unknown option '--qiuck' (did you mean --quick?)", 'conformance selftest --help'],

@@ -94,6 +94,19 @@ export function sortRule(q: ListQuery): string {
   return s.descending ? 'list.sort.descending' : `list.sort.${s.attr.replace('_', '-')}`;
 }
 
+/**
+ * An answer's pagination numbers, each undefined where it is not an integer: meta.page.limit,
+ * offset and current, meta.page.total (pageCount: the number of pages) and meta.results.total
+ * (results: the number of records the request selects).
+ */
+interface Numbers {
+  limit?: number;
+  offset?: number;
+  current?: number;
+  pageCount?: number;
+  results?: number;
+}
+
 /** The record of a sorted answer the model predicted otherwise (see Answer.mispredicted). */
 interface Mispredicted {
   position: number;
@@ -114,7 +127,7 @@ export class Answer {
   readonly kind: AnswerKind;
   readonly records: Rec[];
   readonly n: number;
-  #meta?: { limit?: number; offset?: number; current?: number; pages?: number; total?: number };
+  #meta?: Numbers;
   #p?: Prediction;
   #moved?: boolean;
   #inversion?: number;
@@ -155,20 +168,20 @@ export class Answer {
   }
 
   /** The pagination numbers as integers (read for kind 'page', where all are). */
-  get meta(): { limit?: number; offset?: number; current?: number; pages?: number; total?: number } {
+  get meta(): Numbers {
     const m = this.page.meta;
     return (this.#meta ??= {
       limit: intOr(m?.page?.limit),
       offset: intOr(m?.page?.offset),
       current: intOr(m?.page?.current),
-      pages: intOr(m?.page?.total),
-      total: intOr(m?.results?.total),
+      pageCount: intOr(m?.page?.total),
+      results: intOr(m?.results?.total),
     });
   }
 
   /** meta.results.total (kind 'page'). */
   get total(): number {
-    return this.meta.total!;
+    return this.meta.results!;
   }
 
   /** The page length the answer is held to: the one asked for, the default without one, clamped to 1..100 over 100. */

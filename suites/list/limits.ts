@@ -81,12 +81,12 @@ const arithmetic: PageRule = (a) => {
         PHASE.numbers,
       ),
     );
-  if (meta.pages === undefined || !allowed.pages.includes(meta.pages))
+  if (meta.pageCount === undefined || !allowed.pages.includes(meta.pageCount))
     out.push(
       a.finding(
         'meta.page.total is not the number of pages',
         `meta.page.total ${allowed.pages.join(' or ')} (ceil(${total} / ${limit}))`,
-        `meta.page.total ${meta.pages}`,
+        `meta.page.total ${meta.pageCount}`,
         PHASE.numbers,
       ),
     );

@@ -25,7 +25,7 @@ const fields: PageRule = (a) => {
 const emptyFilter: PageRule = (a) => {
   if ((a.kind !== 'malformed' && a.kind !== 'page') || a.n !== 0 || !a.q.filters.length) return undefined;
   if (a.kind === 'malformed') return a.malformedFor('list.meta.empty-filter');
-  const pages = a.meta.pages;
+  const pages = a.meta.pageCount;
   if (a.offset > 0 || (a.total === 0 && (pages === 0 || pages === 1))) return [];
   return [
     a.finding(
