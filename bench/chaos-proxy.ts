@@ -172,21 +172,36 @@ function answerHeaders(h: IncomingHttpHeaders): IncomingHttpHeaders {
   return out;
 }
 
-export async function startChaosProxy(targetUrl: string, mode: ChaosMode, options: ChaosOptions = {}): Promise<ChaosProxy> {
-  const target = new URL(targetUrl);
-  const random = seededRandom(options.seed ?? 1);
-  const rateLimitShare = options.rateLimitShare ?? 0.3;
-  const retryAfterS = options.retryAfterS ?? 1;
-  const burstChance = options.burstChance ?? 0.01;
-  const burstLength = options.burstLength ?? 5;
-  const resetShare = options.resetShare ?? 0.03;
-  const midBodyShare = options.midBodyShare ?? 0.015;
-  const spikeShare = options.spikeShare ?? 0.05;
-  const gatewayShare = options.gatewayShare ?? 1 / 15;
-  const hangAfter = options.hangAfter ?? 40;
-  const createdAs200 = options.createdAs200 ?? true;
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const counts: ChaosCounts = {
+/** The target's answer passed on as it is. */
+const pipeAnswer =
+  (res: ServerResponse) =>
+  (up: IncomingMessage): void => {
+    res.writeHead(up.statusCode ?? 502, answerHeaders(up.headers));
+    up.pipe(res);
+  };
+
+/** ChaosOptions with every default filled in. */
+type ChaosSettings = Required<ChaosOptions>;
+
+function settle(options: ChaosOptions): ChaosSettings {
+  return {
+    seed: options.seed ?? 1,
+    rateLimitShare: options.rateLimitShare ?? 0.3,
+    retryAfterS: options.retryAfterS ?? 1,
+    burstChance: options.burstChance ?? 0.01,
+    burstLength: options.burstLength ?? 5,
+    resetShare: options.resetShare ?? 0.03,
+    midBodyShare: options.midBodyShare ?? 0.015,
+    spikeShare: options.spikeShare ?? 0.05,
+    gatewayShare: options.gatewayShare ?? 1 / 15,
+    hangAfter: options.hangAfter ?? 40,
+    createdAs200: options.createdAs200 ?? true,
+  };
+}
+
+/** Counts before the first request. */
+function noCounts(): ChaosCounts {
+  return {
     requests: 0,
     forwarded: 0,
     limited: 0,
@@ -202,25 +217,31 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
     createdAs200: 0,
     secretsSeen: new Set(),
   };
-  const bump = (m: Record<string, number>, k: string): void => void (m[k] = (m[k] ?? 0) + 1);
-  let burstLeft = 0;
-  const timers = new Set<NodeJS.Timeout>();
-  const later = (ms: number, fn: () => void): void => {
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, ms);
-    timers.add(t);
-  };
-  const sockets = new Set<Socket>();
+}
 
+const bump = (m: Record<string, number>, k: string): void => void (m[k] = (m[k] ?? 0) + 1);
+
+/** What a proxy's mode works with: its settings, its one generator, its counts and its ways to answer. */
+interface Chaos {
+  settings: ChaosSettings;
+  random: () => number;
+  counts: ChaosCounts;
+  /** 429: the requests the burst under way still answers 429 without Retry-After. */
+  burstLeft: number;
+  /** Calls `fn` in `ms` milliseconds, unless the proxy is closed first. */
+  later(ms: number, fn: () => void): void;
   /**
    * The request sent on to the target; `onAnswer` gets its answer (or 502 is sent). The body is
    * read first (bodies the suite sends are small), so a request that meets a kept-alive
    * connection the target has just closed is sent once more on a new one: the proxy's own
    * connections must add no trouble beside the one its mode adds.
    */
-  const forward = (req: IncomingMessage, res: ServerResponse, onAnswer: (up: IncomingMessage) => void): void => {
+  forward(req: IncomingMessage, res: ServerResponse, onAnswer: (up: IncomingMessage) => void): void;
+}
+
+/** Chaos.forward, to this target through this agent. */
+function forwarder(target: URL, agent: Agent, counts: ChaosCounts): Chaos['forward'] {
+  return (req, res, onAnswer) => {
     counts.forwarded++;
     const headers = { ...req.headers };
     delete headers.connection;
@@ -238,180 +259,214 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
       send(false);
     }, fail);
   };
-  const pipeAnswer =
-    (res: ServerResponse) =>
-    (up: IncomingMessage): void => {
-      res.writeHead(up.statusCode ?? 502, answerHeaders(up.headers));
-      up.pipe(res);
-    };
+}
 
-  const handlers: Record<ChaosMode, (req: IncomingMessage, res: ServerResponse) => void> = {
-    calm: (req, res) => forward(req, res, pipeAnswer(res)),
+type Handler = (c: Chaos, req: IncomingMessage, res: ServerResponse) => void;
 
-    '429': (req, res) => {
-      const refuse = (retryAfter: boolean): void => {
-        req.resume();
-        const body = JSON.stringify({ errors: [{ status: '429', title: 'Too Many Requests', detail: 'Rate limit exceeded.' }] });
-        res.writeHead(429, {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          ...(retryAfter ? { 'retry-after': String(retryAfterS) } : {}),
-        });
-        res.end(body);
-      };
-      if (burstLeft > 0) {
-        burstLeft--;
-        counts.limitedNoRetryAfter++;
-        return refuse(false);
-      }
-      const r = random();
-      if (r < burstChance) {
-        burstLeft = burstLength - 1;
-        counts.limitedNoRetryAfter++;
-        return refuse(false);
-      }
-      if (r < burstChance + rateLimitShare) {
-        counts.limited++;
-        return refuse(true);
-      }
-      forward(req, res, pipeAnswer(res));
-    },
+/** 429: a share answered 429 with Retry-After, now and then a burst of 429s without it; the others forwarded. */
+const rateLimit: Handler = (c, req, res) => {
+  const refuse = (retryAfter: boolean): void => {
+    req.resume();
+    const body = JSON.stringify({ errors: [{ status: '429', title: 'Too Many Requests', detail: 'Rate limit exceeded.' }] });
+    res.writeHead(429, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      ...(retryAfter ? { 'retry-after': String(c.settings.retryAfterS) } : {}),
+    });
+    res.end(body);
+  };
+  if (c.burstLeft > 0) {
+    c.burstLeft--;
+    c.counts.limitedNoRetryAfter++;
+    return refuse(false);
+  }
+  const r = c.random();
+  if (r < c.settings.burstChance) {
+    c.burstLeft = c.settings.burstLength - 1;
+    c.counts.limitedNoRetryAfter++;
+    return refuse(false);
+  }
+  if (r < c.settings.burstChance + c.settings.rateLimitShare) {
+    c.counts.limited++;
+    return refuse(true);
+  }
+  c.forward(req, res, pipeAnswer(res));
+};
 
-    resets: (req, res) => {
-      const r = random();
-      const method = req.method ?? '?';
-      if (r < resetShare) {
-        // Before any answer; half of these before the request reached the target, half after.
-        if (random() < 0.5) {
-          bump(counts.resetBefore, method);
+/** resets: a share of connections destroyed before any answer, a share halfway through the body; the others forwarded. */
+const resets: Handler = (c, req, res) => {
+  const r = c.random();
+  const method = req.method ?? '?';
+  if (r < c.settings.resetShare) {
+    // Before any answer; half of these before the request reached the target, half after.
+    if (c.random() < 0.5) {
+      bump(c.counts.resetBefore, method);
+      req.socket.destroy();
+      return;
+    }
+    c.forward(req, res, (up) => {
+      up.resume();
+      bump(c.counts.resetBefore, method);
+      req.socket.destroy();
+    });
+    return;
+  }
+  if (r < c.settings.resetShare + c.settings.midBodyShare) return cutMidBody(c, req, res, method);
+  c.forward(req, res, pipeAnswer(res));
+};
+
+/** resets, halfway: the target's answer read whole, its head and half its body sent, then the connection destroyed. */
+function cutMidBody(c: Chaos, req: IncomingMessage, res: ServerResponse, method: string): void {
+  c.forward(req, res, (up) => {
+    void readAll(up).then(
+      (body) => {
+        const h = answerHeaders(up.headers);
+        delete h['transfer-encoding'];
+        h['content-length'] = String(body.length);
+        res.writeHead(up.statusCode ?? 502, h);
+        if (body.length < 2) {
+          // Nothing to cut in half: the connection goes before the answer.
+          bump(c.counts.resetBefore, method);
           req.socket.destroy();
           return;
         }
-        forward(req, res, (up) => {
-          up.resume();
-          bump(counts.resetBefore, method);
-          req.socket.destroy();
-        });
-        return;
-      }
-      if (r < resetShare + midBodyShare) {
-        forward(req, res, (up) => {
-          void readAll(up).then(
-            (body) => {
-              const h = answerHeaders(up.headers);
-              delete h['transfer-encoding'];
-              h['content-length'] = String(body.length);
-              res.writeHead(up.statusCode ?? 502, h);
-              if (body.length < 2) {
-                // Nothing to cut in half: the connection goes before the answer.
-                bump(counts.resetBefore, method);
-                req.socket.destroy();
-                return;
-              }
-              bump(counts.resetMidBody, method);
-              res.write(body.subarray(0, Math.floor(body.length / 2)), () => req.socket.destroy());
-            },
-            () => req.socket.destroy(),
-          );
-        });
-        return;
-      }
-      forward(req, res, pipeAnswer(res));
-    },
+        bump(c.counts.resetMidBody, method);
+        res.write(body.subarray(0, Math.floor(body.length / 2)), () => req.socket.destroy());
+      },
+      () => req.socket.destroy(),
+    );
+  });
+}
 
-    latency: (req, res) => {
-      const spike = random() < spikeShare;
-      const ms = spike ? 1000 + Math.floor(random() * 4000) : Math.floor(random() * 20);
-      if (spike) counts.spikes++;
-      later(ms, () => forward(req, res, pipeAnswer(res))); // the body waits in the request meanwhile
-    },
+/** latency: every request forwarded late, 0-20 ms, and a share of them 1 to 5 s. */
+const latency: Handler = (c, req, res) => {
+  const spike = c.random() < c.settings.spikeShare;
+  const ms = spike ? 1000 + Math.floor(c.random() * 4000) : Math.floor(c.random() * 20);
+  if (spike) c.counts.spikes++;
+  c.later(ms, () => c.forward(req, res, pipeAnswer(res))); // the body waits in the request meanwhile
+};
 
-    // A load balancer whose connection to the service drops now and then: the service served the
-    // request, the gateway answers 502 of its own. Only GETs: a POST or DELETE so answered may
-    // have been applied, and its 502 stands as its answer (lib/transport/http.ts), a failure of a
-    // correct target that no client can tell from a real one.
-    gateway: (req, res) => {
-      const r = random();
-      if (req.method === 'GET' && r < gatewayShare) {
-        return forward(req, res, (up) => {
-          up.resume();
-          counts.badGateway++;
-          const body = '<html><head><title>502 Bad Gateway</title></head><body>502 Bad Gateway</body></html>';
-          res.writeHead(502, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(body) });
-          res.end(body);
-        });
-      }
-      if (r < 2 * gatewayShare) {
-        counts.late++;
-        return later(300, () => forward(req, res, pipeAnswer(res)));
-      }
-      forward(req, res, pipeAnswer(res));
-    },
-
-    hang: (req, res) => {
-      if (counts.requests <= hangAfter) return forward(req, res, pipeAnswer(res));
-      // Read the request, never answer: the connection stays open until the client gives up.
-      counts.hung++;
-      req.resume();
-    },
-
-    html: (req, res) => {
-      counts.html++;
-      req.resume();
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(LOGIN_PAGE) });
-      res.end(LOGIN_PAGE);
-    },
-
-    'echo-php': (req, res) => echo(req, res, phpString),
-    'echo-dotnet': (req, res) => echo(req, res, dotnetString),
-  };
-
-  /** Forwards; an answer holding a client_secret comes back re-spelled, with the caller's Authorization echoed. */
-  function echo(req: IncomingMessage, res: ServerResponse, str: (s: string) => string): void {
-    const authorization = req.headers.authorization;
-    forward(req, res, (up) => {
-      if (!/json/i.test(String(up.headers['content-type'] ?? ''))) return pipeAnswer(res)(up);
-      void readAll(up).then(
-        (body) => {
-          const h = answerHeaders(up.headers);
-          delete h['transfer-encoding'];
-          let out = body;
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(body.toString('utf8'));
-          } catch {
-            parsed = undefined;
-          }
-          const secrets = clientSecrets(parsed);
-          if (secrets.length) {
-            counts.echoed++;
-            for (const s of secrets) counts.secretsSeen.add(s);
-            let value = parsed;
-            if (authorization !== undefined && value && typeof value === 'object' && !Array.isArray(value)) value = { ...value, echo: authorization };
-            out = Buffer.from(spellJson(value, str));
-            // The header in the same spelling, without its quotes (it is ASCII either way).
-            if (authorization !== undefined) h[ECHO_HEADER] = str(authorization).slice(1, -1);
-          }
-          h['content-length'] = String(out.length);
-          let status = up.statusCode ?? 502;
-          if (secrets.length && status === 201 && createdAs200) {
-            status = 200;
-            counts.createdAs200++;
-          }
-          res.writeHead(status, h);
-          res.end(out);
-        },
-        () => res.destroy(),
-      );
+// A load balancer whose connection to the service drops now and then: the service served the
+// request, the gateway answers 502 of its own. Only GETs: a POST or DELETE so answered may
+// have been applied, and its 502 stands as its answer (lib/transport/http.ts), a failure of a
+// correct target that no client can tell from a real one.
+const gateway: Handler = (c, req, res) => {
+  const r = c.random();
+  if (req.method === 'GET' && r < c.settings.gatewayShare) {
+    return c.forward(req, res, (up) => {
+      up.resume();
+      c.counts.badGateway++;
+      const body = '<html><head><title>502 Bad Gateway</title></head><body>502 Bad Gateway</body></html>';
+      res.writeHead(502, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
     });
   }
+  if (r < 2 * c.settings.gatewayShare) {
+    c.counts.late++;
+    return c.later(300, () => c.forward(req, res, pipeAnswer(res)));
+  }
+  c.forward(req, res, pipeAnswer(res));
+};
 
-  const handle = handlers[mode];
+/** hang: the first requests forwarded, then none answered. */
+const hang: Handler = (c, req, res) => {
+  if (c.counts.requests <= c.settings.hangAfter) return c.forward(req, res, pipeAnswer(res));
+  // Read the request, never answer: the connection stays open until the client gives up.
+  c.counts.hung++;
+  req.resume();
+};
+
+/** html: a login page for every request, 200. */
+const loginPage: Handler = (c, req, res) => {
+  c.counts.html++;
+  req.resume();
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(LOGIN_PAGE) });
+  res.end(LOGIN_PAGE);
+};
+
+/** Forwards; an answer holding a client_secret comes back re-spelled, with the caller's Authorization echoed. */
+function echo(c: Chaos, req: IncomingMessage, res: ServerResponse, str: (s: string) => string): void {
+  const authorization = req.headers.authorization;
+  c.forward(req, res, (up) => {
+    if (!/json/i.test(String(up.headers['content-type'] ?? ''))) return pipeAnswer(res)(up);
+    void readAll(up).then(
+      (body) => {
+        const h = answerHeaders(up.headers);
+        delete h['transfer-encoding'];
+        let out = body;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(body.toString('utf8'));
+        } catch {
+          parsed = undefined;
+        }
+        const secrets = clientSecrets(parsed);
+        if (secrets.length) {
+          c.counts.echoed++;
+          for (const s of secrets) c.counts.secretsSeen.add(s);
+          let value = parsed;
+          if (authorization !== undefined && value && typeof value === 'object' && !Array.isArray(value)) value = { ...value, echo: authorization };
+          out = Buffer.from(spellJson(value, str));
+          // The header in the same spelling, without its quotes (it is ASCII either way).
+          if (authorization !== undefined) h[ECHO_HEADER] = str(authorization).slice(1, -1);
+        }
+        h['content-length'] = String(out.length);
+        let status = up.statusCode ?? 502;
+        if (secrets.length && status === 201 && c.settings.createdAs200) {
+          status = 200;
+          c.counts.createdAs200++;
+        }
+        res.writeHead(status, h);
+        res.end(out);
+      },
+      () => res.destroy(),
+    );
+  });
+}
+
+/** What each mode does with a request the proxy takes. */
+const HANDLERS: Record<ChaosMode, Handler> = {
+  calm: (c, req, res) => c.forward(req, res, pipeAnswer(res)),
+  '429': rateLimit,
+  resets,
+  latency,
+  gateway,
+  hang,
+  html: loginPage,
+  'echo-php': (c, req, res) => echo(c, req, res, phpString),
+  'echo-dotnet': (c, req, res) => echo(c, req, res, dotnetString),
+};
+
+/**
+ * The proxy in front of `targetUrl`, listening on a port of its own on 127.0.0.1: each request
+ * counted and given to its mode's handler, until recover() (then forwarded as it is).
+ */
+export async function startChaosProxy(targetUrl: string, mode: ChaosMode, options: ChaosOptions = {}): Promise<ChaosProxy> {
+  const settings = settle(options);
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const counts = noCounts();
+  const timers = new Set<NodeJS.Timeout>();
+  const chaos: Chaos = {
+    settings,
+    random: seededRandom(settings.seed),
+    counts,
+    burstLeft: 0,
+    later: (ms, fn) => {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        fn();
+      }, ms);
+      timers.add(t);
+    },
+    forward: forwarder(new URL(targetUrl), agent, counts),
+  };
+  const sockets = new Set<Socket>();
+  const handle = HANDLERS[mode];
   let recovered = false;
   const server: Server = createServer((req, res) => {
-    if (recovered) return forward(req, res, pipeAnswer(res));
+    if (recovered) return chaos.forward(req, res, pipeAnswer(res));
     counts.requests++;
-    handle(req, res);
+    handle(chaos, req, res);
   });
   server.on('connection', (s: Socket) => {
     sockets.add(s);

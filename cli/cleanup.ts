@@ -7,7 +7,10 @@
 import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { isRunId, Ledger, ledgerPath, ledgersRoot, runInProgress, sameTarget } from '../lib/runner/index.js';
+// checkTarget, cleanUp and leftoverLine as types only: they are loaded when the command runs (cleanup).
+import { isRunId, Ledger, ledgerPath, ledgersRoot, runInProgress, sameTarget, type checkTarget, type cleanUp, type LedgerRun } from '../lib/runner/index.js';
+import type { Config } from '../lib/configuration/index.js';
+import type { leftoverLine } from '../reporters/console.js';
 import { Secrets } from '../lib/evidence/index.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 
@@ -44,6 +47,190 @@ function removeLedger(path: string): void {
   }
 }
 
+/** One run's ledger as cleanup reads it: the run it records, and how much it still holds (read when first asked). */
+interface RunLedger {
+  runId: string;
+  path: string;
+  run: LedgerRun | undefined;
+  held(): number;
+  /** Lines of the ledger that could not be read (a write cut short). */
+  torn(): number;
+}
+
+/** What cleaning a run works with: the settings, the target and runs the user named, and what the run has learned so far. */
+interface Cleaning {
+  io: Io;
+  config: Config;
+  /** The target the user named: it selects runs, never redirects them. */
+  wanted: string | undefined;
+  named: readonly string[];
+  host: string;
+  /** The token, asked for only when there is something to delete: nothing left, nothing to say. */
+  token(): string;
+  secrets: Secrets;
+  /** Each target's preflight, read once. */
+  reached: Map<string, Awaited<ReturnType<typeof checkTarget>>>;
+  // Loaded when the command runs, not with this module (cleanup): --help needs none of them.
+  cleanUp: typeof cleanUp;
+  checkTarget: typeof checkTarget;
+  leftoverLine: typeof leftoverLine;
+}
+
+/** What the runs came to, added up as each is cleaned. */
+interface Tally {
+  /** Things not deleted: left over, or left alone. */
+  left: number;
+  /** Runs with something to delete. */
+  found: number;
+  /** Runs still in progress. */
+  busy: number;
+  /** Runs against another target than the one given. */
+  elsewhere: number;
+}
+
+/**
+ * The runs named with --run: each an id (its ledger is looked for in the ledgers' folder only: a
+ * path given as a run would otherwise name any folder, which cleanup reads and then removes),
+ * and a run without a ledger said, not an error (its cleanup is done, or it ran on another
+ * machine), so that a cleanup step run again in CI still passes.
+ */
+function checkNamed(named: readonly string[], io: Io): void {
+  for (const id of named)
+    if (!isRunId(id))
+      throw new UsageError(`--run takes a run id (8 hexadecimal digits, as the run printed it: 'run 1a2b3c4d'), not ${JSON.stringify(id)}`, 'cleanup');
+  for (const id of named)
+    if (!existsSync(ledgerPath(id)))
+      io.out(
+        `run ${id}: no ledger (looked in ${dirname(ledgerPath(id))}): nothing of it is left to delete here (its cleanup is done, or it ran on another machine)`,
+      );
+}
+
+/** The ledgers of these runs (every run's when none is named), each read once. */
+function readLedgers(runs: readonly string[] | undefined): RunLedger[] {
+  return (runs ?? (existsSync(ledgersRoot()) ? readdirSync(ledgersRoot()).filter(isRunId) : []))
+    .filter((runId) => existsSync(ledgerPath(runId)))
+    .map((runId) => {
+      const ledger = new Ledger(ledgerPath(runId));
+      let count: number | undefined;
+      const held = (): number => {
+        if (count === undefined) {
+          const open = ledger.open();
+          count = open.created.length + open.unanswered.length;
+        }
+        return count;
+      };
+      return { runId, path: ledgerPath(runId), run: ledger.run(), held, torn: () => ledger.torn };
+    });
+}
+
+/** Refused before anything is sent: a named run that ran elsewhere than the target given (named `from`). */
+function refuseMisdirected(ledgers: readonly RunLedger[], named: readonly string[], wanted: string | undefined, from: string): void {
+  for (const { runId, run } of ledgers) {
+    const recorded = run?.baseUrl;
+    if (named.length && wanted && recorded && !sameTarget(recorded, wanted)) {
+      throw new UsageError(
+        `run ${runId} ran against ${recorded}, not ${wanted} (${from}): cleanup deletes only on the target a run recorded (with no base URL given, it cleans run ${runId} on ${recorded})`,
+        'cleanup',
+      );
+    }
+  }
+}
+
+/**
+ * One token goes to every run cleaned: with no target and no run named, it may only go to one
+ * target, or a token meant for one server would be sent to another that a ledger names.
+ */
+function refuseSeveralTargets(ledgers: readonly RunLedger[], host: string): void {
+  const targets = new Map<string, string[]>();
+  for (const { runId, run, held } of ledgers) {
+    if (!run?.baseUrl || runInProgress(run, host) || held() === 0) continue;
+    const key = [...targets.keys()].find((t) => sameTarget(t, run.baseUrl)) ?? run.baseUrl;
+    targets.set(key, [...(targets.get(key) ?? []), runId]);
+  }
+  if (targets.size > 1) {
+    const list = [...targets].map(([t, ids]) => `${t} (run${ids.length > 1 ? 's' : ''} ${ids.join(', ')})`).join('; ');
+    throw new UsageError(
+      `runs left things on ${targets.size} targets: ${list}; the token would be sent to each, so name one: --base-url URL (or --run ID)`,
+      'cleanup',
+    );
+  }
+}
+
+/**
+ * One run cleaned, or not and why: against another target than the one given, still in
+ * progress, nothing left (its ledger removed), or no target to clean it on.
+ */
+async function cleanRun(l: RunLedger, c: Cleaning, tally: Tally): Promise<void> {
+  const { runId, run, held, torn } = l;
+  const recorded = run?.baseUrl;
+  // Not picked: it ran against another target than the one given.
+  if (c.wanted && recorded && !sameTarget(recorded, c.wanted)) {
+    tally.elsewhere++;
+    return;
+  }
+  // Its run is still creating and deleting: its own cleanup is to come; not even the
+  // folder is removed, since the run goes on writing its ledger there.
+  if (runInProgress(run, c.host)) {
+    tally.busy++;
+    c.io.out(`run ${runId} is still in progress (pid ${run!.pid}): not touched`);
+    return;
+  }
+  const count = held();
+  if (torn()) c.io.err(`run ${runId}: ${torn()} line(s) of its ledger could not be read (a write cut short): read up to them`);
+  if (count === 0) {
+    removeLedger(l.path);
+    return;
+  }
+  tally.found++;
+  // An older ledger records no target: only the user can say where it ran, for this run.
+  const baseUrl = recorded ?? (c.named.includes(runId) ? c.wanted : undefined);
+  if (!baseUrl) {
+    c.io.err(
+      c.named.includes(runId)
+        ? `run ${runId}: its ledger does not record which target it ran against (${count} left): give the target with --base-url URL to clean it there`
+        : `run ${runId}: its ledger does not record which target it ran against: not touched (${count} left); 'conformance cleanup --run ${runId} --base-url URL' cleans it on URL`,
+    );
+    tally.left += count;
+    return;
+  }
+  tally.left += await cleanOn(l, baseUrl, count, c);
+}
+
+/**
+ * A run's leftovers deleted on its target, once that target has been read with the token; how
+ * many are left. Its ledger is removed when nothing is.
+ */
+async function cleanOn({ runId, path }: RunLedger, baseUrl: string, count: number, c: Cleaning): Promise<number> {
+  const { config, io, secrets } = c;
+  // The target is read once with the token first, as before a run: a refused token, a dead
+  // host or a login page is one line, not a failed delete for each thing the run left.
+  let reach = c.reached.get(baseUrl);
+  if (!reach)
+    c.reached.set(
+      baseUrl,
+      (reach = await c.checkTarget({ baseUrl, token: c.token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes }, baseUrl, secrets)),
+    );
+  if (!reach.ok) {
+    io.err(`run ${runId} (${baseUrl}): not cleaned (${count} left): ${secrets.mask(reach.line)}`);
+    return count;
+  }
+  const report = await c.cleanUp(
+    { baseUrl, token: c.token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes, concurrency: config.concurrency, ledgerPath: path, runId },
+    secrets,
+  );
+  io.out(
+    `run ${runId} (${baseUrl}): deleted ${report.deleted}${report.alreadyGone ? ` (${report.alreadyGone} more already gone)` : ''}; ${report.leftovers.length} left over`,
+  );
+  for (const l of report.leftovers) io.out(c.leftoverLine(l));
+  if (report.leftovers.length === 0) removeLedger(path);
+  return report.leftovers.length;
+}
+
+/**
+ * The command: its flags and settings read, the runs named checked, the ledgers read, a run
+ * sent elsewhere or a token bound for several targets refused; then each run cleaned in turn,
+ * and what was not said once.
+ */
 export async function cleanup(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(
     {
@@ -72,136 +259,25 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   ]);
   // The target, its token and how long to wait for it, as a run reads them (cli/settings.ts).
   const config = await commandSettings(values, io, 'cleanup', ['base-url', 'token', 'timeout', 'max-body-bytes', 'concurrency'], values.config);
-  // The token is asked for only when there is something to delete: nothing left, nothing to say.
   const token = (): string => {
     if (!config.token) throw new UsageError('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN', 'cleanup');
     return config.token;
   };
-  // The target the user named, and where they named it: it selects runs, never redirects them.
   const wanted = config.baseUrl;
   const from = wanted ? settingLabel(config, 'base-url') : '';
   const named = values.run ?? [];
-  // A run is named by its id, and its ledger is looked for in the ledgers' folder only: a path
-  // given as a run would otherwise name any folder, which cleanup reads and then removes.
-  for (const id of named)
-    if (!isRunId(id))
-      throw new UsageError(`--run takes a run id (8 hexadecimal digits, as the run printed it: 'run 1a2b3c4d'), not ${JSON.stringify(id)}`, 'cleanup');
-  // A run without a ledger left nothing to delete (its cleanup is done, or it ran on another
-  // machine): said, and not an error, so that a cleanup step run again in CI still passes.
-  for (const id of named)
-    if (!existsSync(ledgerPath(id)))
-      io.out(
-        `run ${id}: no ledger (looked in ${dirname(ledgerPath(id))}): nothing of it is left to delete here (its cleanup is done, or it ran on another machine)`,
-      );
+  checkNamed(named, io);
   const host = hostname();
-  // Each ledger read once: the run it records, and how much it still holds (read only for
-  // the runs that get that far).
-  const ledgers = (values.run ?? (existsSync(ledgersRoot()) ? readdirSync(ledgersRoot()).filter(isRunId) : []))
-    .filter((runId) => existsSync(ledgerPath(runId)))
-    .map((runId) => {
-      const ledger = new Ledger(ledgerPath(runId));
-      let count: number | undefined;
-      const held = (): number => {
-        if (count === undefined) {
-          const open = ledger.open();
-          count = open.created.length + open.unanswered.length;
-        }
-        return count;
-      };
-      return { runId, path: ledgerPath(runId), run: ledger.run(), held, torn: () => ledger.torn };
-    });
-  // Refused before anything is sent: a named run that ran elsewhere than the target given.
-  for (const { runId, run } of ledgers) {
-    const recorded = run?.baseUrl;
-    if (named.length && wanted && recorded && !sameTarget(recorded, wanted)) {
-      throw new UsageError(
-        `run ${runId} ran against ${recorded}, not ${wanted} (${from}): cleanup deletes only on the target a run recorded (with no base URL given, it cleans run ${runId} on ${recorded})`,
-        'cleanup',
-      );
-    }
-  }
-  // One token goes to every run cleaned: with no target and no run named, it may only go to one
-  // target, or a token meant for one server would be sent to another that a ledger names.
-  if (!wanted && named.length === 0) {
-    const targets = new Map<string, string[]>();
-    for (const { runId, run, held } of ledgers) {
-      if (!run?.baseUrl || runInProgress(run, host) || held() === 0) continue;
-      const key = [...targets.keys()].find((t) => sameTarget(t, run.baseUrl)) ?? run.baseUrl;
-      targets.set(key, [...(targets.get(key) ?? []), runId]);
-    }
-    if (targets.size > 1) {
-      const list = [...targets].map(([t, ids]) => `${t} (run${ids.length > 1 ? 's' : ''} ${ids.join(', ')})`).join('; ');
-      throw new UsageError(
-        `runs left things on ${targets.size} targets: ${list}; the token would be sent to each, so name one: --base-url URL (or --run ID)`,
-        'cleanup',
-      );
-    }
-  }
+  const ledgers = readLedgers(values.run);
+  refuseMisdirected(ledgers, named, wanted, from);
+  if (!wanted && named.length === 0) refuseSeveralTargets(ledgers, host);
   const secrets = new Secrets();
   if (config.token) secrets.add(config.token);
-  let left = 0;
-  let found = 0;
-  let busy = 0;
-  let elsewhere = 0;
-  const reached = new Map<string, Awaited<ReturnType<typeof checkTarget>>>();
-  for (const { runId, path, run, held, torn } of ledgers) {
-    const recorded = run?.baseUrl;
-    // Not picked: it ran against another target than the one given.
-    if (wanted && recorded && !sameTarget(recorded, wanted)) {
-      elsewhere++;
-      continue;
-    }
-    // Its run is still creating and deleting: its own cleanup is to come; not even the
-    // folder is removed, since the run goes on writing its ledger there.
-    if (runInProgress(run, host)) {
-      busy++;
-      io.out(`run ${runId} is still in progress (pid ${run!.pid}): not touched`);
-      continue;
-    }
-    const count = held();
-    if (torn()) io.err(`run ${runId}: ${torn()} line(s) of its ledger could not be read (a write cut short): read up to them`);
-    if (count === 0) {
-      removeLedger(path);
-      continue;
-    }
-    found++;
-    // An older ledger records no target: only the user can say where it ran, for this run.
-    const baseUrl = recorded ?? (named.includes(runId) ? wanted : undefined);
-    if (!baseUrl) {
-      io.err(
-        named.includes(runId)
-          ? `run ${runId}: its ledger does not record which target it ran against (${count} left): give the target with --base-url URL to clean it there`
-          : `run ${runId}: its ledger does not record which target it ran against: not touched (${count} left); 'conformance cleanup --run ${runId} --base-url URL' cleans it on URL`,
-      );
-      left += count;
-      continue;
-    }
-    // The target is read once with the token first, as before a run: a refused token, a dead
-    // host or a login page is one line, not a failed delete for each thing the run left.
-    let reach = reached.get(baseUrl);
-    if (!reach)
-      reached.set(
-        baseUrl,
-        (reach = await checkTarget({ baseUrl, token: token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes }, baseUrl, secrets)),
-      );
-    if (!reach.ok) {
-      io.err(`run ${runId} (${baseUrl}): not cleaned (${count} left): ${secrets.mask(reach.line)}`);
-      left += count;
-      continue;
-    }
-    const report = await cleanUp(
-      { baseUrl, token: token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes, concurrency: config.concurrency, ledgerPath: path, runId },
-      secrets,
-    );
-    io.out(
-      `run ${runId} (${baseUrl}): deleted ${report.deleted}${report.alreadyGone ? ` (${report.alreadyGone} more already gone)` : ''}; ${report.leftovers.length} left over`,
-    );
-    for (const l of report.leftovers) io.out(leftoverLine(l));
-    left += report.leftovers.length;
-    if (report.leftovers.length === 0) removeLedger(path);
-  }
-  if (elsewhere) io.out(`${elsewhere} run(s) against targets other than ${wanted} (${from}): not touched`);
-  if (found === 0 && busy === 0)
+  const cleaning: Cleaning = { io, config, wanted, named, host, token, secrets, reached: new Map(), cleanUp, checkTarget, leftoverLine };
+  const tally: Tally = { left: 0, found: 0, busy: 0, elsewhere: 0 };
+  for (const l of ledgers) await cleanRun(l, cleaning, tally);
+  if (tally.elsewhere) io.out(`${tally.elsewhere} run(s) against targets other than ${wanted} (${from}): not touched`);
+  if (tally.found === 0 && tally.busy === 0)
     io.out(values.run ? 'nothing left to delete' : wanted ? `no run against ${wanted} left anything to delete` : 'no run left anything to delete');
-  return left ? 1 : 0;
+  return tally.left ? 1 : 0;
 }

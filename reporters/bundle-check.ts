@@ -143,104 +143,137 @@ export interface BundleFolder extends ReadonlyMap<string, Buffer> {
   readonly others?: readonly string[];
 }
 
-export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckOptions): BundleCheck {
-  const findings: Finding[] = [];
-  const facts: Array<[string, string]> = [];
-  const invalid = (file: string | undefined, field: string | undefined, message: string): void => {
-    findings.push({ severity: 'invalid', ...(file ? { file } : {}), ...(field ? { field } : {}), message });
-  };
-  if (!['certificate.json', 'results.json', ATTESTATION_FILE].some((n) => files.has(n))) {
-    return {
-      findings: [
-        {
-          severity: 'unchecked',
-          message: 'not a certification bundle: it holds no certificate.json, results.json or attestation.json (a bundle is the folder --certify wrote)',
-        },
-      ],
-      facts,
-      exit: 2,
-    };
-  }
-  for (const name of files.others ?? []) invalid(name, undefined, 'not a plain file: a bundle holds plain files only (no folder, no link)');
+/** What the checks of one bundle have found and what it says, in the order they find them. */
+interface Tally {
+  findings: Finding[];
+  facts: Array<[string, string]>;
+  /** A finding that makes the bundle invalid, about a file and a field when there are. */
+  invalid(file: string | undefined, field: string | undefined, message: string): void;
+}
 
-  // 1. The signature, and the statement it signs.
-  let statement: Statement | undefined;
+function tally(): Tally {
+  const findings: Finding[] = [];
+  return {
+    findings,
+    facts: [],
+    invalid: (file, field, message) => {
+      findings.push({ severity: 'invalid', ...(file ? { file } : {}), ...(field ? { field } : {}), message });
+    },
+  };
+}
+
+/** The MUST results this suite plans for a run's settings, and its lists and declarations (SuiteFacts.planFor). */
+type Plan = Exclude<ReturnType<SuiteFacts['planFor']>, { problem: string }>;
+
+/** A certificate.json as read: any JSON object (the fields it must hold are compared, one by one). */
+type Certificate = Record<string, unknown>;
+
+/**
+ * The signature, and the statement it signs (undefined when the bundle is not signed or what it
+ * signs is not a statement of ours). Without --key the signature is not checked, and said so.
+ */
+function checkSignature(files: BundleFolder, opts: CheckOptions, t: Tally): Statement | undefined {
   const attestation = files.get(ATTESTATION_FILE);
   if (!attestation) {
-    invalid(ATTESTATION_FILE, undefined, 'missing: the bundle is not signed (a run signs it with --signing-key)');
-    facts.push(['signature', 'none: the bundle is not signed']);
-  } else {
-    try {
-      const opened = openAttestation(attestation.toString('utf8'));
-      const v = validate(SCHEMA.attestation, opened.statement);
-      if (v.length) invalid(ATTESTATION_FILE, 'predicate', `the signed statement is not a ${PREDICATE_TYPE} statement: ${describeViolations(v)}`);
-      else statement = opened.statement as Statement;
-      const named = opened.hint ? `key sha256:${opened.hint}` : 'no key hint';
-      if (!opts.key) {
-        findings.push({ severity: 'unchecked', file: ATTESTATION_FILE, message: `no --key given: the signature is not checked (the bundle names ${named})` });
-        facts.push(['signature', `not checked: no --key (the bundle names ${named})`]);
-      } else {
-        const ok = verifySignature(opened, opts.key.key);
-        if (ok.ok) facts.push(['signature', `valid, ${opts.key.algorithm} key sha256:${opts.key.hint}`]);
-        else {
-          invalid(
-            ATTESTATION_FILE,
-            'dsseEnvelope.signatures',
-            `the signature does not verify with the key given (sha256:${opts.key.hint}; the bundle names ${named}): ${ok.why}`,
-          );
-          facts.push(['signature', `INVALID for key sha256:${opts.key.hint}`]);
-        }
+    t.invalid(ATTESTATION_FILE, undefined, 'missing: the bundle is not signed (a run signs it with --signing-key)');
+    t.facts.push(['signature', 'none: the bundle is not signed']);
+    return undefined;
+  }
+  let statement: Statement | undefined;
+  try {
+    const opened = openAttestation(attestation.toString('utf8'));
+    const v = validate(SCHEMA.attestation, opened.statement);
+    if (v.length) t.invalid(ATTESTATION_FILE, 'predicate', `the signed statement is not a ${PREDICATE_TYPE} statement: ${describeViolations(v)}`);
+    else statement = opened.statement as Statement;
+    const named = opened.hint ? `key sha256:${opened.hint}` : 'no key hint';
+    if (!opts.key) {
+      t.findings.push({ severity: 'unchecked', file: ATTESTATION_FILE, message: `no --key given: the signature is not checked (the bundle names ${named})` });
+      t.facts.push(['signature', `not checked: no --key (the bundle names ${named})`]);
+    } else {
+      const ok = verifySignature(opened, opts.key.key);
+      if (ok.ok) t.facts.push(['signature', `valid, ${opts.key.algorithm} key sha256:${opts.key.hint}`]);
+      else {
+        t.invalid(
+          ATTESTATION_FILE,
+          'dsseEnvelope.signatures',
+          `the signature does not verify with the key given (sha256:${opts.key.hint}; the bundle names ${named}): ${ok.why}`,
+        );
+        t.facts.push(['signature', `INVALID for key sha256:${opts.key.hint}`]);
       }
-    } catch (e) {
-      invalid(ATTESTATION_FILE, undefined, (e as Error).message);
     }
+  } catch (e) {
+    t.invalid(ATTESTATION_FILE, undefined, (e as Error).message);
   }
+  return statement;
+}
 
-  // 2. The files: each signed file as signed, none added, none removed; SHA256SUMS as it says.
+/** Each file as the statement signed it: none added, none changed, none removed. */
+function checkSigned(files: BundleFolder, statement: Statement, opts: CheckOptions, t: Tally): void {
   const names = [...files.keys()].filter((n) => n !== ATTESTATION_FILE).sort();
-  if (statement) {
-    const signed = new Map(statement.subject.map((s) => [s.name, s.digest.sha256]));
-    for (const name of repeated(statement.subject.map((s) => s.name))) invalid(ATTESTATION_FILE, 'subject', `names ${name} more than once`);
-    let matching = 0;
-    for (const name of names) {
-      const want = signed.get(name);
-      const got = sha256(files.get(name)!);
-      if (want === undefined) invalid(name, undefined, 'added after signing: the attestation does not name it');
-      else if (want !== got) invalid(name, undefined, `changed after signing (sha256 ${got}, signed ${want})`);
-      else matching++;
-    }
-    for (const name of signed.keys()) if (!files.has(name)) invalid(name, undefined, 'removed after signing: the attestation names it');
-    facts.push([
-      'files',
-      opts.key ? `${matching} of ${signed.size} as signed` : `${matching} of ${signed.size} as the statement lists them (its signature not checked)`,
-    ]);
+  const signed = new Map(statement.subject.map((s) => [s.name, s.digest.sha256]));
+  for (const name of repeated(statement.subject.map((s) => s.name))) t.invalid(ATTESTATION_FILE, 'subject', `names ${name} more than once`);
+  let matching = 0;
+  for (const name of names) {
+    const want = signed.get(name);
+    const got = sha256(files.get(name)!);
+    if (want === undefined) t.invalid(name, undefined, 'added after signing: the attestation does not name it');
+    else if (want !== got) t.invalid(name, undefined, `changed after signing (sha256 ${got}, signed ${want})`);
+    else matching++;
   }
-  const sums = files.get('SHA256SUMS');
-  if (sums) {
-    for (const line of sums.toString('utf8').split('\n').filter(Boolean)) {
-      const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(line);
-      if (!m) invalid('SHA256SUMS', undefined, `a line that is not 'sha256  file': ${show(line.slice(0, 80))}`);
-      else if (!files.has(m[2]!)) invalid('SHA256SUMS', m[2], 'names a file the bundle does not hold');
-      else if (sha256(files.get(m[2]!)!) !== m[1]) invalid(m[2]!, undefined, 'does not match its line in SHA256SUMS');
-    }
-  } else invalid('SHA256SUMS', undefined, 'missing from the bundle');
+  for (const name of signed.keys()) if (!files.has(name)) t.invalid(name, undefined, 'removed after signing: the attestation names it');
+  t.facts.push([
+    'files',
+    opts.key ? `${matching} of ${signed.size} as signed` : `${matching} of ${signed.size} as the statement lists them (its signature not checked)`,
+  ]);
+}
 
-  // 3. The files agree with each other and with the statement.
-  const certificate = json(files, 'certificate.json', findings);
-  const results = json(files, 'results.json', findings);
-  const config = json(files, 'config.json', findings);
+/** SHA256SUMS is there, and every line of it names a file of the bundle with that file's digest. */
+function checkSums(files: BundleFolder, t: Tally): void {
+  const sums = files.get('SHA256SUMS');
+  if (!sums) {
+    t.invalid('SHA256SUMS', undefined, 'missing from the bundle');
+    return;
+  }
+  for (const line of sums.toString('utf8').split('\n').filter(Boolean)) {
+    const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(line);
+    if (!m) t.invalid('SHA256SUMS', undefined, `a line that is not 'sha256  file': ${show(line.slice(0, 80))}`);
+    else if (!files.has(m[2]!)) t.invalid('SHA256SUMS', m[2], 'names a file the bundle does not hold');
+    else if (sha256(files.get(m[2]!)!) !== m[1]) t.invalid(m[2]!, undefined, 'does not match its line in SHA256SUMS');
+  }
+}
+
+/**
+ * certificate.json, and results.json as a report when it keeps to spec/results.schema.yaml;
+ * config.json is read too, and must be that report's config as it is.
+ */
+function readBundle(files: BundleFolder, t: Tally): { certificate?: Certificate; report?: RunReport } {
+  const certificate = json(files, 'certificate.json', t.findings);
+  const results = json(files, 'results.json', t.findings);
+  const config = json(files, 'config.json', t.findings);
   let report: RunReport | undefined;
   if (results) {
     const v = validate(SCHEMA.results, results);
-    if (v.length) invalid('results.json', undefined, `breaks spec/results.schema.yaml: ${describeViolations(v).slice(0, 300)}`);
+    if (v.length) t.invalid('results.json', undefined, `breaks spec/results.schema.yaml: ${describeViolations(v).slice(0, 300)}`);
     else report = results as unknown as RunReport;
   }
   // config.json is results.json's config as it is: the settings are judged from one, shown in the other.
   if (report && config && !same(config, report.config))
-    invalid('config.json', undefined, "is not results.json's config: the settings a certification is judged by are written twice, the same");
-  const predicate = statement?.predicate;
-  if (report && certificate) {
-    const pairs: Array<[string, unknown, unknown]> = [
+    t.invalid('config.json', undefined, "is not results.json's config: the settings a certification is judged by are written twice, the same");
+  return { ...(certificate ? { certificate } : {}), ...(report ? { report } : {}) };
+}
+
+/** Each field of `file` (field, its value, the other's) that differs from what `other` says, as invalid. */
+function disagreements(t: Tally, file: string, other: string, pairs: Array<[string, unknown, unknown]>): void {
+  for (const [field, mine, theirs] of pairs) if (!same(mine, theirs)) t.invalid(file, field, `says ${show(mine)}, ${other} says ${show(theirs)}`);
+}
+
+/**
+ * The files agree with each other and with the signed statement, pair by pair: certificate and
+ * results, certificate and statement, results and statement.
+ */
+function checkAgreement(certificate: Certificate | undefined, report: RunReport | undefined, predicate: Predicate | undefined, t: Tally): void {
+  if (report && certificate)
+    disagreements(t, 'certificate.json', 'results.json', [
       ['suite', certificate.suite, `${report.tool.name} ${report.tool.version}`],
       ['contractDigest', certificate.contractDigest, report.contractDigest],
       ['runId', certificate.runId, report.runId],
@@ -256,11 +289,9 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
       ['declaredAbsent', certificate.declaredAbsent, report.certification?.declaredAbsent ?? []],
       ['declaredEmpty', certificate.declaredEmpty, report.certification?.declaredEmpty ?? []],
       ['exit', certificate.exit, report.exit],
-    ];
-    for (const [field, cert, res] of pairs) if (!same(cert, res)) invalid('certificate.json', field, `says ${show(cert)}, results.json says ${show(res)}`);
-  }
-  if (predicate && certificate) {
-    const pairs: Array<[string, unknown, unknown]> = [
+    ]);
+  if (predicate && certificate)
+    disagreements(t, 'certificate.json', 'the signed attestation', [
       ['product', certificate.product, predicate.product.name],
       ['productVersion', certificate.productVersion, predicate.product.version],
       ['suite', certificate.suite, `${predicate.suite.name} ${predicate.suite.version}`],
@@ -272,146 +303,200 @@ export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckO
       ['why', certificate.why, predicate.verdict.why],
       ['profile', certificate.profile, predicate.profile],
       ['exit', (certificate.exit as { code?: unknown } | undefined)?.code, predicate.verdict.exit],
-    ];
-    for (const [field, cert, signed] of pairs)
-      if (!same(cert, signed)) invalid('certificate.json', field, `says ${show(cert)}, the signed attestation says ${show(signed)}`);
-  }
+    ]);
   if (predicate && report) {
     if (!same(predicate.counts, report.summary))
-      invalid('results.json', 'summary', `says ${counted(report.summary)}, the signed attestation says ${counted(predicate.counts)}`);
-    const pairs: Array<[string, unknown, unknown]> = [
+      t.invalid('results.json', 'summary', `says ${counted(report.summary)}, the signed attestation says ${counted(predicate.counts)}`);
+    disagreements(t, 'results.json', 'the signed attestation', [
       ['target', certifiedTarget(report.target), predicate.target.baseUrl],
       ['target.embedded', report.target.embedded, predicate.target.embedded],
       ['startedAt', report.startedAt, predicate.run.startedAt],
       ['finishedAt', report.finishedAt, predicate.run.finishedAt],
       ['tool.version', report.tool.version, predicate.suite.version],
-    ];
-    for (const [field, res, signed] of pairs)
-      if (!same(res, signed)) invalid('results.json', field, `says ${show(res)}, the signed attestation says ${show(signed)}`);
-  }
-
-  // 4. The results bear out what the certificate claims.
-  const planning = report ? suite.planFor(report.config) : undefined;
-  if (planning && 'problem' in planning) invalid('config.json', 'catalog', planning.problem);
-  const plan = planning && !('problem' in planning) ? planning : undefined;
-  if (report) {
-    const own = report.results as CheckResult[];
-    const twice = repeated(own.map((r) => resultKey(r)));
-    if (twice.length)
-      invalid(
-        'results.json',
-        'results',
-        `${twice.length} check(s) with more than one result for one operation: ${twice.slice(0, 3).join(', ')}${twice.length > 3 ? ', ...' : ''}`,
-      );
-    if (!same(summarise(own), report.summary))
-      invalid('results.json', 'summary', `says ${counted(report.summary)}, its results add up to ${counted(summarise(own))}`);
-    const refusedBy = certificationRefuses(settingsOf(report), {
-      ...(report.shard ? { shard: report.shard } : {}),
-      ...(report.baseline ? { baseline: report.baseline.file } : {}),
-    });
-    for (const why of refusedBy) invalid('config.json', undefined, `${why}: the run cannot certify`);
-    // What the vendor declared: absent as recorded (a flag of the run), empty as its settings say.
-    const declaredAbsent = report.certification?.declaredAbsent ?? [];
-    const declaredEmpty = plan?.declaredEmpty ?? [];
-    const derived = certify(own, report.suiteErrors, { declaredAbsent, declaredEmpty, extraOperations: plan?.extraOperations ?? [], refusedBy });
-    // The certification results.json records is the one its results give, field by field.
-    for (const field of ['certifiable', 'why', 'declaredAbsent', 'declaredEmpty', 'profile'] as const) {
-      const recorded = (report.certification as Record<string, unknown> | undefined)?.[field];
-      if (!same(recorded, derived[field]))
-        invalid('results.json', `certification.${field}`, `says ${clip(show(recorded))}, its results and declarations give ${clip(show(derived[field]))}`);
-    }
-    // The exit the run would have given: its results, then whether they certify.
-    const exit = certifiedExit(exitFor(own, report.suiteErrors, settingsOf(report).strict === true), derived);
-    if (exit.code !== report.exit.code) invalid('results.json', 'exit.code', `says ${report.exit.code}, its results give ${exit.code} (${exit.reason})`);
-    if (certificate && derived.certifiable !== certificate.certifiable)
-      invalid('certificate.json', 'certifiable', `says ${show(certificate.certifiable)}, results.json's results give ${derived.certifiable} (${derived.why})`);
-    if (certificate?.certifiable === false) invalid('certificate.json', 'certifiable', `the run did not certify: ${show(certificate.why)}`);
-    if (opts.strict) {
-      const should = own.filter((r) => r.outcome === 'fail' && r.level === 'SHOULD');
-      if (should.length)
-        invalid(
-          'results.json',
-          'results',
-          `${should.length} SHOULD check(s) failed (--strict): ${should
-            .slice(0, 3)
-            .map((r) => resultKey(r))
-            .join(', ')}${should.length > 3 ? ', ...' : ''}`,
-        );
-    }
-    // Every MUST result planned is there, and held at MUST.
-    const planned = predicate?.mustChecks ?? plan?.must;
-    if (planned) {
-      const byKey = new Map(own.map((r) => [resultKey(r), r]));
-      const missing = planned.filter((k) => !byKey.has(k));
-      const lowered = planned.filter((k) => byKey.get(k) && byKey.get(k)!.level !== 'MUST');
-      if (missing.length)
-        invalid(
-          'results.json',
-          'results',
-          `${missing.length} MUST result(s) planned are missing: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`,
-        );
-      if (lowered.length) invalid('results.json', 'results', `${lowered.length} MUST result(s) are held at another level: ${lowered.slice(0, 5).join(', ')}`);
-      facts.push([
-        'completeness',
-        missing.length || lowered.length
-          ? `${missing.length + lowered.length} of ${planned.length} planned MUST results missing or lowered`
-          : `${planned.length} planned MUST results present`,
-      ]);
-    } else invalid('results.json', 'results', 'no plan to judge completeness by: the bundle is not signed, and this suite cannot work out its plan');
-    // The plan signed is this suite's plan, when the suite is this version.
-    if (predicate && plan && release(predicate.suite.version) === suite.version && !same([...predicate.mustChecks].sort(), [...plan.must].sort())) {
-      const mine = new Set(plan.must);
-      const theirs = new Set(predicate.mustChecks);
-      const gone = plan.must.filter((k) => !theirs.has(k));
-      const extra = predicate.mustChecks.filter((k) => !mine.has(k));
-      invalid(
-        ATTESTATION_FILE,
-        'predicate.mustChecks',
-        `not this suite's plan for the run's settings: ${gone.length} MUST result(s) left out (${gone.slice(0, 3).join(', ')}), ${extra.length} unknown (${extra.slice(0, 3).join(', ')})`,
-      );
-    }
-  }
-
-  // 5. Which suite made it, judged against what.
-  const version = predicate?.suite.version ?? report?.tool.version;
-  if (version) {
-    const w = versionWindow(version, suite.version, suite.window);
-    if (w) findings.push(w);
-    const contract = predicate?.contract.digest ?? report?.contractDigest;
-    if (contract && contract !== suite.contractDigest) {
-      const sameVersion = release(version) === suite.version;
-      findings.push({
-        severity: sameVersion || opts.strict ? 'invalid' : 'note',
-        file: 'certificate.json',
-        field: 'contractDigest',
-        message: `judged against contract ${contract}, not this suite's (${suite.contractDigest})${sameVersion ? ' although the version is the same: the suite that ran was not the published one' : `, as conformance ${version}`}`,
-      });
-    }
-    if (predicate && release(version) === suite.version && predicate.suite.digest !== suite.suiteDigest) {
-      findings.push({
-        severity: opts.strict ? 'invalid' : 'note',
-        file: ATTESTATION_FILE,
-        field: 'predicate.suite.digest',
-        message: `the suite that ran (${predicate.suite.digest}) is not this copy of conformance ${version} (${suite.suiteDigest}): changed, or built differently`,
-      });
-    }
-    facts.unshift([
-      'suite',
-      `conformance ${version}${version === suite.version ? ' (this version)' : ''}${predicate ? `, package ${predicate.suite.digest}` : ''}`,
     ]);
   }
-  const profile = predicate?.profile ?? report?.certification?.profile;
-  if (report) {
-    facts.unshift(
-      ['product', `${report.product?.name ?? '(not declared)'}${report.product?.version ? ` ${report.product.version}` : ''}`],
-      ['target', predicate?.target.baseUrl ?? report.target.baseUrl],
-      ['run', `${report.runId}, seed ${report.seed}, ${report.startedAt} to ${report.finishedAt}`],
+}
+
+/** This suite's plan for the run's settings, or undefined (and said) when it cannot be worked out. */
+function planOf(report: RunReport, suite: SuiteFacts, t: Tally): Plan | undefined {
+  const planning = suite.planFor(report.config);
+  if ('problem' in planning) {
+    t.invalid('config.json', 'catalog', planning.problem);
+    return undefined;
+  }
+  return planning;
+}
+
+/**
+ * The results bear out the verdict: one result a check and operation, the summary their sum,
+ * settings that may certify, the certification and the exit recomputed from them as recorded,
+ * a certificate that certifies; and under --strict, no SHOULD failure.
+ */
+function checkVerdict(report: RunReport, certificate: Certificate | undefined, plan: Plan | undefined, opts: CheckOptions, t: Tally): void {
+  const own = report.results as CheckResult[];
+  const twice = repeated(own.map((r) => resultKey(r)));
+  if (twice.length)
+    t.invalid(
+      'results.json',
+      'results',
+      `${twice.length} check(s) with more than one result for one operation: ${twice.slice(0, 3).join(', ')}${twice.length > 3 ? ', ...' : ''}`,
     );
-    facts.push(
-      ['profile', profile ? describeProfile(profile) : '(none)'],
-      ['verdict', `${report.certification?.certifiable ? 'certifiable' : 'NOT certifiable'}: ${clip(report.certification?.why ?? '(no certification)')}`],
+  if (!same(summarise(own), report.summary))
+    t.invalid('results.json', 'summary', `says ${counted(report.summary)}, its results add up to ${counted(summarise(own))}`);
+  const refusedBy = certificationRefuses(settingsOf(report), {
+    ...(report.shard ? { shard: report.shard } : {}),
+    ...(report.baseline ? { baseline: report.baseline.file } : {}),
+  });
+  for (const why of refusedBy) t.invalid('config.json', undefined, `${why}: the run cannot certify`);
+  // What the vendor declared: absent as recorded (a flag of the run), empty as its settings say.
+  const declaredAbsent = report.certification?.declaredAbsent ?? [];
+  const declaredEmpty = plan?.declaredEmpty ?? [];
+  const derived = certify(own, report.suiteErrors, { declaredAbsent, declaredEmpty, extraOperations: plan?.extraOperations ?? [], refusedBy });
+  // The certification results.json records is the one its results give, field by field.
+  for (const field of ['certifiable', 'why', 'declaredAbsent', 'declaredEmpty', 'profile'] as const) {
+    const recorded = (report.certification as Record<string, unknown> | undefined)?.[field];
+    if (!same(recorded, derived[field]))
+      t.invalid('results.json', `certification.${field}`, `says ${clip(show(recorded))}, its results and declarations give ${clip(show(derived[field]))}`);
+  }
+  // The exit the run would have given: its results, then whether they certify.
+  const exit = certifiedExit(exitFor(own, report.suiteErrors, settingsOf(report).strict === true), derived);
+  if (exit.code !== report.exit.code) t.invalid('results.json', 'exit.code', `says ${report.exit.code}, its results give ${exit.code} (${exit.reason})`);
+  if (certificate && derived.certifiable !== certificate.certifiable)
+    t.invalid('certificate.json', 'certifiable', `says ${show(certificate.certifiable)}, results.json's results give ${derived.certifiable} (${derived.why})`);
+  if (certificate?.certifiable === false) t.invalid('certificate.json', 'certifiable', `the run did not certify: ${show(certificate.why)}`);
+  if (opts.strict) {
+    const should = own.filter((r) => r.outcome === 'fail' && r.level === 'SHOULD');
+    if (should.length)
+      t.invalid(
+        'results.json',
+        'results',
+        `${should.length} SHOULD check(s) failed (--strict): ${should
+          .slice(0, 3)
+          .map((r) => resultKey(r))
+          .join(', ')}${should.length > 3 ? ', ...' : ''}`,
+      );
+  }
+}
+
+/**
+ * Every MUST result planned (the signed plan, else this suite's) is there and held at MUST; and
+ * the plan signed is this suite's plan, when the suite is this version.
+ */
+function checkCompleteness(report: RunReport, predicate: Predicate | undefined, plan: Plan | undefined, suite: SuiteFacts, t: Tally): void {
+  const own = report.results as CheckResult[];
+  const planned = predicate?.mustChecks ?? plan?.must;
+  if (planned) {
+    const byKey = new Map(own.map((r) => [resultKey(r), r]));
+    const missing = planned.filter((k) => !byKey.has(k));
+    const lowered = planned.filter((k) => byKey.get(k) && byKey.get(k)!.level !== 'MUST');
+    if (missing.length)
+      t.invalid(
+        'results.json',
+        'results',
+        `${missing.length} MUST result(s) planned are missing: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`,
+      );
+    if (lowered.length) t.invalid('results.json', 'results', `${lowered.length} MUST result(s) are held at another level: ${lowered.slice(0, 5).join(', ')}`);
+    t.facts.push([
+      'completeness',
+      missing.length || lowered.length
+        ? `${missing.length + lowered.length} of ${planned.length} planned MUST results missing or lowered`
+        : `${planned.length} planned MUST results present`,
+    ]);
+  } else t.invalid('results.json', 'results', 'no plan to judge completeness by: the bundle is not signed, and this suite cannot work out its plan');
+  if (predicate && plan && release(predicate.suite.version) === suite.version && !same([...predicate.mustChecks].sort(), [...plan.must].sort())) {
+    const mine = new Set(plan.must);
+    const theirs = new Set(predicate.mustChecks);
+    const gone = plan.must.filter((k) => !theirs.has(k));
+    const extra = predicate.mustChecks.filter((k) => !mine.has(k));
+    t.invalid(
+      ATTESTATION_FILE,
+      'predicate.mustChecks',
+      `not this suite's plan for the run's settings: ${gone.length} MUST result(s) left out (${gone.slice(0, 3).join(', ')}), ${extra.length} unknown (${extra.slice(0, 3).join(', ')})`,
     );
   }
+}
+
+/**
+ * Which suite made the bundle, judged against what: its version within the window, its
+ * contract this suite's, and at this version, this copy of the suite. Said first among the facts.
+ */
+function checkSuite(predicate: Predicate | undefined, report: RunReport | undefined, suite: SuiteFacts, opts: CheckOptions, t: Tally): void {
+  const version = predicate?.suite.version ?? report?.tool.version;
+  if (!version) return;
+  const w = versionWindow(version, suite.version, suite.window);
+  if (w) t.findings.push(w);
+  const contract = predicate?.contract.digest ?? report?.contractDigest;
+  if (contract && contract !== suite.contractDigest) {
+    const sameVersion = release(version) === suite.version;
+    t.findings.push({
+      severity: sameVersion || opts.strict ? 'invalid' : 'note',
+      file: 'certificate.json',
+      field: 'contractDigest',
+      message: `judged against contract ${contract}, not this suite's (${suite.contractDigest})${sameVersion ? ' although the version is the same: the suite that ran was not the published one' : `, as conformance ${version}`}`,
+    });
+  }
+  if (predicate && release(version) === suite.version && predicate.suite.digest !== suite.suiteDigest) {
+    t.findings.push({
+      severity: opts.strict ? 'invalid' : 'note',
+      file: ATTESTATION_FILE,
+      field: 'predicate.suite.digest',
+      message: `the suite that ran (${predicate.suite.digest}) is not this copy of conformance ${version} (${suite.suiteDigest}): changed, or built differently`,
+    });
+  }
+  t.facts.unshift([
+    'suite',
+    `conformance ${version}${version === suite.version ? ' (this version)' : ''}${predicate ? `, package ${predicate.suite.digest}` : ''}`,
+  ]);
+}
+
+/** The run the report records, for the screen: product, target and run first; profile and verdict last. */
+function describeRun(report: RunReport, predicate: Predicate | undefined, profile: Profile | undefined, facts: Array<[string, string]>): void {
+  facts.unshift(
+    ['product', `${report.product?.name ?? '(not declared)'}${report.product?.version ? ` ${report.product.version}` : ''}`],
+    ['target', predicate?.target.baseUrl ?? report.target.baseUrl],
+    ['run', `${report.runId}, seed ${report.seed}, ${report.startedAt} to ${report.finishedAt}`],
+  );
+  facts.push(
+    ['profile', profile ? describeProfile(profile) : '(none)'],
+    ['verdict', `${report.certification?.certifiable ? 'certifiable' : 'NOT certifiable'}: ${clip(report.certification?.why ?? '(no certification)')}`],
+  );
+}
+
+/**
+ * The findings on a bundle, in the order of its checks: (1) the signature, (2) the files as
+ * signed and as SHA256SUMS lists them, (3) the files' agreement with each other and with the
+ * statement, (4) the verdict its results give and its completeness, (5) the suite that made it.
+ */
+export function checkBundle(files: BundleFolder, suite: SuiteFacts, opts: CheckOptions): BundleCheck {
+  if (!['certificate.json', 'results.json', ATTESTATION_FILE].some((n) => files.has(n))) {
+    return {
+      findings: [
+        {
+          severity: 'unchecked',
+          message: 'not a certification bundle: it holds no certificate.json, results.json or attestation.json (a bundle is the folder --certify wrote)',
+        },
+      ],
+      facts: [],
+      exit: 2,
+    };
+  }
+  const t = tally();
+  for (const name of files.others ?? []) t.invalid(name, undefined, 'not a plain file: a bundle holds plain files only (no folder, no link)');
+  const statement = checkSignature(files, opts, t);
+  if (statement) checkSigned(files, statement, opts, t);
+  checkSums(files, t);
+  const { certificate, report } = readBundle(files, t);
+  const predicate = statement?.predicate;
+  checkAgreement(certificate, report, predicate, t);
+  if (report) {
+    const plan = planOf(report, suite, t);
+    checkVerdict(report, certificate, plan, opts, t);
+    checkCompleteness(report, predicate, plan, suite, t);
+  }
+  checkSuite(predicate, report, suite, opts, t);
+  const profile = predicate?.profile ?? report?.certification?.profile;
+  if (report) describeRun(report, predicate, profile, t.facts);
+  const { findings, facts } = t;
   const exit = findings.some((f) => f.severity === 'invalid') ? 1 : findings.some((f) => f.severity === 'unchecked') ? 2 : 0;
   return { findings, facts, ...(profile ? { profile } : {}), ...(report ? { report } : {}), ...(predicate ? { predicate } : {}), exit };
 }

@@ -180,17 +180,25 @@ function kindOf(r: CheckResult, v: Verdict): string {
   return r.level === 'SHOULD' ? 'SHOULD warning' : `${r.level} note`;
 }
 
-export function renderSummary(report: RunReport, options: ConsoleOptions): string {
-  const p = painter(options.color);
-  const lines: string[] = [''];
-  // Checks that never ran to an end (the breaker opened, or the run was interrupted): counted
-  // by cause, one line each, not listed one by one.
-  const outage = report.results.some(notRun);
-  const unrun = report.results.filter((r) => notRun(r) || interrupted(r) || cutShort(r, outage));
-  const strict = settingsOf(report).strict === true;
+/** The run a summary is of, as each of its sections reads it. */
+interface SummaryView {
+  report: RunReport;
+  p: ReturnType<typeof painter>;
+  strict: boolean;
+  /** The target stopped answering during the run (notRun). */
+  outage: boolean;
+  /** Traffic judged without sending it (isObserved). */
+  observed: boolean;
+}
+
+/**
+ * What fails the run (or leaves it incomplete) first, then the failures that do not, each with
+ * its clause, evidence and replay command; the note on replays' token once, under the first heading.
+ */
+function failureLines({ report, p, strict }: SummaryView, unrun: readonly CheckResult[]): string[] {
+  const lines: string[] = [];
   const shown = report.results.filter((r) => (r.outcome === 'fail' || r.outcome === 'error') && !unrun.includes(r));
   const order = (r: CheckResult): number => (r.outcome === 'error' ? 0 : LEVELS.indexOf(r.level) + 1);
-  // What fails the run (or leaves it incomplete) first; then the failures that do not.
   const failures = shown.filter((r) => verdictOf(r, strict) !== 'warn');
   const warnings = shown.filter((r) => verdictOf(r, strict) === 'warn');
   let note = replayTokenNote(report);
@@ -210,28 +218,37 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
   };
   section(`Failures and errors (${failures.length})`, failures);
   section(`Warnings (${warnings.length}): failures that do not fail the run`, warnings);
-  if (unrun.length) {
-    lines.push(p('bold', `Not run (${unrun.length}): errors of the suite, not failures of the target`));
-    for (const cause of ['TARGET_DOWN', 'INTERRUPTED'] as const) {
-      const these = unrun.filter((r) => r.errorCode === cause);
-      if (these.length) lines.push(`  ${these.length} check(s): ${printable(these[0]!.reason ?? '')}`);
-    }
-    const cut = unrun.filter((r) => cutShort(r, outage));
-    if (cut.length) {
-      const ids = cut.map(label);
-      lines.push(
-        `  ${cut.length} check(s) cut short as the target stopped answering (${cut[0]!.errorCode ?? 'no answer'} and the like): ${ids.slice(0, 8).join(', ')}${ids.length > 8 ? `, and ${ids.length - 8} more` : ''}`,
-      );
-    }
-    lines.push('');
+  return lines;
+}
+
+/** The checks that never ran to an end, counted by cause, one line each. */
+function notRunLines({ p, outage }: SummaryView, unrun: readonly CheckResult[]): string[] {
+  if (!unrun.length) return [];
+  const lines = [p('bold', `Not run (${unrun.length}): errors of the suite, not failures of the target`)];
+  for (const cause of ['TARGET_DOWN', 'INTERRUPTED'] as const) {
+    const these = unrun.filter((r) => r.errorCode === cause);
+    if (these.length) lines.push(`  ${these.length} check(s): ${printable(these[0]!.reason ?? '')}`);
   }
+  const cut = unrun.filter((r) => cutShort(r, outage));
+  if (cut.length) {
+    const ids = cut.map(label);
+    lines.push(
+      `  ${cut.length} check(s) cut short as the target stopped answering (${cut[0]!.errorCode ?? 'no answer'} and the like): ${ids.slice(0, 8).join(', ')}${ids.length > 8 ? `, and ${ids.length - 8} more` : ''}`,
+    );
+  }
+  lines.push('');
+  return lines;
+}
+
+/** The operations whose collection answered 404, then the skips grouped by reason (only counted for judged traffic). */
+function absentAndSkippedLines({ report, p, observed }: SummaryView): string[] {
+  const lines: string[] = [];
   if (report.lists?.absent.length) {
     lines.push(p('bold', `Absent operations (${report.lists.absent.length}): their collection answered 404`));
     lines.push(`  ${report.lists.absent.join(', ')}`);
     lines.push('');
   }
   const skips = report.results.filter((r) => r.outcome === 'skip' && !r.absent);
-  const observed = isObserved(report);
   if (skips.length && observed) {
     // Judged traffic leaves most rules unexercised: counted by reason, listed in the report files.
     lines.push(p('bold', `Not exercised (${skips.length}): listed in results.json and report.html`));
@@ -246,11 +263,40 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     for (const [reason, ids] of byReason) lines.push(`  - ${printable(reason)}: ${ids.join(', ')}`);
     lines.push('');
   }
+  return lines;
+}
+
+/** The errors of the suite, the cleanup (none to speak of when traffic is only judged), the baseline and the lists' windows. */
+function afterRunLines({ report, p, outage, observed }: SummaryView): string[] {
+  const lines: string[] = [];
   if (report.suiteErrors.length) {
     lines.push(p('bold', 'Errors of the suite'));
     for (const e of report.suiteErrors) lines.push(`  ! ${printable(e)}`);
     lines.push('');
   }
+  lines.push(...cleanupLines(report, p, observed));
+  if (report.baseline) {
+    const b = report.baseline;
+    lines.push(p('bold', `Baseline ${b.file}`));
+    lines.push(`  ${b.known} known failure(s) reported but not counted`);
+    for (const st of b.stale) lines.push(p('yellow', `  stale: ${label(st)} passes now; remove it from the baseline`));
+    lines.push('');
+  }
+  // A run the target stopped answering compared no list: nothing to say of their windows.
+  if (report.lists && !outage) {
+    lines.push(p('bold', 'Lists'));
+    lines.push(
+      `  traversal comparisons used only records created before ${report.lists.comparedBefore} (the run's start minus a ${report.lists.timeBufferSeconds} s time buffer, for eventual consistency)`,
+    );
+    lines.push(`  at most ${report.lists.requestBudget} requests per list operation`);
+    lines.push('');
+  }
+  return lines;
+}
+
+/** What the run's cleanup deleted or postponed, and what it left over. */
+function cleanupLines(report: RunReport, p: SummaryView['p'], observed: boolean): string[] {
+  const lines: string[] = [];
   const { deleted, leftovers } = report.cleanup;
   // Nothing is created when traffic is only judged: no cleanup to speak of.
   if (!observed) lines.push(p('bold', 'Cleanup'));
@@ -269,22 +315,12 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     );
   for (const l of leftovers) lines.push(p('yellow', leftoverLine(l)));
   if (!observed) lines.push('');
-  if (report.baseline) {
-    const b = report.baseline;
-    lines.push(p('bold', `Baseline ${b.file}`));
-    lines.push(`  ${b.known} known failure(s) reported but not counted`);
-    for (const st of b.stale) lines.push(p('yellow', `  stale: ${label(st)} passes now; remove it from the baseline`));
-    lines.push('');
-  }
-  // A run the target stopped answering compared no list: nothing to say of their windows.
-  if (report.lists && !outage) {
-    lines.push(p('bold', 'Lists'));
-    lines.push(
-      `  traversal comparisons used only records created before ${report.lists.comparedBefore} (the run's start minus a ${report.lists.timeBufferSeconds} s time buffer, for eventual consistency)`,
-    );
-    lines.push(`  at most ${report.lists.requestBudget} requests per list operation`);
-    lines.push('');
-  }
+  return lines;
+}
+
+/** The summary line (how many results, how long, which seeds), then the counts by area and by level. */
+function countLines({ report, p, strict, outage, observed }: SummaryView): string[] {
+  const lines: string[] = [];
   const ids = new Set(report.results.map((r) => r.id)).size;
   const seeds = report.shards
     ? `shards ${report.shards.map((x) => `${x.shard} run ${x.runId} seed ${x.seed}`).join(', ')}`
@@ -324,6 +360,12 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
           : `${failing} fail${baselined ? `, ${baselined} warn (baselined)` : ''}`;
     lines.push(`  ${level.padEnd(w)} ${String(n).padStart(4)}: ${c.pass} pass, ${failWords}, ${c.error} error, ${c.skip} skip`);
   }
+  return lines;
+}
+
+/** What the transport went through, whether the run certifies (and its profile), and the exit code's reason. */
+function verdictLines({ report, p }: SummaryView): string[] {
+  const lines: string[] = [];
   const transport = transportLine(report.results);
   if (transport) lines.push(p('yellow', transport));
   if (report.certification) {
@@ -332,5 +374,28 @@ export function renderSummary(report: RunReport, options: ConsoleOptions): strin
     if (c.profile) lines.push(`profile: ${describeProfile(c.profile)}`);
   }
   lines.push(p(report.exit.code === 0 ? 'green' : 'red', report.exit.reason));
+  return lines;
+}
+
+/**
+ * The summary after a run, section by section: failures and warnings, the checks not run, absent
+ * operations and skips, the suite's errors, the cleanup, the baseline and the lists, the counts,
+ * and the verdict.
+ */
+export function renderSummary(report: RunReport, options: ConsoleOptions): string {
+  const outage = report.results.some(notRun);
+  const view: SummaryView = { report, p: painter(options.color), strict: settingsOf(report).strict === true, outage, observed: isObserved(report) };
+  // Checks that never ran to an end (the breaker opened, or the run was interrupted): counted
+  // by cause, one line each, not listed one by one.
+  const unrun = report.results.filter((r) => notRun(r) || interrupted(r) || cutShort(r, outage));
+  const lines = [
+    '',
+    ...failureLines(view, unrun),
+    ...notRunLines(view, unrun),
+    ...absentAndSkippedLines(view),
+    ...afterRunLines(view),
+    ...countLines(view),
+    ...verdictLines(view),
+  ];
   return `${lines.join('\n')}\n`;
 }

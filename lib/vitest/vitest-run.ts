@@ -155,6 +155,64 @@ export function discardingSink(): Writable {
   });
 }
 
+/**
+ * vitest's settings for a run: our own root and no config file, the one file that registers
+ * every check, our reporter alone, and the checks side by side in one worker.
+ */
+function suiteConfig(collector: Collector, provided: ProvidedRun): Parameters<typeof createVitest>[1] {
+  return {
+    root: packageRoot,
+    config: false,
+    dir: join(packageRoot, 'dist', 'suites'),
+    // One file registers every check (suites/run.suite.ts): areas run side by side.
+    include: ['run.suite.js'],
+    exclude: [],
+    watch: false,
+    reporters: [collector],
+    // (The ProvidedContext augmentation in suites/register.ts types inject(); vitest/node
+    // does not see it through its re-export, hence the cast.)
+    provide: { conformance: provided } as unknown as Record<string, never>,
+    pool: 'threads',
+    isolate: false,
+    // One worker: the HTTP layer bounds requests in flight per process, so one process
+    // keeps --concurrency an honest bound on what the target sees.
+    maxWorkers: 1,
+    fileParallelism: false,
+    sequence: { concurrent: true, shuffle: false },
+    // Checks wait on their requests, and the HTTP client bounds those in flight (--concurrency):
+    // every check may be under way at once, so no chain of requests waits for a slot held by a
+    // check that is itself only waiting.
+    maxConcurrency: 100_000,
+    // Every request has its own timeout and every traversal a budget, so no check can run
+    // forever; but a check may wait long, queued behind others' requests on a large remote
+    // target (a full run can legitimately take hours). This only catches a real hang.
+    testTimeout: 24 * 3600 * 1000,
+    hookTimeout: 60_000,
+    passWithNoTests: false,
+    silent: true,
+    // The suite is compiled JavaScript (dist/): the worker imports it natively, as it does
+    // when the package is installed under node_modules, instead of having vite transform
+    // every module in the main thread and send it over (about a third of a second).
+    server: { deps: { external: [compiledSuite()] } },
+  };
+}
+
+/** The result of each check, in their order: as reported, else an error of the suite (or of the interruption). */
+function everyResult(checks: readonly Check[], collector: Collector, signal: AbortSignal | undefined): CheckResult[] {
+  return checks.map(
+    (c) =>
+      collector.results.get(resultKey(c)) ??
+      (signal?.aborted
+        ? errorResult(resultHead(c), 'INTERRUPTED', 'the run was stopped before this check finished')
+        : errorResult(resultHead(c), 'SUITE_BUG', 'the check did not run (see the suite errors)')),
+  );
+}
+
+/**
+ * A run of the checks through vitest: the gate and the stop wired to the signal, vitest created
+ * (its logger's signal handlers taken off as it adds them) and started unless stopped meanwhile,
+ * an unhandled rejection made an error of the suite, vitest closed; then every check's result.
+ */
 export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   const { settings, checks } = options;
   const collector = new Collector(checks, options.onResult, options.signal);
@@ -198,41 +256,7 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
   process.on('newListener', dropSignalHandlers);
   vitest = await createVitest(
     'test',
-    {
-      root: packageRoot,
-      config: false,
-      dir: join(packageRoot, 'dist', 'suites'),
-      // One file registers every check (suites/run.suite.ts): areas run side by side.
-      include: ['run.suite.js'],
-      exclude: [],
-      watch: false,
-      reporters: [collector],
-      // (The ProvidedContext augmentation in suites/register.ts types inject(); vitest/node
-      // does not see it through its re-export, hence the cast.)
-      provide: { conformance: provided } as unknown as Record<string, never>,
-      pool: 'threads',
-      isolate: false,
-      // One worker: the HTTP layer bounds requests in flight per process, so one process
-      // keeps --concurrency an honest bound on what the target sees.
-      maxWorkers: 1,
-      fileParallelism: false,
-      sequence: { concurrent: true, shuffle: false },
-      // Checks wait on their requests, and the HTTP client bounds those in flight (--concurrency):
-      // every check may be under way at once, so no chain of requests waits for a slot held by a
-      // check that is itself only waiting.
-      maxConcurrency: 100_000,
-      // Every request has its own timeout and every traversal a budget, so no check can run
-      // forever; but a check may wait long, queued behind others' requests on a large remote
-      // target (a full run can legitimately take hours). This only catches a real hang.
-      testTimeout: 24 * 3600 * 1000,
-      hookTimeout: 60_000,
-      passWithNoTests: false,
-      silent: true,
-      // The suite is compiled JavaScript (dist/): the worker imports it natively, as it does
-      // when the package is installed under node_modules, instead of having vite transform
-      // every module in the main thread and send it over (about a third of a second).
-      server: { deps: { external: [compiledSuite()] } },
-    },
+    suiteConfig(collector, provided),
     { cacheDir, logLevel: 'silent', server: { watch: null } },
     { stdout: discardingSink(), stderr: discardingSink() },
   )
@@ -267,12 +291,6 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
       process.exitCode = savedExitCode;
     }
   }
-  const results = checks.map(
-    (c) =>
-      collector.results.get(resultKey(c)) ??
-      (options.signal?.aborted
-        ? errorResult(resultHead(c), 'INTERRUPTED', 'the run was stopped before this check finished')
-        : errorResult(resultHead(c), 'SUITE_BUG', 'the check did not run (see the suite errors)')),
-  );
+  const results = everyResult(checks, collector, options.signal);
   return { results, suiteErrors: collector.suiteErrors, secrets: [...collector.secrets] };
 }
