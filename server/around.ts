@@ -4,7 +4,18 @@
 // the pieces come (variants, then faults): the first piece's request transformation sees the
 // request first, and its answer transformation the plain answer first.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Answer } from './http.js';
+
+/**
+ * An answer, before it is written: what a route gives (server/http.ts), and what an answer
+ * transformation rewrites. `raw`: bytes written to the socket past Node's HTTP layer (which
+ * would refuse them: a body on a 204), instead of status, headers and body.
+ */
+export interface Answer {
+  status: number;
+  headers: Record<string, string | number>;
+  body?: string | Buffer;
+  raw?: string;
+}
 
 /** What a transformation is told of a request, and may rewrite before the plain server reads it. */
 export interface Asked {

@@ -2,7 +2,9 @@
 // Error shape for every refusal. Nothing a client sends can make it throw past this layer.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Behaviour } from './behaviour.js';
-import { through, type Asked } from './around.js';
+import { through, type Answer, type Asked } from './around.js';
+
+export type { Answer } from './around.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -73,18 +75,6 @@ export class HttpError extends Error {
     this.status = status;
     this.headers = headers;
   }
-}
-
-/**
- * An answer, before it is written: what a route gives, and what an answer transformation
- * (server/around.ts) rewrites. `raw`: bytes written to the socket past Node's HTTP layer
- * (which would refuse them: a body on a 204), instead of status, headers and body.
- */
-export interface Answer {
-  status: number;
-  headers: Record<string, string | number>;
-  body?: string | Buffer;
-  raw?: string;
 }
 
 /** Where a route hands its answer: written at once, or through the answer transformations first. */
