@@ -280,15 +280,27 @@ export function parseInstant(raw: string): number {
 
 const TERM = new RegExp(`^(${FILTER_OPS.join('|')})\\(([a-z_]+),`);
 
+/** A term of a filter as written: its operator, its field, and the text of its value(s). */
+export interface FilterText {
+  op: FilterOp;
+  field: FilterField;
+  text: string;
+}
+
 /**
  * `op(field,value)` terms chained with `:`; values may themselves contain `:` (timestamps), so
- * a term ends at the first `)` that is followed by `:` or the end.
+ * a term ends at the first `)` that is followed by `:` or the end. A filter this server cannot
+ * read is refused with 400.
  */
-export function parseFilter(raw: string): FilterTerm[] {
+export function filterTexts(raw: string): FilterText[] {
+  return [...termsOf(raw)];
+}
+
+/** The terms of filterTexts one by one, as they are read: a refusal comes when the scan meets it. */
+function* termsOf(raw: string): Generator<FilterText> {
   const bad = (why: string): never => {
     throw new HttpError(400, `Could not parse the supplied filter: ${why}.`);
   };
-  const terms: FilterTerm[] = [];
   let rest = raw;
   while (rest.length) {
     const m = TERM.exec(rest);
@@ -303,22 +315,30 @@ export function parseFilter(raw: string): FilterTerm[] {
       }
     }
     if (end < 0) bad('a term is not closed');
-    const text = rest.slice(m![0].length, end);
-    const parts = op === 'in' ? text.split(',') : [text];
-    const values = parts.map((p) => {
-      if (field === 'created_at' || field === 'updated_at') {
-        const t = parseInstant(p);
-        if (Number.isNaN(t)) bad(`'${p}' is not a timestamp`);
-        return t;
-      }
-      return p;
-    });
-    terms.push({ op: op as FilterOp, field: field as FilterField, values });
+    yield { op: op as FilterOp, field: field as FilterField, text: rest.slice(m![0].length, end) };
     rest = rest.slice(end + 1);
     if (rest.startsWith(':')) {
       rest = rest.slice(1);
       if (!rest.length) bad('a trailing ":"');
     }
+  }
+}
+
+/** The filter written back from its terms: filterTexts(filterOf(terms)) gives the terms again. */
+export const filterOf = (terms: readonly FilterText[]): string => terms.map((t) => `${t.op}(${t.field},${t.text})`).join(':');
+
+/** The terms of a filter with their values parsed: timestamps as epoch microseconds (parseInstant). */
+export function parseFilter(raw: string): FilterTerm[] {
+  const terms: FilterTerm[] = [];
+  for (const { op, field, text } of termsOf(raw)) {
+    const parts = op === 'in' ? text.split(',') : [text];
+    const values = parts.map((p) => {
+      if (field !== 'created_at' && field !== 'updated_at') return p;
+      const t = parseInstant(p);
+      if (Number.isNaN(t)) throw new HttpError(400, `Could not parse the supplied filter: '${p}' is not a timestamp.`);
+      return t;
+    });
+    terms.push({ op, field, values });
   }
   return terms;
 }

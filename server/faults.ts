@@ -2,15 +2,27 @@
 // names the check(s) that must catch it; the selftest runs the suite against every fault
 // through the CLI and holds the catalogue to that (a fault is a MUST fault when one of the
 // checks it names is a MUST: the run must then exit 1). Switch one on with `serve --fault NAME`.
+//
+// A fault is a transformation around the plain server (server/around.ts): of the request it
+// receives, or of the answer it gives. Only where no transformation can say it does a fault set
+// a knob that reaches inside (InsideKnobs, server/behaviour.ts; the reasons in
+// docs/reference-server.md#knobs-that-reach-inside).
+import type { Around, Asked, PageAsked } from './around.js';
 import type { Behaviour } from './behaviour.js';
+import { filterOf, filterTexts, parseFilter, parseInstant, SORT_FIELDS } from './collection.js';
+import { bodyOf, empty, HttpError, json, restatus, withBody, type Answer } from './http.js';
+import { relink } from './lists.js';
+import { S } from './list-data.js';
 import { endpointsOf, loadCatalogSpec } from '../lib/contract/index.js';
 
-/** The query with parameter `name` as a faulty parser reads it (readQuery faults). */
-function readAs(query: URLSearchParams, name: string, read: (value: string) => string): URLSearchParams {
+/** The query with parameter `name` as a faulty parser reads it. */
+function readAs(query: URLSearchParams, name: string, read: (value: string) => string | null): URLSearchParams {
   const v = query.get(name);
   if (v === null) return query;
   const out = new URLSearchParams(query);
-  out.set(name, read(v));
+  const value = read(v);
+  if (value === null) out.delete(name);
+  else out.set(name, value);
   return out;
 }
 
@@ -29,6 +41,105 @@ const wellFormed = (filter: string): boolean => {
   }
   return depth === 0 && !/(^|:)(:|$)/.test(filter);
 };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** What the plain list would refuse with 400 is left as it is: the refusal is the plain server's. */
+const readable = <T>(read: () => T): T | undefined => {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+};
+
+/** The filter with each term rewritten, where this server can read it (else as sent). */
+const eachTerm = (rewrite: (t: ReturnType<typeof filterTexts>[number]) => ReturnType<typeof filterTexts>[number]): Around => ({
+  query: (q) =>
+    readAs(q, 'filter', (f) => {
+      const terms = readable(() => filterTexts(f));
+      return terms ? filterOf(terms.map(rewrite)) : f;
+    }),
+});
+
+/** Each timestamp value of the filter, as an instant (epoch microseconds), made another. */
+const eachInstant = (make: (us: number) => number): Around =>
+  eachTerm((t) => {
+    if (t.field !== 'created_at' && t.field !== 'updated_at') return t;
+    const values = (t.op === 'in' ? t.text.split(',') : [t.text]).map((v) => {
+      const ms = make(parseInstant(v)) / 1000;
+      return Number.isNaN(ms) || Number.isNaN(new Date(ms).getTime()) ? v : new Date(ms).toISOString();
+    });
+    return { ...t, text: values.join(',') };
+  });
+
+/** A sort this server reads (else as sent, for the plain list to refuse), made another. */
+const eachSort = (rewrite: (sort: string) => string | null): Around => ({
+  query: (q) => readAs(q, 'sort', (s) => ((SORT_FIELDS as readonly string[]).includes(s.startsWith('-') ? s.slice(1) : s) ? rewrite(s) : s)),
+});
+
+/** The answers with `status` that the handler of route `route` gives, rewritten. */
+const onAnswer = (route: string | readonly string[], status: number, rewrite: (a: Answer, asked: Asked) => Answer): Around => ({
+  answer: (a, asked) => (a.status === status && asked.handled && asked.route !== undefined && [route].flat().includes(asked.route) ? rewrite(a, asked) : a),
+});
+
+/** Every error answer (the Error shape, spec/contract/README.md#error), rewritten. */
+const onErrors = (rewrite: (a: Answer) => Answer): Around => ({ answer: (a) => (a.status >= 400 ? rewrite(a) : a) });
+
+/** The errors of an error answer, each rewritten. */
+const eachError = (a: Answer, rewrite: (e: Record<string, unknown>) => unknown): Answer => {
+  const body = bodyOf(a) as { errors: Array<Record<string, unknown>> };
+  return withBody(a, { ...body, errors: body.errors.map(rewrite) });
+};
+
+/** The request as one with the server's own token. */
+const letIn = (asked: Asked): Asked => ({ ...asked, headers: { ...asked.headers, authorization: `Bearer ${asked.token}` } });
+
+/** The parsed body of a create of an Application Key, rewritten before the route reads it. */
+const onKeyBody = (rewrite: (body: unknown) => unknown): Around => ({
+  body: (v, asked) => (asked.route === 'application-keys.create' ? rewrite(v) : v),
+});
+
+/** The `data` object of a create of an Application Key, rewritten (a body without one as it is). */
+const onKeyData = (rewrite: (data: Record<string, unknown>) => Record<string, unknown>): Around =>
+  onKeyBody((v) => (isObject(v) && isObject(v.data) ? { ...v, data: rewrite(v.data) } : v));
+
+/** A list page's pagination members (meta.page, meta.results). */
+const metaOf = (page: Record<string, unknown>): { page: Record<string, unknown>; results: Record<string, unknown> } =>
+  page.meta as { page: Record<string, unknown>; results: Record<string, unknown> };
+
+/** A list page with records, rewritten (a page with none as it is). */
+const onPageWithRecords = (rewrite: (page: Record<string, unknown>, asked: PageAsked) => unknown): Around => ({
+  page: (page, asked) => (asked.total > 0 ? rewrite(page, asked) : page),
+});
+
+/** A list page's meta.page with `members` set (each in its place). */
+const withPage = (p: Record<string, unknown>, members: Record<string, unknown>): Record<string, unknown> => {
+  const meta = p.meta as Record<string, unknown>;
+  return { ...p, meta: { ...meta, page: { ...(meta.page as object), ...members } } };
+};
+
+/** One less, for a number (null, a number JSON cannot write, stays). */
+const minusOne = (x: unknown): unknown => (typeof x === 'number' ? x - 1 : x);
+
+/** A list page with no record on it (past the end, or nothing selected), rewritten. */
+const onEmptyPage = (rewrite: (page: Record<string, unknown>) => Record<string, unknown>): Around => ({
+  page: (page) => (Array.isArray(page.data) && page.data.length === 0 ? rewrite(page) : page),
+});
+
+/** A filter parsed (a malformed one refused by the plain list as ever), then set empty: the list selects every record. */
+const IGNORE_FILTER: Around = {
+  query: (q) => readAs(q, 'filter', (f) => (readable(() => parseFilter(f)) ? '' : f)),
+};
+
+/** A sort accepted, then left out: the list comes in its default order. */
+const IGNORE_SORT: Around = eachSort(() => null);
+
+/** The routes whose handlers validate an id (server/routes.ts checkId). */
+const ID_ROUTES = ['custom-apis.read', 'custom-apis.delete', 'application-keys.read', 'application-keys.delete'];
+
+/** A status for an id that fails validation other than 400. */
+const malformedId = (status: number): Around => onAnswer(ID_ROUTES, 400, (a) => restatus(a, status));
 
 export interface Fault {
   name: string;
@@ -57,9 +168,24 @@ export const FAULTS: readonly Fault[] = [
     name: 'delete-200-with-body',
     breaks: 'Delete answers 204 with an empty body',
     caughtBy: ['delete.existing.204'],
-    behaviour: { deleteStatus: 200, deleteBody: true },
+    behaviour: {
+      around: [onAnswer('custom-apis.delete', 204, (_, asked) => json(200, { data: { id: asked.params[0]!.toLowerCase(), type: 'custom_api' } }))],
+    },
   },
-  { name: 'delete-204-with-body', breaks: 'the 204 of a delete has an empty body', caughtBy: ['delete.existing.204'], behaviour: { deleteBodyOn204: true } },
+  {
+    name: 'delete-204-with-body',
+    breaks: 'the 204 of a delete has an empty body',
+    caughtBy: ['delete.existing.204'],
+    behaviour: {
+      // Raw bytes: Node's HTTP layer never sends a body with a 204, some servers do.
+      around: [
+        onAnswer('custom-apis.delete', 204, () => ({
+          ...empty(204),
+          raw: 'HTTP/1.1 204 No Content\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+        })),
+      ],
+    },
+  },
   {
     name: 'delete-not-applied',
     breaks: 'a deleted Custom API is gone (second delete 404)',
@@ -72,12 +198,17 @@ export const FAULTS: readonly Fault[] = [
     caughtBy: ['delete.repeat.404'],
     behaviour: { deleteHidesOnly: true },
   },
-  { name: 'delete-unknown-204', breaks: '404 for an id that does not exist', caughtBy: ['delete.unknown-id.404'], behaviour: { deleteUnknownStatus: 204 } },
+  {
+    name: 'delete-unknown-204',
+    breaks: '404 for an id that does not exist',
+    caughtBy: ['delete.unknown-id.404'],
+    behaviour: { around: [onAnswer('custom-apis.delete', 404, () => empty(204))] },
+  },
   {
     name: 'delete-malformed-404',
     breaks: '400 for an id that fails validation',
     caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'],
-    behaviour: { malformedIdStatus: 404 },
+    behaviour: { around: [malformedId(404)] },
   },
   {
     name: 'uuid-case-sensitive',
@@ -95,34 +226,57 @@ export const FAULTS: readonly Fault[] = [
     name: 'delete-without-auth',
     breaks: 'Delete requires the bearer token',
     caughtBy: ['delete.unauthenticated.refused', 'delete.unauthenticated.401'],
-    behaviour: { deleteWithoutAuth: true },
+    behaviour: { around: [{ request: (asked) => (asked.route === 'custom-apis.delete' ? letIn(asked) : asked) }] },
   },
   {
     name: 'auth-missing-403',
     breaks: 'a missing token answers 401 (SHOULD)',
     caughtBy: ['delete.unauthenticated.401'],
-    behaviour: { missingTokenStatus: 403 },
+    behaviour: { around: [{ answer: (a, asked) => (a.status === 401 && !asked.handled && !asked.headers.authorization ? restatus(a, 403) : a) }] },
   },
-  { name: 'auth-any-token', breaks: 'a wrong bearer token is refused', caughtBy: ['delete.bad-token.refused'], behaviour: { acceptAnyToken: true } },
+  {
+    name: 'auth-any-token',
+    breaks: 'a wrong bearer token is refused',
+    caughtBy: ['delete.bad-token.refused'],
+    behaviour: { around: [{ request: (asked) => (asked.headers.authorization ? letIn(asked) : asked) }] },
+  },
   // A 5xx fails the check that provoked it, wherever it comes (errors.no-5xx): in a check's
   // setup, to a request without a token or with a wrong one, to an id that fails validation.
   {
     name: 'custom-api-create-500',
     breaks: 'no request gets a 5xx: the Custom API a delete check creates first answers 500',
     caughtBy: ['delete.existing.204', 'delete.repeat.404', 'delete.unauthenticated.refused'],
-    behaviour: { crashCustomApiCreate: true },
+    behaviour: {
+      around: [
+        {
+          body: (v, asked) => {
+            if (asked.route === 'custom-apis.create') throw new HttpError(500, 'The Custom API could not be stored.');
+            return v;
+          },
+        },
+      ],
+    },
   },
   {
     name: 'delete-unauthenticated-500',
     breaks: 'no request gets a 5xx: a DELETE without a token, or with a wrong one, answers 500 (it is not applied)',
     caughtBy: ['delete.unauthenticated.refused', 'delete.bad-token.refused'],
-    behaviour: { crashUnauthenticatedDelete: true },
+    behaviour: {
+      around: [
+        {
+          answer: (a, asked) =>
+            a.status === 401 && !asked.handled && asked.route === 'custom-apis.delete'
+              ? restatus(a, 500, { detail: 'The server failed to read the credentials.', headers: {} })
+              : a,
+        },
+      ],
+    },
   },
   {
     name: 'delete-malformed-500',
     breaks: 'no request gets a 5xx: a DELETE with an id that is not UUID-shaped answers 500',
     caughtBy: ['delete.malformed-id.rejected', 'delete.malformed-id.400'],
-    behaviour: { malformedIdStatus: 500 },
+    behaviour: { around: [malformedId(500)] },
   },
 
   // Errors
@@ -130,25 +284,33 @@ export const FAULTS: readonly Fault[] = [
     name: 'error-status-number',
     breaks: 'errors[].status is the status code as a string',
     caughtBy: ['delete.unknown-id.404', 'delete.repeat.404', 'delete.malformed-id.rejected', 'create.reject.missing-name'],
-    behaviour: { errorStatusAsNumber: true },
+    behaviour: { around: [onErrors((a) => eachError(a, (e) => ({ ...e, status: Number(e.status) })))] },
   },
   {
     name: 'error-without-array',
     breaks: 'error bodies have an errors array',
     caughtBy: ['delete.unknown-id.404', 'create.name.empty.rejected'],
-    behaviour: { errorsArray: false },
+    behaviour: { around: [onErrors((a) => withBody(a, { error: (bodyOf(a) as { errors: unknown[] }).errors[0] }))] },
   },
   {
     name: 'error-text-plain',
     breaks: 'error bodies are served as application/json (SHOULD)',
     caughtBy: ['errors.content-type.json'],
-    behaviour: { errorContentType: 'text/plain' },
+    behaviour: { around: [onErrors((a) => ({ ...a, headers: { ...a.headers, 'content-type': 'text/plain' } }))] },
   },
   {
     name: 'unauthorized-plain-text',
     breaks: 'undocumented errors (401) keep the Error shape (SHOULD)',
     caughtBy: ['errors.undocumented.shape', 'delete.unauthenticated.401'],
-    behaviour: { unauthorizedAsJson: false },
+    behaviour: {
+      around: [
+        onErrors((a) => {
+          if (a.status !== 401) return a;
+          const { 'content-type': _type, 'content-length': _length, ...headers } = a.headers;
+          return { status: 401, headers: { ...headers, 'content-type': 'text/plain' }, body: 'Unauthorized' };
+        }),
+      ],
+    },
   },
 
   // Create an Application Key: the success answer
@@ -158,7 +320,12 @@ export const FAULTS: readonly Fault[] = [
     caughtBy: ['create.valid.2xx'],
     behaviour: { requireRateLimit: true },
   },
-  { name: 'create-202', breaks: 'Created is 201 (SHOULD): answered 202 Accepted', caughtBy: ['create.valid.201'], behaviour: { createStatus: 202 } },
+  {
+    name: 'create-202',
+    breaks: 'Created is 201 (SHOULD): answered 202 Accepted',
+    caughtBy: ['create.valid.201'],
+    behaviour: { around: [onAnswer('application-keys.create', 201, (a) => ({ ...a, status: 202 }))] },
+  },
   { name: 'create-numeric-id', breaks: 'data.id is a UUID', caughtBy: ['create.response.schema'], behaviour: { idFormat: 'numeric' } },
   { name: 'create-wrong-type-echo', breaks: 'data.type is application_key', caughtBy: ['create.response.schema'], behaviour: { echoType: 'applicationKey' } },
   {
@@ -171,7 +338,14 @@ export const FAULTS: readonly Fault[] = [
     name: 'create-top-level-links-missing',
     breaks: 'the answer has data, meta and links (SHOULD): links left out',
     caughtBy: ['create.response.top-level-parts'],
-    behaviour: { topLevelLinks: false },
+    behaviour: {
+      around: [
+        onAnswer('application-keys.create', 201, (a) => {
+          const { links: _links, ...rest } = bodyOf(a) as Record<string, unknown>;
+          return withBody(a, rest);
+        }),
+      ],
+    },
   },
   { name: 'create-repeated-secret', breaks: 'client_secret is unique', caughtBy: ['create.keys.distinct'], behaviour: { repeatSecrets: true } },
   {
@@ -219,11 +393,15 @@ export const FAULTS: readonly Fault[] = [
     breaks: 'bodies the contract leaves open never get a 5xx (a recursive parser overflows its stack past 1,000 levels of nesting)',
     caughtBy: ['create.request.open-shapes'],
     behaviour: {
-      readBody: (text) => {
-        let depth = 0;
-        for (const c of text)
-          if ((depth += c === '[' || c === '{' ? 1 : c === ']' || c === '}' ? -1 : 0) > 1000) throw new RangeError('Maximum call stack size exceeded');
-      },
+      around: [
+        {
+          bodyText: (text) => {
+            let depth = 0;
+            for (const c of text)
+              if ((depth += c === '[' || c === '{' ? 1 : c === ']' || c === '}' ? -1 : 0) > 1000) throw new RangeError('Maximum call stack size exceeded');
+          },
+        },
+      ],
     },
     explored: true,
   },
@@ -232,9 +410,13 @@ export const FAULTS: readonly Fault[] = [
     breaks: 'bodies the contract leaves open never get a 5xx (a body after a byte order mark crashes the parser)',
     caughtBy: ['create.request.open-shapes'],
     behaviour: {
-      readBody: (text) => {
-        if (text.startsWith('\ufeff')) throw new TypeError('Unexpected token \ufeff');
-      },
+      around: [
+        {
+          bodyText: (text) => {
+            if (text.startsWith('\ufeff')) throw new TypeError('Unexpected token \ufeff');
+          },
+        },
+      ],
     },
     explored: true,
   },
@@ -252,22 +434,51 @@ export const FAULTS: readonly Fault[] = [
   },
 
   // Create an Application Key: bodies to refuse
-  { name: 'create-accepts-unwrapped', breaks: 'data is required', caughtBy: ['create.reject.missing-data'], behaviour: { acceptUnwrapped: true } },
+  {
+    name: 'create-accepts-unwrapped',
+    breaks: 'data is required',
+    caughtBy: ['create.reject.missing-data'],
+    behaviour: { around: [onKeyBody((v) => (isObject(v) && !('data' in v) ? { data: v } : v))] },
+  },
   {
     name: 'create-crash-on-non-object-data',
     breaks: 'data must be an object (refused with 4xx, not 5xx)',
     caughtBy: ['create.reject.data-not-object'],
-    behaviour: { crashOnNonObjectData: true },
+    behaviour: {
+      around: [
+        onKeyBody((v) => {
+          if (isObject(v) && 'data' in v && !isObject(v.data)) throw new HttpError(500, 'Cannot read properties of the data field.');
+          return v;
+        }),
+      ],
+    },
   },
-  { name: 'create-name-optional', breaks: 'name is required', caughtBy: ['create.reject.missing-name'], behaviour: { requireName: false, nameMin: 0 } },
-  { name: 'create-name-coerced', breaks: 'name is a string', caughtBy: ['create.reject.name-not-string'], behaviour: { coerceName: true } },
-  { name: 'create-type-optional', breaks: 'type is required', caughtBy: ['create.reject.missing-type'], behaviour: { requireType: false } },
+  {
+    name: 'create-name-optional',
+    breaks: 'name is required',
+    caughtBy: ['create.reject.missing-name'],
+    behaviour: { around: [onKeyData((d) => (d.name === undefined || d.name === null ? { ...d, name: '' } : d))], nameMin: 0 },
+  },
+  {
+    name: 'create-name-coerced',
+    breaks: 'name is a string',
+    caughtBy: ['create.reject.name-not-string'],
+    behaviour: { around: [onKeyData((d) => (d.name === undefined || d.name === null || typeof d.name === 'string' ? d : { ...d, name: String(d.name) }))] },
+  },
+  {
+    name: 'create-type-optional',
+    breaks: 'type is required',
+    caughtBy: ['create.reject.missing-type'],
+    behaviour: { around: [onKeyData((d) => (d.type === undefined ? { ...d, type: 'application_key' } : d))] },
+  },
   { name: 'create-type-unchecked', breaks: 'type is always application_key', caughtBy: ['create.reject.wrong-type'], behaviour: { checkTypeValue: false } },
   {
     name: 'type-case-insensitive',
     breaks: 'type is exactly application_key (not Application_Key, not with spaces around it)',
     caughtBy: ['create.reject.wrong-type'],
-    behaviour: { typeCaseInsensitive: true },
+    behaviour: {
+      around: [onKeyData((d) => (typeof d.type === 'string' && d.type.trim().toLowerCase() === 'application_key' ? { ...d, type: 'application_key' } : d))],
+    },
   },
   {
     name: 'validation-403',
@@ -285,7 +496,14 @@ export const FAULTS: readonly Fault[] = [
     name: 'rate-limit-coerced',
     breaks: 'reserved_rate_limit is an integer, not a string',
     caughtBy: ['create.reject.rate-limit-string'],
-    behaviour: { coerceRateLimit: true },
+    behaviour: {
+      around: [
+        onKeyData((d) => {
+          const v = d.reserved_rate_limit;
+          return typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? { ...d, reserved_rate_limit: Number(v) } : d;
+        }),
+      ],
+    },
   },
   {
     name: 'rate-limit-fraction-accepted',
@@ -297,13 +515,35 @@ export const FAULTS: readonly Fault[] = [
     name: 'malformed-json-500',
     breaks: 'a body that is not JSON is refused with 4xx, never 5xx',
     caughtBy: ['create.reject.not-json'],
-    behaviour: { malformedJsonStatus: 500 },
+    behaviour: {
+      around: [
+        {
+          bodyText: (text) => {
+            try {
+              JSON.parse(text);
+            } catch {
+              throw new HttpError(500, 'The request body is not valid JSON.');
+            }
+          },
+        },
+      ],
+    },
   },
 
   // Lists: page length
   { name: 'limit-uncapped', breaks: 'page[limit] can be set up to 100', caughtBy: ['list.limit.max'], behaviour: { maxLimit: Number.MAX_SAFE_INTEGER } },
-  { name: 'limit-cap-50', breaks: 'page[limit]=100 returns 100 records (a cap set too low)', caughtBy: ['list.limit.exact'], behaviour: { maxLimit: 50 } },
-  { name: 'default-limit-20', breaks: 'the default page length is 25', caughtBy: ['list.limit.default'], behaviour: { defaultLimit: 20 } },
+  {
+    name: 'limit-cap-50',
+    breaks: 'page[limit]=100 returns 100 records (a cap set too low)',
+    caughtBy: ['list.limit.exact'],
+    behaviour: { around: [{ query: (q) => readAs(q, 'page[limit]', (v) => (/^\d+$/.test(v.trim()) && Number(v) > 50 ? '50' : v)) }] },
+  },
+  {
+    name: 'default-limit-20',
+    breaks: 'the default page length is 25',
+    caughtBy: ['list.limit.default'],
+    behaviour: { around: [{ query: (q) => (q.get('page[limit]') === null ? new URLSearchParams([...q, ['page[limit]', '20']]) : q) }] },
+  },
 
   // Lists: offsets and page numbers
   { name: 'offset-in-pages', breaks: 'page[offset] counts records, not pages', caughtBy: ['list.offset.records'], behaviour: { offsetUnit: 'pages' } },
@@ -314,8 +554,18 @@ export const FAULTS: readonly Fault[] = [
     behaviour: { offsetUnit: 'ignored' },
   },
   { name: 'offset-one-based', breaks: 'page[offset] is zero-based', caughtBy: ['list.offset.records'], behaviour: { offsetUnit: 'one-based' } },
-  { name: 'page-total-in-records', breaks: 'page[total] is the page count', caughtBy: ['list.page.arithmetic'], behaviour: { pageTotalUnit: 'records' } },
-  { name: 'current-from-zero', breaks: 'page[current] is offset/limit + 1', caughtBy: ['list.page.arithmetic'], behaviour: { currentFromZero: true } },
+  {
+    name: 'page-total-in-records',
+    breaks: 'page[total] is the page count',
+    caughtBy: ['list.page.arithmetic'],
+    behaviour: { around: [onPageWithRecords((p) => withPage(p, { total: metaOf(p).results.total }))] },
+  },
+  {
+    name: 'current-from-zero',
+    breaks: 'page[current] is offset/limit + 1',
+    caughtBy: ['list.page.arithmetic'],
+    behaviour: { around: [onPageWithRecords((p) => withPage(p, { current: minusOne(metaOf(p).page.current) }))] },
+  },
   {
     name: 'drop-page-boundary',
     breaks: 'paging by offset meets every record (the first of each later page is lost)',
@@ -348,13 +598,13 @@ export const FAULTS: readonly Fault[] = [
     name: 'meta-missing-when-empty',
     breaks: 'pagination fields are present when the result is empty',
     caughtBy: ['list.meta.empty-filter', 'list.meta.past-end'],
-    behaviour: { emptyMeta: 'missing' },
+    behaviour: { around: [onEmptyPage(({ meta: _meta, ...rest }) => rest)] },
   },
   {
     name: 'meta-null-when-empty',
     breaks: 'pagination fields are present when the result is empty',
     caughtBy: ['list.meta.empty-filter', 'list.meta.past-end'],
-    behaviour: { emptyMeta: 'null' },
+    behaviour: { around: [onEmptyPage((p) => ({ ...p, meta: null }))] },
   },
 
   // Lists: sorting, filtering, keyset traversal
@@ -362,9 +612,14 @@ export const FAULTS: readonly Fault[] = [
     name: 'ge-as-gt',
     breaks: 'ge includes records equal to the value (keyset walks lose records tied on a timestamp)',
     caughtBy: ['list.filter.ge', 'list.keyset.created-at', 'list.keyset.updated-at'],
-    behaviour: { geAsGt: true },
+    behaviour: { around: [eachTerm((t) => (t.op === 'ge' ? { ...t, op: 'gt' } : t))] },
   },
-  { name: 'gt-as-ge', breaks: 'gt excludes records equal to the value', caughtBy: ['list.keyset.id', 'list.filter.gt'], behaviour: { gtAsGe: true } },
+  {
+    name: 'gt-as-ge',
+    breaks: 'gt excludes records equal to the value',
+    caughtBy: ['list.keyset.id', 'list.filter.gt'],
+    behaviour: { around: [eachTerm((t) => (t.op === 'gt' ? { ...t, op: 'ge' } : t))] },
+  },
   {
     name: 'gt-hidden-precision',
     breaks: 'gt returns only records whose shown value is greater (a store comparing finer than it shows returns records shown equal)',
@@ -375,13 +630,13 @@ export const FAULTS: readonly Fault[] = [
     name: 'filter-ignored',
     breaks: 'a filter selects records (it is parsed, then ignored)',
     caughtBy: ['list.filter.gt', 'list.filter.ge'],
-    behaviour: { ignoreFilter: true },
+    behaviour: { around: [IGNORE_FILTER] },
   },
   {
     name: 'sort-ignored',
     breaks: 'sort orders the records',
     caughtBy: ['list.sort.id', 'list.sort.updated-at', 'list.sort.descending'],
-    behaviour: { ignoreSort: true },
+    behaviour: { around: [IGNORE_SORT] },
   },
   {
     name: 'unstable-ties',
@@ -409,7 +664,7 @@ export const FAULTS: readonly Fault[] = [
     name: 'sort-ignored-past-first-page',
     breaks: "sort orders every page (past offset 0 the store's natural order, newest first, comes back)",
     caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'],
-    behaviour: { ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { when: 'offset' } },
+    behaviour: { around: [IGNORE_SORT], defaultOrder: '-created_at', listFaultScope: { when: 'offset' } },
   },
   {
     name: 'filter-offset-ignored',
@@ -425,14 +680,25 @@ export const FAULTS: readonly Fault[] = [
     name: 'filter-ignored-without-limit',
     breaks: 'a filter selects records whether or not page[limit] is given (ignored without it)',
     caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'],
-    behaviour: { ignoreFilter: true, listFaultScope: { when: 'no-limit' } },
+    behaviour: { around: [IGNORE_FILTER], listFaultScope: { when: 'no-limit' } },
     explored: true,
   },
   {
     name: 'offset-echo-page-start',
     breaks: 'meta.page.offset echoes the offset asked for (on /v2/accounts it says where the page of that number starts)',
     caughtBy: ['list.page.arithmetic'],
-    behaviour: { offsetEchoPageStart: true, listFaultScope: { paths: ['/v2/accounts'] } },
+    behaviour: {
+      around: [
+        {
+          page: (p, asked) => {
+            const start = Math.floor(Number(asked.query.get('page[offset]') ?? 0) / asked.limit) * asked.limit;
+            const out = withPage(p, { offset: Number.isFinite(start) ? start : null });
+            return p.links ? { ...out, links: relink(p.links as Record<string, unknown>, start, asked.limit, asked.total) } : out;
+          },
+        },
+      ],
+      listFaultScope: { paths: ['/v2/accounts'] },
+    },
     explored: true,
   },
   {
@@ -453,14 +719,17 @@ export const FAULTS: readonly Fault[] = [
     name: 'filter-value-to-second',
     breaks: 'ge and gt compare instants (a value is cut to the whole second first)',
     caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'],
-    behaviour: { filterValueToSecond: true },
+    behaviour: { around: [eachInstant((us) => Math.floor(us / S) * S)] },
     explored: true,
   },
   {
     name: 'filter-value-offset-ignored',
     breaks: 'ge and gt compare instants (a value written with a numeric offset is read as UTC)',
     caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'],
-    behaviour: { filterValueOffsetIgnored: true },
+    behaviour: {
+      // A numeric offset dropped, the clock time read as UTC.
+      around: [{ query: (q) => readAs(q, 'filter', (f) => f.replace(/(\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)[+-]\d{2}:?\d{2}(?=\)(?::|$))/g, '$1Z')) }],
+    },
     explored: true,
   },
   {
@@ -474,7 +743,7 @@ export const FAULTS: readonly Fault[] = [
     name: 'nested-later-parents-sort-ignored',
     breaks: 'sort orders the records (ignored on nested lists under every parent but the first, whose lists are empty)',
     caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'],
-    behaviour: { firstParentEmpty: true, ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { paths: 'nested', parents: 'later' } },
+    behaviour: { firstParentEmpty: true, around: [IGNORE_SORT], defaultOrder: '-created_at', listFaultScope: { paths: 'nested', parents: 'later' } },
     explored: true,
   },
   // In a store shaped as real ones grow (storeShape 'realistic': the first parents hold one
@@ -484,7 +753,7 @@ export const FAULTS: readonly Fault[] = [
     name: 'big-parents-sort-ignored',
     breaks: 'sort orders the records (ignored on nested lists under every parent but the first, in a store whose early parents hold one record or none)',
     caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id'],
-    behaviour: { storeShape: 'realistic', ignoreSort: true, defaultOrder: '-created_at', listFaultScope: { paths: 'nested', parents: 'later' } },
+    behaviour: { storeShape: 'realistic', around: [IGNORE_SORT], defaultOrder: '-created_at', listFaultScope: { paths: 'nested', parents: 'later' } },
   },
   {
     name: 'published-catalogs-total-ignores-filter',
@@ -500,10 +769,14 @@ export const FAULTS: readonly Fault[] = [
     breaks: 'invalid page[offset] never gets a 5xx (a number past 2^53 overflows the parser: a 500)',
     caughtBy: ['list.params.invalid'],
     behaviour: {
-      readQuery: (q) => {
-        if (/^\d{16,}$/.test(q.get('page[offset]') ?? '')) throw new Error('integer overflow');
-        return q;
-      },
+      around: [
+        {
+          query: (q) => {
+            if (/^\d{16,}$/.test(q.get('page[offset]') ?? '')) throw new Error('integer overflow');
+            return q;
+          },
+        },
+      ],
     },
     explored: true,
   },
@@ -512,14 +785,14 @@ export const FAULTS: readonly Fault[] = [
     breaks:
       'page[offset] past what the store holds is refused or read as past the end (read as an unsigned 64-bit integer, 2^64 + 5 wraps to 5 and serves records)',
     caughtBy: ['list.params.invalid'],
-    behaviour: { readQuery: (q) => readAs(q, 'page[offset]', wrapped(64, false)) },
+    behaviour: { around: [{ query: (q) => readAs(q, 'page[offset]', wrapped(64, false)) }] },
     explored: true,
   },
   {
     name: 'limit-wraps-int32',
     breaks: 'page[limit] past 100 is clamped or refused (read as a signed 32-bit integer, 2^32 + 5 wraps to 5)',
     caughtBy: ['list.params.invalid'],
-    behaviour: { readQuery: (q) => readAs(q, 'page[limit]', wrapped(32, true)) },
+    behaviour: { around: [{ query: (q) => readAs(q, 'page[limit]', wrapped(32, true)) }] },
     explored: true,
   },
   {
@@ -527,11 +800,15 @@ export const FAULTS: readonly Fault[] = [
     breaks: 'invalid page[limit]/page[offset] never get a 5xx (one sent as an array, page[limit][]=5, or twice, crashes the parser)',
     caughtBy: ['list.params.invalid'],
     behaviour: {
-      readQuery: (q) => {
-        if ([...q.keys()].some((k) => /^page(\[\w*\])*\[\]$/.test(k)) || q.getAll('page[limit]').length > 1 || q.getAll('page[offset]').length > 1)
-          throw new TypeError('Cannot convert an array to an integer');
-        return q;
-      },
+      around: [
+        {
+          query: (q) => {
+            if ([...q.keys()].some((k) => /^page(\[\w*\])*\[\]$/.test(k)) || q.getAll('page[limit]').length > 1 || q.getAll('page[offset]').length > 1)
+              throw new TypeError('Cannot convert an array to an integer');
+            return q;
+          },
+        },
+      ],
     },
     explored: true,
   },
@@ -540,11 +817,15 @@ export const FAULTS: readonly Fault[] = [
     breaks: 'a sort the target cannot read is refused with a 4xx or ignored, never a 5xx (an unknown attribute crashes the query builder)',
     caughtBy: ['list.params.invalid'],
     behaviour: {
-      readQuery: (q) => {
-        const s = q.get('sort');
-        if (s !== null && !/^-?(created_at|updated_at|id)$/.test(s)) throw new Error(`column "${s}" does not exist`);
-        return q;
-      },
+      around: [
+        {
+          query: (q) => {
+            const s = q.get('sort');
+            if (s !== null && !/^-?(created_at|updated_at|id)$/.test(s)) throw new Error(`column "${s}" does not exist`);
+            return q;
+          },
+        },
+      ],
     },
     explored: true,
   },
@@ -553,11 +834,15 @@ export const FAULTS: readonly Fault[] = [
     breaks: 'a malformed filter is refused with a 4xx, never a 5xx (unbalanced parentheses or an empty term crash the filter parser)',
     caughtBy: ['list.params.invalid'],
     behaviour: {
-      readQuery: (q) => {
-        const f = q.get('filter');
-        if (f !== null && !wellFormed(f)) throw new RangeError('unbalanced filter expression');
-        return q;
-      },
+      around: [
+        {
+          query: (q) => {
+            const f = q.get('filter');
+            if (f !== null && !wellFormed(f)) throw new RangeError('unbalanced filter expression');
+            return q;
+          },
+        },
+      ],
     },
     explored: true,
   },
@@ -576,7 +861,7 @@ export const FAULTS: readonly Fault[] = [
     caughtBy: ['list.offset.hard-limit'],
     behaviour: {
       hardOffsetIn: 'plain-digits',
-      readQuery: (q) => readAs(q, 'page[offset]', (v) => (Number.isNaN(parseInt(v.trim(), 10)) ? v : String(parseInt(v.trim(), 10)))),
+      around: [{ query: (q) => readAs(q, 'page[offset]', (v) => (Number.isNaN(parseInt(v.trim(), 10)) ? v : String(parseInt(v.trim(), 10)))) }],
     },
     operations: ['orders'],
     explored: true,
@@ -611,35 +896,77 @@ export const FAULTS: readonly Fault[] = [
     name: 'bad-paging-500',
     breaks: 'invalid page[limit]/page[offset] never get a 5xx',
     caughtBy: ['list.params.invalid'],
-    behaviour: { crashOnBadPaging: true },
+    behaviour: {
+      around: [
+        {
+          query: (q) => {
+            const bad = (name: string): boolean => !/^\d+$/.test((q.get(name) ?? '0').trim());
+            if (bad('page[limit]')) throw new HttpError(500, 'Internal error while reading the page parameters.');
+            if (Number(q.get('page[limit]') ?? 1) < 1) throw new HttpError(500, 'Division by zero.');
+            if (bad('page[offset]')) throw new HttpError(500, 'Internal error while reading the page parameters.');
+            return q;
+          },
+        },
+      ],
+    },
   },
   {
     name: 'past-end-500',
     breaks: 'an offset past the end gets an empty page, never a 5xx',
     caughtBy: ['list.meta.past-end', 'list.offset.soft-limit-5xx', 'list.offset.soft-limit'],
-    behaviour: { crashPastEnd: true },
+    behaviour: {
+      around: [
+        {
+          page: (p, asked) => {
+            if (asked.offset >= asked.total && asked.total > 0) throw new HttpError(500, 'Index out of range.');
+            return p;
+          },
+        },
+      ],
+    },
   },
-  { name: 'list-items-not-data', breaks: 'records are the array data', caughtBy: ['list.endpoint.present'], behaviour: { listDataKey: 'items' } },
+  {
+    name: 'list-items-not-data',
+    breaks: 'records are the array data',
+    caughtBy: ['list.endpoint.present'],
+    behaviour: { around: [{ page: (p) => Object.fromEntries(Object.entries(p).map(([k, v]) => [k === 'data' ? 'items' : k, v])) }] },
+  },
   {
     name: 'meta-as-strings',
     breaks: 'the pagination fields are integers',
     caughtBy: ['list.meta.fields', 'list.meta.empty-filter'],
-    behaviour: { metaAsStrings: true },
+    behaviour: {
+      // A number JSON cannot write (null in the plain page) is a page[offset] past 1e308: Infinity, as String() writes it.
+      around: [
+        {
+          page: (p) => {
+            const asText = (x: unknown): unknown => (typeof x === 'number' ? String(x) : x === null ? 'Infinity' : x);
+            const { page, results } = metaOf(p);
+            const strings = Object.fromEntries(['limit', 'offset', 'current', 'total'].map((k) => [k, asText(page[k])]));
+            return { ...p, meta: { ...(p.meta as object), page: strings, results: { ...results, total: asText(results.total) } } };
+          },
+        },
+      ],
+    },
   },
-  // Lists: faults written on the finished page (Behaviour.rewritePage), with no knob of their own
+  // Lists: faults written on the finished page (a page transformation), with no knob of their own
   {
     name: 'page-last-record-twice',
     breaks: 'a page holds the records of its stretch, each once (the last one is sent twice)',
     caughtBy: ['list.limit.exact'],
     behaviour: {
-      rewritePage: (page) =>
-        Array.isArray(page.data) && page.data.length ? { ...page, data: [...(page.data as unknown[]), (page.data as unknown[]).at(-1)] } : page,
+      around: [
+        {
+          page: (page) =>
+            Array.isArray(page.data) && page.data.length ? { ...page, data: [...(page.data as unknown[]), (page.data as unknown[]).at(-1)] } : page,
+        },
+      ],
     },
   },
   {
     name: 'sort-inverted',
     breaks: 'sort=attr is ascending',
     caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id', 'list.sort.descending'],
-    behaviour: { invertSort: true },
+    behaviour: { around: [eachSort((sort) => (sort.startsWith('-') ? sort.slice(1) : `-${sort}`))] },
   },
 ];

@@ -2,6 +2,9 @@
 // Error shape for every refusal. Nothing a client sends can make it throw past this layer.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Behaviour } from './behaviour.js';
+import { through, type Answer, type Asked } from './around.js';
+
+export type { Answer } from './around.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -74,44 +77,88 @@ export class HttpError extends Error {
   }
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, contentType = 'application/json'): void {
-  sendJsonText(res, status, JSON.stringify(body), contentType);
-}
+/** Where a route hands its answer: written at once, or through the answer transformations first. */
+export type Reply = (answer: Answer) => void;
 
 /** JSON already serialized, as text or as its UTF-8 bytes. */
-export function sendJsonText(res: ServerResponse, status: number, text: string | Buffer, contentType = 'application/json'): void {
-  res.writeHead(status, { 'content-type': contentType, 'content-length': typeof text === 'string' ? Buffer.byteLength(text) : text.length });
-  res.end(text);
-}
-
-export function sendEmpty(res: ServerResponse, status: number): void {
-  res.writeHead(status);
-  res.end();
-}
-
-export function errorBody(status: number, detail: string, b: Behaviour): unknown {
-  const item = {
-    title: TITLES[status] ?? 'Error',
-    status: b.errorStatusAsNumber ? status : String(status),
-    detail,
-    ...(b.extraFields ? { source: { pointer: '' }, meta: { code: `E${status}` } } : {}),
+export function jsonText(status: number, text: string | Buffer, headers: Record<string, string> = {}): Answer {
+  return {
+    status,
+    headers: { ...headers, 'content-type': 'application/json', 'content-length': typeof text === 'string' ? Buffer.byteLength(text) : text.length },
+    body: text,
   };
-  return b.errorsArray ? { errors: [item], ...(b.extraFields ? { meta: { request_id: 'req-0' } } : {}) } : { error: item };
 }
 
-export function sendError(res: ServerResponse, err: HttpError, b: Behaviour): void {
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): Answer {
+  return jsonText(status, JSON.stringify(body), headers);
+}
+
+export function empty(status: number): Answer {
+  return { status, headers: {} };
+}
+
+/** The body of an answer as a JSON value (undefined when it has none, or it is not JSON). */
+export function bodyOf(answer: Answer): unknown {
+  if (answer.body === undefined) return undefined;
+  try {
+    return JSON.parse(answer.body.toString()) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The answer with another JSON body, its other headers kept. */
+export function withBody(answer: Answer, body: unknown): Answer {
+  const { 'content-length': _length, 'content-type': _type, ...headers } = answer.headers;
+  return jsonText(answer.status, JSON.stringify(body), headers as Record<string, string>);
+}
+
+export function writeAnswer(res: ServerResponse, answer: Answer): void {
+  if (answer.raw !== undefined) {
+    res.socket?.end(answer.raw);
+    return;
+  }
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
-  if (err.status === 401 && !b.unauthorizedAsJson) {
-    res.writeHead(401, { 'content-type': 'text/plain' });
-    res.end('Unauthorized');
-    return;
-  }
-  sendJson(res, err.status, errorBody(err.status, err.message, b), b.errorContentType);
+  res.writeHead(answer.status, answer.headers);
+  res.end(answer.body);
 }
+
+export function errorBody(status: number, detail: string, b: Pick<Behaviour, 'extraFields'>): unknown {
+  const item = {
+    title: TITLES[status] ?? 'Error',
+    status: String(status),
+    detail,
+    ...(b.extraFields ? { source: { pointer: '' }, meta: { code: `E${status}` } } : {}),
+  };
+  return { errors: [item], ...(b.extraFields ? { meta: { request_id: 'req-0' } } : {}) };
+}
+
+/** A refusal as an answer with the Error shape (spec/contract/README.md#error). */
+export function errorAnswer(err: HttpError, b: Pick<Behaviour, 'extraFields'>): Answer {
+  return json(err.status, errorBody(err.status, err.message, b), err.headers);
+}
+
+/**
+ * An answer with the Error shape, given another status: its title, status and code follow; its
+ * detail and headers stay, unless `instead` gives others.
+ */
+export function restatus(answer: Answer, status: number, instead: { detail?: string; headers?: Record<string, string> } = {}): Answer {
+  const body = bodyOf(answer) as { errors: Array<Record<string, unknown>> };
+  const errors = body.errors.map((e) => ({
+    ...e,
+    title: TITLES[status] ?? 'Error',
+    status: String(status),
+    ...(instead.detail !== undefined ? { detail: instead.detail } : {}),
+    ...(isCoded(e.meta) ? { meta: { ...e.meta, code: `E${status}` } } : {}),
+  }));
+  const headers = instead.headers ?? answer.headers;
+  return { ...withBody({ ...answer, headers }, { ...body, errors }), status };
+}
+
+const isCoded = (meta: unknown): meta is Record<string, unknown> => typeof meta === 'object' && meta !== null && 'code' in meta;
 
 /** Reads the body up to MAX_BODY_BYTES; a larger one is refused with 413 without buffering it. */
 export function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -147,19 +194,21 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 /**
  * The body of a request that must carry JSON: 415 for another media type (unless the behaviour is
  * lenient: spec/contract/README.md#create.open-bodies leaves the Content-Type of a JSON body open),
- * 400 for an empty or malformed body (or `malformedJsonStatus`, which a fault may set to 500).
+ * 400 for an empty or malformed body. The body, parsed, as the transformations around the server
+ * make it (server/around.ts).
  */
-export async function readJson(req: IncomingMessage, b: Behaviour): Promise<unknown> {
+export async function readJson(req: IncomingMessage, b: Behaviour, asked: Asked): Promise<unknown> {
   const raw = await readBody(req);
   const type = req.headers['content-type'];
   if (raw.length === 0) throw new HttpError(400, 'A request body is required.');
   if (!b.lenientContentType && (!type || !JSON_TYPE.test(type))) throw new HttpError(415, 'The request body must be sent as application/json.');
   const text = raw.toString('utf8');
-  // A fault of the body's parser (Behaviour.readBody): what it throws is a crash, a 500.
-  if (b.readBody) b.readBody(text);
+  for (const piece of b.around) piece.bodyText?.(text, asked);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
-    throw new HttpError(b.malformedJsonStatus, 'The request body is not valid JSON.');
+    throw new HttpError(400, 'The request body is not valid JSON.');
   }
+  return through(b.around, 'body', value, asked);
 }

@@ -3,8 +3,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { combineBehaviours, namedBehaviours, type Behaviour } from './behaviour.js';
-import { HttpError, requestUrl, sendError, type RequestUrl } from './http.js';
-import { listRoute, ROUTES, type RouteContext } from './routes.js';
+import { has, through, type Asked } from './around.js';
+import { errorAnswer, HttpError, requestUrl, writeAnswer, type Reply, type RequestUrl } from './http.js';
+import { listRoute, ROUTES, type Route, type RouteContext } from './routes.js';
 import { Store } from './store.js';
 import { listen, type Listening, type SocketLimits } from './listen.js';
 import { dataShapeOf } from './lists.js';
@@ -69,6 +70,18 @@ function accessOf(header: string | undefined, want: Buffer, store: Store, now: (
   return issuedAccess(store, text, now()) ?? 'wrong';
 }
 
+/** The path parameters of `route`, decoded; undefined when they are not correctly percent-encoded. */
+function pathParams(route: Route, path: string): string[] | undefined {
+  try {
+    return route.pattern
+      .exec(path)!
+      .slice(1)
+      .map((p) => decodeURIComponent(p));
+  } catch {
+    return undefined;
+  }
+}
+
 export function resolveBehaviour(options: Pick<ReferenceServerOptions, 'faults' | 'variants' | 'behaviour'>): Behaviour {
   return combineBehaviours([
     ...namedBehaviours('variant', VARIANTS, options.variants ?? []),
@@ -116,8 +129,16 @@ export function createReferenceHandler(
   const now = options.now ?? Date.now;
   const routes = [...ROUTES, tokenRoute({ lifetimeSeconds, now })];
 
-  /** Throws a refusal, or hands the request to its route (which may answer later: its promise). */
-  function handle(req: IncomingMessage, res: ServerResponse): void | Promise<void> {
+  const tokenText = token.toString();
+  const requests = has(b.around, 'request');
+  const answers = has(b.around, 'answer');
+
+  /**
+   * Throws a refusal, or hands the request to its route (which may answer later: its promise).
+   * `asked` is the request as the transformations around the server see it: they may rewrite
+   * it once its route is known, before the token is checked.
+   */
+  function handle(req: IncomingMessage, res: ServerResponse, asked: Asked, reply: Reply): void | Promise<void> {
     const host = req.headers.host ?? 'localhost';
     let url: RequestUrl;
     try {
@@ -130,16 +151,19 @@ export function createReferenceHandler(
     const list = candidates.length ? undefined : store.lists.templates.find((t) => t.pattern.test(path) && !b.absentPaths.includes(t.template));
     if (list) candidates.push(listRoute(list));
     const route = candidates.find((r) => r.method === req.method);
-    const access = accessOf(req.headers.authorization, token, store, now);
-    const full = access === 'full' || (b.acceptAnyToken && access !== 'missing');
+    const params = route ? pathParams(route, path) : [];
+    asked.route = route?.name;
+    asked.params = params ?? [];
+    if (requests) Object.assign(asked, through(b.around, 'request', { ...asked }));
+    const access = accessOf(asked.headers.authorization, token, store, now);
+    const full = access === 'full';
     const authenticated = full || access === 'read';
     // A path whose every route is open (the token endpoint) answers a wrong method with 405.
     const open = route ? route.open?.(b) === true : candidates.length > 0 && candidates.every((r) => r.open?.(b));
     if (!authenticated && !open) {
       req.resume();
-      if (route?.crashesUnauthenticated?.(b)) throw new HttpError(500, 'The server failed to read the credentials.');
       throw new HttpError(
-        access === 'missing' ? b.missingTokenStatus : b.wrongTokenStatus,
+        access === 'missing' ? 401 : b.wrongTokenStatus,
         access === 'missing' ? 'An Authorization header with a bearer token is required.' : 'The bearer token is not valid.',
         { 'www-authenticate': 'Bearer' },
       );
@@ -156,29 +180,34 @@ export function createReferenceHandler(
       req.resume();
       throw new HttpError(403, 'A token from an implicit grant can only read (GET); log in with grant_type client_credentials to change anything.');
     }
-    let params: string[];
-    try {
-      params = route.pattern
-        .exec(path)!
-        .slice(1)
-        .map((p) => decodeURIComponent(p));
-    } catch {
-      throw new HttpError(400, 'The request path is not correctly percent-encoded.');
-    }
-    const ctx: RouteContext = { req, res, params, url, query: new URLSearchParams(url.search), store, b, baseUrl: `http://${host}`, authenticated };
+    if (!params) throw new HttpError(400, 'The request path is not correctly percent-encoded.');
+    asked.handled = true;
+    const ctx: RouteContext = {
+      req,
+      res,
+      reply: route.outsideContract ? (answer) => writeAnswer(res, answer) : reply,
+      params,
+      url,
+      query: new URLSearchParams(url.search),
+      store,
+      b,
+      baseUrl: `http://${host}`,
+      authenticated,
+      asked,
+    };
     return route.handle(ctx);
   }
 
-  const fail = (res: ServerResponse, err: unknown): void => {
-    const e = err instanceof HttpError ? err : new HttpError(500, 'The server failed to handle the request.');
-    sendError(res, e, b);
-  };
   // Most routes answer at once; only those that read a body return a promise.
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const asked: Asked = { method: req.method ?? '', params: [], headers: req.headers, token: tokenText, handled: false };
+    // The answer, through the transformations around the server (none: written as it is).
+    const reply: Reply = answers ? (answer) => writeAnswer(res, through(b.around, 'answer', answer, asked)) : (answer) => writeAnswer(res, answer);
+    const fail = (err: unknown): void => reply(errorAnswer(err instanceof HttpError ? err : new HttpError(500, 'The server failed to handle the request.'), b));
     try {
-      handle(req, res)?.catch((err: unknown) => fail(res, err));
+      handle(req, res, asked, reply)?.catch(fail);
     } catch (err) {
-      fail(res, err);
+      fail(err);
     }
   };
   return { handler, behaviour: b, store };

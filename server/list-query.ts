@@ -1,11 +1,11 @@
 // The query of a list request as the reference server reads it: page[limit], page[offset],
-// sort and filter, with the faults that bend them and the scope a list fault holds to.
+// sort and filter, with the knobs that reach inside it (docs/reference-server.md#knobs-that-reach-inside).
 import type { ServerResponse } from 'node:http';
 import type { Behaviour } from './behaviour.js';
 import { parseFilter, SORT_FIELDS, type FilterTerm, type Query, type SortField } from './collection.js';
-import { HttpError, type RequestUrl } from './http.js';
+import { HttpError, type Reply, type RequestUrl } from './http.js';
 
-import { defaultOrder, HARD_OFFSET_LIMIT, S } from './list-data.js';
+import { defaultOrder, HARD_OFFSET_LIMIT } from './list-data.js';
 
 // --- Query parameters ------------------------------------------------------------------
 
@@ -15,6 +15,8 @@ import { defaultOrder, HARD_OFFSET_LIMIT, S } from './list-data.js';
  */
 export interface PageRequest {
   res: ServerResponse;
+  /** Where the answer goes (server/http.ts). */
+  reply: Reply;
   /** The request's URL; `query` holds its search parameters. */
   url: RequestUrl;
   query: URLSearchParams;
@@ -24,10 +26,7 @@ export interface PageRequest {
 function intParam(ctx: PageRequest, name: string): number | undefined {
   const raw = ctx.query.get(name);
   if (raw === null) return undefined;
-  if (!/^\d+$/.test(raw.trim())) {
-    if (ctx.b.crashOnBadPaging) throw new HttpError(500, 'Internal error while reading the page parameters.');
-    throw new HttpError(400, `${name} must be a non-negative whole number.`);
-  }
+  if (!/^\d+$/.test(raw.trim())) throw new HttpError(400, `${name} must be a non-negative whole number.`);
   return Number(raw);
 }
 
@@ -62,19 +61,14 @@ export function lenientQuery(query: URLSearchParams): URLSearchParams {
 
 export function parseQuery(ctx: PageRequest, hardOffsetLimit: boolean): Query {
   const b = ctx.b;
-  let limit = intParam(ctx, 'page[limit]') ?? b.defaultLimit ?? b.pageLength;
-  if (limit < 1) {
-    if (b.crashOnBadPaging) throw new HttpError(500, 'Division by zero.');
-    throw new HttpError(400, 'page[limit] must be at least 1.');
-  }
+  let limit = intParam(ctx, 'page[limit]') ?? b.pageLength;
+  if (limit < 1) throw new HttpError(400, 'page[limit] must be at least 1.');
   if (limit > b.maxLimit) {
     if (b.rejectOverLimit) throw new HttpError(400, `page[limit] must not exceed ${b.maxLimit}.`);
     limit = b.maxLimit;
   }
   const rawOffset = intParam(ctx, 'page[offset]') ?? 0;
-  const sent = new URLSearchParams(ctx.url.search).get('page[offset]') ?? '';
-  const counted = b.hardOffsetIn === 'pages' ? Math.floor(rawOffset / limit) : b.hardOffsetIn === 'plain-digits' && !/^\d+$/.test(sent) ? 0 : rawOffset;
-  if (((hardOffsetLimit && b.hardOffsetLimit) || b.softOffsetLimit) && counted > HARD_OFFSET_LIMIT) {
+  if (((hardOffsetLimit && b.hardOffsetLimit) || b.softOffsetLimit) && offsetCounted(ctx, rawOffset, limit) > HARD_OFFSET_LIMIT) {
     throw new HttpError(b.hardOffsetStatus, `page[offset] must not exceed ${HARD_OFFSET_LIMIT} on this endpoint; use keyset-style traversal.`);
   }
   const offset =
@@ -85,27 +79,23 @@ export function parseQuery(ctx: PageRequest, hardOffsetLimit: boolean): Query {
     const descending = sortRaw.startsWith('-');
     const field = descending ? sortRaw.slice(1) : sortRaw;
     if (!(SORT_FIELDS as readonly string[]).includes(field)) throw new HttpError(400, `Cannot sort by '${sortRaw}'; sortable: ${SORT_FIELDS.join(', ')}.`);
-    if (!b.ignoreSort) sort = { field: field as SortField, descending: b.invertSort ? !descending : descending };
+    sort = { field: field as SortField, descending };
   }
-  let filterRaw = ctx.query.get('filter');
+  const filterRaw = ctx.query.get('filter');
   if (filterRaw !== null && b.filterValuesOwnSpelling) ownSpellingOnly(filterRaw, b);
-  // The fault: a numeric offset dropped, the clock time read as UTC.
-  if (filterRaw !== null && b.filterValueOffsetIgnored) filterRaw = filterRaw.replace(/(\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)[+-]\d{2}:?\d{2}(?=\)(?::|$))/g, '$1Z');
   let filters: FilterTerm[] = filterRaw === null || filterRaw === '' ? [] : parseFilter(filterRaw);
-  if (b.filterValueToSecond) {
-    filters = filters.map((t) =>
-      t.field === 'created_at' || t.field === 'updated_at' ? { ...t, values: t.values.map((v) => Math.floor((v as number) / S) * S) } : t,
-    );
-  }
-  if (b.ignoreFilter) filters = [];
   if (b.hiddenPrecision) {
     // Half a microsecond below the value: a record shown equal to it compares as after it.
     filters = filters.map((t) => (t.field === 'created_at' || t.field === 'updated_at' ? { ...t, values: t.values.map((v) => (v as number) - 0.5) } : t));
   }
-  if (b.geAsGt || b.gtAsGe) {
-    filters = filters.map((t) => (b.geAsGt && t.op === 'ge' ? { ...t, op: 'gt' } : b.gtAsGe && t.op === 'gt' ? { ...t, op: 'ge' } : t));
-  }
   return { offset, limit, sort, filters };
+}
+
+/** The offset the hard offset limit counts (hardOffsetIn): records (the contract), or as a fault counts them. */
+function offsetCounted(ctx: PageRequest, rawOffset: number, limit: number): number {
+  if (ctx.b.hardOffsetIn === 'pages') return Math.floor(rawOffset / limit);
+  if (ctx.b.hardOffsetIn === 'records') return rawOffset;
+  return /^\d+$/.test(new URLSearchParams(ctx.url.search).get('page[offset]') ?? '') ? rawOffset : 0;
 }
 
 /** How many fraction digits the behaviour's timestamps show, and with which zone designator. */

@@ -1,10 +1,12 @@
 // The pages of the reference server's lists: records rendered as the behaviour says, the
-// pagination members and links, sent as one JSON text. The data and the query live in
+// pagination members and links, sent as one JSON text; a fault or variant that rewrites a page
+// does so around it (server/around.ts). The data and the query live in
 // list-data.ts and list-query.ts.
+import { has, through } from './around.js';
 import { scopedBehaviour, type Behaviour } from './behaviour.js';
 import { giveBack } from './bytes.js';
-import { Collection, slugOf, type ListRecord, type OrderField } from './collection.js';
-import { HttpError, sendJsonText } from './http.js';
+import { Collection, slugOf, type ListRecord, type OrderField, type Page, type Query } from './collection.js';
+import { json, jsonText } from './http.js';
 
 import { MS, S } from './list-data.js';
 import { parseQuery, type PageRequest } from './list-query.js';
@@ -139,62 +141,72 @@ function recordShape(b: Behaviour): string {
 }
 
 /**
+ * The records of the page `q` asks for, and how many records it selects. The knobs that reach
+ * inside the data query (docs/reference-server.md#knobs-that-reach-inside) are read here alone.
+ */
+function readPage(collection: Collection, q: Query, b: Behaviour): Page {
+  const page = collection.query(b.dropPageBoundary && q.offset > 0 ? { ...q, offset: q.offset + 1 } : q);
+  if (!(b.unstableTies === true ? q.offset > 0 : b.unstableTies === 'odd-pages' && Math.floor(q.offset / q.limit) % 2 === 1)) return page;
+  // Deterministic: the same request always gets the same answer, and the first page is
+  // always in the other order, so tests do not depend on chance.
+  const all = collection.query({ ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER });
+  return { records: reverseTies(all.records, q.sort.field).slice(q.offset, q.offset + q.limit), total: all.total };
+}
+
+/**
+ * meta.results.total and the count meta.page.total is made of: the records the request
+ * selects, unless a knob that reaches inside the count says otherwise.
+ */
+function counts(collection: Collection, q: Query, page: Page, b: Behaviour): { total: number; pages: number } {
+  const unfiltered = (): number => collection.query({ ...q, filters: [], limit: 0 }).total;
+  const selected = b.totalIgnoresFilter && q.filters.length ? unfiltered() : page.total;
+  const total = b.totalFromOffset ? Math.max(0, selected - q.offset) : selected;
+  return { total, pages: Math.ceil((b.pageTotalIgnoresFilter && q.filters.length ? unfiltered() : total) / q.limit) };
+}
+
+/**
  * A page of `collection`. Its records come from the collection's stored bytes (rendered once
  * by recordText), or, given `render`, are rendered now: the store's own lists, whose records
  * carry the request's host in their links and are created and deleted through the API.
  */
 export function sendPage(ctx: PageRequest, collection: Collection, source: PageSource, render?: (r: ListRecord) => unknown): void {
   const b = scopedBehaviour(ctx.b, source.template, ctx.query, source.laterParent);
-  // The parameters as the list reads them: as sent, or as a faulty parser made them (readQuery).
-  const query = b.readQuery ? b.readQuery(ctx.query) : ctx.query;
+  // The parameters as the list reads them: through the transformations around the server
+  // (server/around.ts), then as this server reads them (readQuery).
+  const sent = b.around.length ? through(b.around, 'query', ctx.query) : ctx.query;
+  const query = b.readQuery ? b.readQuery(sent) : sent;
   const q = parseQuery({ ...ctx, b, query }, source.hardOffsetLimit);
-  const full = b.totalIgnoresFilter && q.filters.length ? collection.query({ ...q, filters: [], limit: 0 }).total : undefined;
-  let page = collection.query(b.dropPageBoundary && q.offset > 0 ? { ...q, offset: q.offset + 1 } : q);
-  if (b.crashPastEnd && q.offset >= page.total && page.total > 0) throw new HttpError(500, 'Index out of range.');
-  if (b.unstableTies === true ? q.offset > 0 : b.unstableTies === 'odd-pages' && Math.floor(q.offset / q.limit) % 2 === 1) {
-    // Deterministic: the same request always gets the same answer, and the first page is
-    // always in the other order, so tests do not depend on chance.
-    const all = collection.query({ ...q, offset: 0, limit: Number.MAX_SAFE_INTEGER });
-    page = { records: reverseTies(all.records, q.sort.field).slice(q.offset, q.offset + q.limit), total: all.total };
-  }
+  const page = readPage(collection, q, b);
   const records = page.records;
-  const total = b.totalFromOffset ? Math.max(0, (full ?? page.total) - q.offset) : (full ?? page.total);
-  const pages = Math.ceil((b.pageTotalIgnoresFilter && q.filters.length ? collection.query({ ...q, filters: [], limit: 0 }).total : total) / q.limit);
-  const asked = Number(query.get('page[offset]') ?? 0);
-  const rawOffset = b.offsetEchoPageStart ? Math.floor(asked / q.limit) * q.limit : asked;
-  const formula = (b.currentRounding === 'ceil' ? Math.ceil(q.offset / q.limit) : Math.floor(q.offset / q.limit)) + (b.currentFromZero ? 0 : 1);
-  let current = formula;
-  let pageTotal = b.pageTotalUnit === 'records' ? total : pages;
+  const { total, pages } = counts(collection, q, page, b);
+  const offset = Number(query.get('page[offset]') ?? 0);
   // spec/contract/README.md#lists.arithmetic: with zero results, current and total may be 0 or 1
   // (or current the formula).
-  if (total === 0) {
-    current = b.emptyCurrent === 'zero' ? 0 : b.emptyCurrent === 'one' ? 1 : formula;
-    pageTotal = b.emptyPageTotal;
-  }
-  // The body is JSON.stringify({ [listDataKey]: records, meta, links }) as it was built from
-  // objects, written out here as text around the records: a head, and a tail of what follows.
-  // As JSON.stringify writes a number (null when not finite), or its String() quoted.
-  const num = (x: number): string => (b.metaAsStrings ? `"${x}"` : Number.isFinite(x) ? String(x) : 'null');
+  const formula = (b.currentRounding === 'ceil' ? Math.ceil(q.offset / q.limit) : Math.floor(q.offset / q.limit)) + 1;
+  const current = total > 0 ? formula : b.emptyCurrent === 'zero' ? 0 : b.emptyCurrent === 'one' ? 1 : formula;
+  const pageTotal = total > 0 ? pages : b.emptyPageTotal;
+  // The body is JSON.stringify({ data: records, meta, links }) as it was built from objects,
+  // written out here as text around the records: a head, and a tail of what follows. As
+  // JSON.stringify writes a number (null when not finite).
+  const num = (x: number): string => (Number.isFinite(x) ? String(x) : 'null');
   const stores = b.extraFields ? ',"stores":{"region":"eu-west"}' : '';
-  const meta = `{"page":{"limit":${num(q.limit)},"offset":${num(rawOffset)},"current":${num(current)},"total":${num(pageTotal)}},"results":{"total":${num(total)}}${stores}}`;
-  const metaMember = records.length > 0 || b.emptyMeta === 'present' ? `,"meta":${meta}` : b.emptyMeta === 'null' ? ',"meta":null' : '';
-  const linksMember = b.links ? `,"links":${links(ctx, q.limit, rawOffset, total, source.catalogStyle, b.listLinks === 'extra' || b.extraFields)}` : '';
-  const head = `{${JSON.stringify(b.listDataKey)}:[`;
-  const tail = `]${metaMember}${linksMember}}`;
-  if (b.rewritePage) {
-    // A fault on the finished page (server/faults.ts): the page as a value, then what it makes of it.
-    const rewrite = b.rewritePage;
-    const request = {
+  const meta = `{"page":{"limit":${num(q.limit)},"offset":${num(offset)},"current":${num(current)},"total":${num(pageTotal)}},"results":{"total":${num(total)}}${stores}}`;
+  const linksMember = b.links ? `,"links":${links(ctx, q.limit, offset, total, source.catalogStyle, b.listLinks === 'extra' || b.extraFields)}` : '';
+  const head = '{"data":[';
+  const tail = `],"meta":${meta}${linksMember}}`;
+  const text = (): string => `${head}${records.map((r) => (render ? JSON.stringify(render(r)) : recordText(r, ctx.b))).join(',')}${tail}`;
+  if (has(b.around, 'page')) {
+    // A transformation of the finished page (server/around.ts): the page as a value, then what it makes of it.
+    const asked = {
       ...(source.template !== undefined ? { template: source.template } : {}),
       query: ctx.query,
       limit: q.limit,
       offset: q.offset,
       total: page.total,
     };
-    const text = `${head}${records.map((r) => (render ? JSON.stringify(render(r)) : recordText(r, ctx.b))).join(',')}${tail}`;
-    return sendJsonText(ctx.res, 200, JSON.stringify(rewrite(JSON.parse(text) as Record<string, unknown>, request)));
+    return ctx.reply(json(200, through(b.around, 'page', JSON.parse(text()) as Record<string, unknown>, asked)));
   }
-  if (render) return sendJsonText(ctx.res, 200, `${head}${records.map((r) => JSON.stringify(render(r))).join(',')}${tail}`);
+  if (render) return ctx.reply(jsonText(200, text()));
   // The record knobs are not list fault knobs: ctx.b renders them as b would. A page that is
   // a stretch of an index is one copy from the layout in that order; any other (descending,
   // filtered by a scan, reordered by a fault) is copied record by record.
@@ -202,10 +214,36 @@ export function sendPage(ctx: PageRequest, collection: Collection, source: PageS
   const body = page.stretch?.field === bytes.field ? bytes.layout.slice(page.stretch.from, records.length, head, tail) : bytes.layout.page(records, head, tail);
   // 'finish': the response has been handed to the socket in full; the buffer is free again.
   ctx.res.once('finish', () => giveBack(body));
-  sendJsonText(ctx.res, 200, body);
+  ctx.reply(jsonText(200, body));
 }
 
 const OFFSET_PARAM = 'page%5Boffset%5D=';
+
+/**
+ * page[offset] as a link writes it: digits, or (from String(), text like 1e+21) form-encoded,
+ * as URLSearchParams.set would.
+ */
+const offsetText = (o: number): string => {
+  const v = String(o);
+  return /^\d+$/.test(v) ? v : new URLSearchParams([['', v]]).toString().slice(1);
+};
+
+/**
+ * The links of a parsed list page as they are for a page at `offset` (the `first` link's URL
+ * with that offset put in): for a transformation that says another offset than the page's.
+ */
+export function relink(links: Record<string, unknown>, offset: number, limit: number, total: number): Record<string, unknown> {
+  const first = String(links.first);
+  const at = first.search(/[?&]page%5Boffset%5D=0(?=[&#]|$)/) + 1 + OFFSET_PARAM.length;
+  const url = (o: number): string => `${first.slice(0, at)}${offsetText(o)}${first.slice(at + 1)}`;
+  const self = 'self' in links ? 'self' : 'current';
+  return {
+    ...links,
+    [self]: url(offset),
+    next: offset + limit < total ? url(offset + limit) : null,
+    prev: offset > 0 ? url(Math.max(0, offset - limit)) : null,
+  };
+}
 
 /**
  * The JSON of the list links: the request's URL with page[limit] and page[offset] set, as
@@ -240,10 +278,7 @@ function links(ctx: PageRequest, limit: number, offset: number, total: number, c
   const plain = !/["\\]/.test(href);
   const open = plain ? `"${before}` : JSON.stringify(before).slice(0, -1);
   const close = plain ? `${behind}"` : JSON.stringify(behind).slice(1);
-  const url = (o: number): string => {
-    const v = String(o);
-    return `${open}${/^\d+$/.test(v) ? v : new URLSearchParams([['', v]]).toString().slice(1)}${close}`;
-  };
+  const url = (o: number): string => `${open}${offsetText(o)}${close}`;
   const last = Math.max(0, (Math.ceil(total / limit) - 1) * limit);
   const next = offset + limit < total ? url(offset + limit) : 'null';
   const prev = offset > 0 ? url(Math.max(0, offset - limit)) : 'null';

@@ -14,7 +14,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { CONFORMING } from './behaviour.js';
-import { HttpError, readBody, sendError, sendJson } from './http.js';
+import { errorAnswer, HttpError, json, readBody } from './http.js';
 import { roomFor, type Route } from './routes.js';
 import type { ApplicationKey, Grant, IssuedToken, Store } from './store.js';
 
@@ -133,9 +133,11 @@ export function issueToken(store: Store, params: ReadonlyMap<string, string>, op
 /** POST /oauth/access_token, reachable without a token. */
 export function tokenRoute(options: TokenOptions): Route {
   return {
+    name: 'token',
     method: 'POST',
     pattern: /^\/oauth\/access_token$/,
     open: () => true,
+    outsideContract: true,
     async handle(ctx) {
       let answer: TokenAnswer;
       try {
@@ -143,13 +145,11 @@ export function tokenRoute(options: TokenOptions): Route {
       } catch (e) {
         // Outside the contract: whatever fault the data API is running with, a refused login
         // keeps the conforming Error shape, so that a client can still log in to a mutant.
-        if (e instanceof HttpError) return sendError(ctx.res, e, CONFORMING);
+        if (e instanceof HttpError) return ctx.reply(errorAnswer(e, CONFORMING));
         throw e;
       }
       // RFC 6749, 5.1: a token answer is not to be cached.
-      ctx.res.setHeader('cache-control', 'no-store');
-      ctx.res.setHeader('pragma', 'no-cache');
-      sendJson(ctx.res, 200, answer);
+      ctx.reply(json(200, answer, { 'cache-control': 'no-store', pragma: 'no-cache' }));
     },
   };
 }

@@ -3,8 +3,9 @@
 // the store settings), and small lists of both.
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Asked } from './around.js';
 import type { Behaviour } from './behaviour.js';
-import { HttpError, readJson, sendEmpty, sendJson } from './http.js';
+import { empty, HttpError, json, readJson } from './http.js';
 import type { ApplicationKey, CustomApi, Store } from './store.js';
 import { Collection, type ListRecord } from './collection.js';
 import { renderTimestamp, sendPage, type ListTemplate, type PageRequest } from './lists.js';
@@ -20,15 +21,19 @@ export interface RouteContext extends PageRequest {
    * POST /oauth/access_token (routes that need none still know).
    */
   authenticated: boolean;
+  /** The request as the transformations around the server see it (server/around.ts). */
+  asked: Asked;
 }
 
 export interface Route {
+  /** What the transformations around the server know it by (Asked.route). */
+  name: string;
   method: 'GET' | 'POST' | 'DELETE';
   pattern: RegExp;
   /** Routes that may be reached without a token under the current behaviour. */
   open?: (b: Behaviour) => boolean;
-  /** Where a request without a valid token is not refused but crashes the handler (a fault): a 500. */
-  crashesUnauthenticated?: (b: Behaviour) => boolean;
+  /** Outside the contract (the token endpoint): no transformation rewrites the answers it gives. */
+  outsideContract?: boolean;
   handle(ctx: RouteContext): Promise<void> | void;
 }
 
@@ -51,14 +56,8 @@ function isObject(v: unknown): v is Record<string, unknown> {
 /** The `data` object of a create body, or a refusal saying what is wrong. */
 function dataOf(body: unknown, b: Behaviour): Record<string, unknown> {
   if (!isObject(body)) throw new HttpError(b.validationStatus, 'The request body must be a JSON object.');
-  if (!('data' in body)) {
-    if (b.acceptUnwrapped) return body;
-    throw new HttpError(b.validationStatus, "The field 'data' is required.");
-  }
-  if (!isObject(body.data)) {
-    if (b.crashOnNonObjectData) throw new HttpError(500, 'Cannot read properties of the data field.');
-    throw new HttpError(b.validationStatus, "The field 'data' must be an object.");
-  }
+  if (!('data' in body)) throw new HttpError(b.validationStatus, "The field 'data' is required.");
+  if (!isObject(body.data)) throw new HttpError(b.validationStatus, "The field 'data' must be an object.");
   return body.data;
 }
 
@@ -112,7 +111,7 @@ function customApiJson(c: CustomApi, ctx: RouteContext): unknown {
 
 function createCustomApi(ctx: RouteContext, body: unknown): CustomApi {
   const { b, store } = ctx;
-  const d = dataOf(body, { ...b, acceptUnwrapped: false, crashOnNonObjectData: false });
+  const d = dataOf(body, b);
   const bad = (detail: string): never => {
     throw new HttpError(b.validationStatus, detail);
   };
@@ -187,24 +186,13 @@ function validKey(body: unknown, b: Behaviour): { name: string; type: string; re
   const bad = (detail: string): never => {
     throw new HttpError(b.validationStatus, detail);
   };
-  let name = d.name;
-  if (name === undefined || name === null) {
-    if (b.requireName) bad("The field 'name' is required.");
-    name = '';
-  }
-  if (typeof name !== 'string') {
-    if (!b.coerceName) bad("The field 'name' must be a string.");
-    name = String(name);
-  }
+  const name = d.name;
+  if (name === undefined || name === null) bad("The field 'name' is required.");
+  if (typeof name !== 'string') bad("The field 'name' must be a string.");
   const n = nameLength(name as string, b);
   if (n < b.nameMin || n > b.nameMax) bad(`The field 'name' must be between ${b.nameMin} and ${b.nameMax} characters long.`);
-  let type = d.type;
-  if (type === undefined) {
-    if (b.requireType) bad("The field 'type' is required.");
-    type = 'application_key';
-  }
-  // The type-case-insensitive fault takes `Application_Key` and ` application_key ` (and stores the constant).
-  if (b.typeCaseInsensitive && typeof type === 'string' && type.trim().toLowerCase() === 'application_key') type = 'application_key';
+  const type = d.type;
+  if (type === undefined) bad("The field 'type' is required.");
   if (type !== 'application_key' && b.checkTypeValue) bad("The field 'type' must be 'application_key'.");
   let limit = d.reserved_rate_limit;
   if (limit === null) {
@@ -215,7 +203,6 @@ function validKey(body: unknown, b: Behaviour): { name: string; type: string; re
   }
   if (limit === undefined && b.requireRateLimit) bad("The field 'reserved_rate_limit' is required.");
   if (limit !== undefined) {
-    if (typeof limit === 'string' && b.coerceRateLimit && limit.trim() !== '' && Number.isFinite(Number(limit))) limit = Number(limit);
     const ok = typeof limit === 'number' && Number.isFinite(limit) && (b.acceptFractionalRateLimit || Number.isInteger(limit));
     if (!ok) bad("The field 'reserved_rate_limit' must be an integer.");
     if ((limit as number) < 0) bad("The field 'reserved_rate_limit' must not be negative.");
@@ -237,6 +224,7 @@ function validKey(body: unknown, b: Behaviour): { name: string; type: string; re
 /** A list of the spec's catalog (server/lists.ts), as a route. */
 export function listRoute(t: ListTemplate): Route {
   return {
+    name: 'list',
     method: 'GET',
     pattern: t.pattern,
     handle(ctx) {
@@ -275,13 +263,15 @@ function storeList<T extends { id: string; name: string; created: Date }>(ctx: R
 
 export const ROUTES: Route[] = [
   {
+    name: 'settings',
     method: 'GET',
     pattern: /^\/v2\/settings$/,
     handle(ctx) {
-      sendJson(ctx.res, 200, { data: { type: 'settings', page_length: ctx.b.pageLength } });
+      ctx.reply(json(200, { data: { type: 'settings', page_length: ctx.b.pageLength } }));
     },
   },
   {
+    name: 'custom-apis.list',
     method: 'GET',
     pattern: /^\/v2\/settings\/extensions\/custom-apis$/,
     handle(ctx) {
@@ -289,49 +279,42 @@ export const ROUTES: Route[] = [
     },
   },
   {
+    name: 'custom-apis.create',
     method: 'POST',
     pattern: /^\/v2\/settings\/extensions\/custom-apis$/,
     async handle(ctx) {
-      const body = await readJson(ctx.req, ctx.b);
-      if (ctx.b.crashCustomApiCreate) throw new HttpError(500, 'The Custom API could not be stored.');
-      const c = createCustomApi(ctx, body);
-      sendJson(ctx.res, 201, { data: customApiJson(c, ctx) });
+      const c = createCustomApi(ctx, await readJson(ctx.req, ctx.b, ctx.asked));
+      ctx.reply(json(201, { data: customApiJson(c, ctx) }));
     },
   },
   {
+    name: 'custom-apis.read',
     method: 'GET',
     pattern: /^\/v2\/settings\/extensions\/custom-apis\/([^/]+)$/,
     handle(ctx) {
       const c = ctx.store.customApis.get(checkId(ctx.params[0]!, ctx.b));
       if (!c) throw new HttpError(404, 'Not found');
-      sendJson(ctx.res, 200, { data: customApiJson(c, ctx) });
+      ctx.reply(json(200, { data: customApiJson(c, ctx) }));
     },
   },
   {
+    name: 'custom-apis.delete',
     method: 'DELETE',
     pattern: /^\/v2\/settings\/extensions\/custom-apis\/([^/]+)$/,
-    open: (b) => b.deleteWithoutAuth,
-    crashesUnauthenticated: (b) => b.crashUnauthenticatedDelete,
     handle(ctx) {
       const { b, store } = ctx;
       const id = checkId(ctx.params[0]!, b);
       const found = store.customApis.get(id);
-      if (!found || found.hiddenFromDelete) {
-        if (b.deleteUnknownStatus < 400) return sendEmpty(ctx.res, b.deleteUnknownStatus);
-        throw new HttpError(b.deleteUnknownStatus, 'Not found');
-      }
+      if (!found || found.hiddenFromDelete) throw new HttpError(404, 'Not found');
+      // Knobs that reach inside (docs/reference-server.md#knobs-that-reach-inside): what the
+      // store does with the delete.
       if (b.deleteHidesOnly) found.hiddenFromDelete = true;
       else if (b.deleteApplies) store.customApis.delete(id);
-      if (b.deleteBodyOn204) {
-        // Raw bytes: Node's HTTP layer never sends a body with a 204, some servers do.
-        ctx.res.socket?.end('HTTP/1.1 204 No Content\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}');
-        return;
-      }
-      if (b.deleteBody) return sendJson(ctx.res, b.deleteStatus, { data: { id, type: 'custom_api' } });
-      sendEmpty(ctx.res, b.deleteStatus);
+      ctx.reply(empty(204));
     },
   },
   {
+    name: 'application-keys.list',
     method: 'GET',
     pattern: /^\/v2\/application-keys$/,
     handle(ctx) {
@@ -343,12 +326,13 @@ export const ROUTES: Route[] = [
     },
   },
   {
+    name: 'application-keys.create',
     method: 'POST',
     pattern: /^\/v2\/application-keys$/,
     open: (b) => b.createWithoutAuth,
     async handle(ctx) {
       const { b, store } = ctx;
-      const v = validKey(await readJson(ctx.req, b), b);
+      const v = validKey(await readJson(ctx.req, b, ctx.asked), b);
       roomFor(store, store.applicationKeys, 'Application Keys');
       store.serial++;
       const k: ApplicationKey = {
@@ -369,31 +353,33 @@ export const ROUTES: Route[] = [
         ? {
             data,
             meta: { ...(b.extraFields ? { request_id: store.uuid() } : {}) },
-            ...(b.links && b.topLevelLinks
+            ...(b.links
               ? { links: { self: `${ctx.baseUrl}${APPLICATION_KEYS}/${k.id}`, ...(b.extraFields ? { related: `${ctx.baseUrl}${APPLICATION_KEYS}` } : {}) } }
               : {}),
           }
         : { data };
-      sendJson(ctx.res, b.createStatus, body);
+      ctx.reply(json(b.createStatus, body));
     },
   },
   {
+    name: 'application-keys.read',
     method: 'GET',
     pattern: /^\/v2\/application-keys\/([^/]+)$/,
     handle(ctx) {
       const k = ctx.store.applicationKeys.get(ctx.b.idFormat === 'uuid' ? checkId(ctx.params[0]!, ctx.b) : ctx.params[0]!);
       if (!k) throw new HttpError(404, 'Not found');
       const { client_secret: _secret, ...rest } = keyJson(k, ctx);
-      sendJson(ctx.res, 200, { data: rest });
+      ctx.reply(json(200, { data: rest }));
     },
   },
   {
+    name: 'application-keys.delete',
     method: 'DELETE',
     pattern: /^\/v2\/application-keys\/([^/]+)$/,
     handle(ctx) {
       const id = ctx.b.idFormat === 'uuid' ? checkId(ctx.params[0]!, ctx.b) : ctx.params[0]!;
       if (!ctx.store.applicationKeys.delete(id)) throw new HttpError(404, 'Not found');
-      sendEmpty(ctx.res, 204);
+      ctx.reply(empty(204));
     },
   },
 ];
