@@ -578,282 +578,479 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     const n = drawsPerPath(ctx.run.settings.explore ?? 0, e);
     const seed = hash32(`${ctx.run.settings.seed}:explore:${e.key}`);
     if (n <= 0) return NONE(['exploration off (--explore 0)'], seed);
-    const notes: string[] = [];
-    let paths: string[];
-    try {
-      paths = await exploredPaths(ctx, e);
-    } catch (err) {
-      if (err instanceof CheckSkip) return NONE([`not explored: ${err.message}`], seed);
-      throw err;
-    }
-    const models: ListModel[] = [];
-    for (const path of paths) {
-      try {
-        const m = await buildModel(ctx, e, path, models[0]);
-        models.push(m);
-        notes.push(...m.notes);
-      } catch (err) {
-        if (err instanceof NoModel || err instanceof CheckSkip) notes.push(`${path} not explored: ${err.message}`);
-        else if (err instanceof SuiteError) notes.push(`${path} not explored: ${err.code}: ${err.message}`);
-        else throw err;
-      }
-    }
+    const { models, notes } = await readModels(ctx, e);
     if (!models.length) return NONE(notes, seed);
-    const context = new Map(
-      models.map((m) => [
-        m.path,
-        {
-          m,
-          ids: inOrder(m, 'id').sorted.map((r) => r.id),
-          values: { created_at: valuesOf(m, 'created_at'), updated_at: valuesOf(m, 'updated_at') },
-          predicted: predictor(m),
-        },
-      ]),
-    );
-    const legal = (m: ListModel, plan: Plan): ListQuery => {
-      const c = context.get(m.path)!;
-      return resolvePlan(m, plan, c.ids, c.values, c.predicted);
-    };
-    const space: fc.Arbitrary<Draw> = fc.oneof(...models.map((m) => planArbitrary(m).map((plan): Draw => ({ path: m.path, q: legal(m, plan) }))));
-    // The illegal side, three fifths as many requests as the legal one (two in each stratum at
-    // the default), each stratum drawn apart (shared out in illegalStrata's order), over a legal
-    // request of the space above.
-    const nIllegal = Math.ceil((n * 3) / 5);
-    const strata = illegalStrata(e.hardOffsetLimit);
-    const illegal = strata.map((stratum, i) => ({
-      stratum,
-      seed: hash32(`${seed}:illegal:${stratum}`),
-      runs: Math.floor(nIllegal / strata.length) + (i < nIllegal % strata.length ? 1 : 0),
-      space: fc.oneof(
-        ...models.map((m) =>
-          fc.tuple(planArbitrary(m), illegalArbitrary(stratum)).map(([plan, twist]): Draw => {
-            // Past the hard limit, over the whole list: a filter would leave no record there to serve.
-            const q = legal(m, stratum === 'page[offset] past the hard limit' ? { ...plan, filters: [] } : plan);
-            return { path: m.path, q, stratum, illegal: resolveIllegal(m, twist, q, (x) => context.get(m.path)!.predicted(x).selected.length) };
-          }),
-        ),
-      ),
-    }));
-
-    // Every answer is asked for once; shrinking asks only for what the draws did not.
-    const answers = new Map<string, Promise<ListPage | undefined>>();
-    /** Drawn requests the budget kept from being sent. */
-    const unsent = new Set<string>();
-    let shrinking = false;
-    let shrinkSent = 0;
-    const keyOf = (d: Draw): string => `${d.path}?${d.illegal ? d.illegal.query : describeQuery(d.q)}`;
-    const ask = (d: Draw): Promise<ListPage | undefined> => {
-      const key = keyOf(d);
-      let a = answers.get(key);
-      if (!a) {
-        if (shrinking && shrinkSent >= SHRINK_REQUESTS) return Promise.resolve(undefined);
-        if (shrinking) shrinkSent++;
-        a = readExploredPage(ctx, e, d.illegal ? `${d.path}?${d.illegal.query}` : d.path, d.illegal ? {} : paramsOf(d.q)).then(
-          (page) => {
-            // Its answer, a 5xx too, is judged by the rule it breaks (judged below), not by every check sharing the exploration.
-            judgedByItsRule(page.res.exchange);
-            return page.res.status === 429 ? undefined : page;
-          },
-          (err: unknown) => {
-            // The budget spent, or a transport fault the client could not absorb: no answer, no verdict.
-            if (err instanceof CheckSkip) unsent.add(key);
-            if (err instanceof CheckSkip || err instanceof SuiteError) return undefined;
-            throw err;
-          },
-        );
-        answers.set(key, a);
-      }
-      return a;
-    };
-    const judged = (d: Draw, page: ListPage): Disagreement[] => {
-      const c = context.get(d.path)!;
-      return d.illegal ? judgeIllegal(c.m, d.illegal, d.path, page, c.predicted) : judge(c.m, d.q, page, c.predicted);
-    };
-
-    // Before chance, every pair of conditions: the rows of one covering array of the operation's
-    // dimensions, spread over the paths explored.
-    const cover = coveringPlans(models[0]!, seed);
-    const ties = models.flatMap((m) => tieWalks(m, seed, context.get(m.path)!.predicted));
-    const asked: Array<{ d: Draw; source: Source; walk?: TieWalk }> = [
-      ...cover.plans.map((plan, i) => ({
-        d: { path: models[i % models.length]!.path, q: legal(models[i % models.length]!, plan) },
-        source: 'covering' as const,
-      })),
-      ...fc.sample(space, { seed, numRuns: n }).map((d) => ({ d, source: 'legal' as const })),
-      ...illegal.flatMap((p) => (p.runs ? fc.sample(p.space, { seed: p.seed, numRuns: p.runs }) : []).map((d) => ({ d, source: 'illegal' as const }))),
-      ...ties.flatMap((walk) => walk.draws.map((d) => ({ d, source: 'ties' as const, walk }))),
-    ];
-    const pages = await Promise.all(asked.map(({ d }) => ask(d)));
-    // The pages the models were built from are answers too: each is held to its model as well
-    // (reported as read; a traversal's page is not drawn, so not shrunk).
-    const walked: Array<{ d: Draw; page: ListPage }> = [];
-    for (const m of models) {
-      for (const page of m.pages) {
-        const q = queryOfUrl(page.res.exchange.url);
-        if (q) walked.push({ d: { path: m.path, q }, page });
-      }
-    }
+    const spaces = drawSpaces(models, e, n, seed);
+    const answers = new Answers(ctx, e, spaces.context);
+    const { cover, ties, asked } = drawRequests(models, spaces, seed);
+    const pages = await Promise.all(asked.map(({ d }) => answers.ask(d)));
+    const tally = judgeAnswers(asked, pages, ties, answers);
+    judgeTraversals(models, answers, tally);
     const x: Exploration = {
       drawn: asked.length,
-      judged: 0,
-      refused: 0,
-      notSent: 0,
-      unanswered: 0,
+      judged: tally.judged,
+      refused: tally.refused,
+      notSent: tally.notSent,
+      unanswered: tally.unanswered,
       paths: models.length,
       seed,
       covering: { rows: cover.plans.length, pairs: cover.pairs, covered: cover.covered },
       legal: n,
-      illegal: nIllegal,
+      illegal: spaces.nIllegal,
       ties: ties.length,
       found: new Map(),
       notes,
     };
-    /** Requests asked, by source; for tie walks, the walks (a walk breaks a rule when a page of it, or the walk across them, does). */
-    const sent = new Map<Source, number>([['ties', ties.length]]);
-    /** By rule, by source: how many requests broke it. */
-    const counts = new Map<string, Map<Source, number>>();
-    const count = (id: string, source: Source): void => {
-      let bySource = counts.get(id);
-      if (!bySource) counts.set(id, (bySource = new Map<Source, number>()));
-      bySource.set(source, (bySource.get(source) ?? 0) + 1);
-    };
-    const broken: Array<{ d: Draw; page: ListPage; dis: Disagreement[]; source: Source }> = [];
-    /** Each tie walk's pages, in its order, and the rules they broke. */
-    const walks = new Map<TieWalk, { pages: Array<ListPage | undefined>; rules: Set<string> }>(ties.map((w) => [w, { pages: [], rules: new Set() }]));
-    for (const [i, page] of pages.entries()) {
-      const { d, source, walk } = asked[i]!;
-      if (walk) walks.get(walk)!.pages.push(page);
-      else sent.set(source, (sent.get(source) ?? 0) + 1);
-      if (!page) {
-        if (unsent.has(keyOf(d))) x.notSent++;
-        else x.unanswered++;
-        continue;
-      }
-      if (page.res.status !== 200 && page.res.status < 500) x.refused++;
-      else x.judged++;
-      const dis = judged(d, page);
-      if (dis.length) broken.push({ d, page, dis, source });
-      for (const id of new Set(dis.map((y) => y.checkId))) walk ? walks.get(walk)!.rules.add(id) : count(id, source);
-    }
-    // The tie walks, across their pages.
-    for (const [w, { pages: own, rules }] of walks) {
-      const y = judgeTies(w, own);
-      if (y) {
-        broken.push({ d: w.draws.at(-1)!, page: own.at(-1)!, dis: [y], source: 'ties' });
-        rules.add(y.checkId);
-      }
-      for (const id of rules) count(id, 'ties');
-    }
-    for (const { d, page } of walked) {
-      const dis = judged(d, page);
-      if (dis.length) broken.push({ d, page, dis, source: 'walks' });
-    }
-    if (!broken.length) return x;
-
-    // What rests on the model holds only if the list is still as the model read it: read it
-    // once more (not from the memo), its total and its records updated last.
-    const stale = new Set<string>();
-    if (broken.some((b) => b.dis.some((y) => y.byModel))) {
-      for (const m of models) {
-        const change = await changedSince(ctx, e, m);
-        if (change) {
-          stale.add(m.path);
-          notes.push(`${m.path} changed while the run read it (${change}): what rests on the records read is not judged`);
-        }
-      }
-    }
-    const holds = (d: Draw, y: Disagreement): boolean => !y.byModel || !stale.has(d.path);
-
-    // Each rule broken: shrunk in the way its first breaking request was asked. Drawn requests:
-    // fast-check replays the same draws (from the memo) to the first that breaks it, then shrinks
-    // it to the smallest request that still does. The covering array's: its parameters taken
-    // away one at a time while the answer still breaks the rule. Tie walks and traversals: as read.
-    const rules = [...new Set(broken.flatMap((b) => b.dis.filter((y) => holds(b.d, y)).map((y) => y.checkId)))];
-    shrinking = true;
-    // A page shrinking asks for is an answer too: a rule it breaks that no draw broke joins the
-    // list (reported with that page, as found while shrinking), so no check passes on an answer
-    // the run holds that breaks its rule.
-    const byShrinking: Array<{ d: Draw; page: ListPage; dis: Disagreement[] }> = [];
-    const ORDER: readonly Source[] = ['covering', 'legal', 'illegal', 'ties', 'walks'];
-    for (let k = 0; k < rules.length; k++) {
-      const id = rules[k]!;
-      shrinkSent = 0;
-      const breaks = async (d: Draw): Promise<{ page: ListPage; y: Disagreement } | undefined> => {
-        const page = await ask(d);
-        const all = page ? judged(d, page).filter((z) => holds(d, z)) : [];
-        for (const other of new Set(all.map((z) => z.checkId))) {
-          if (rules.includes(other)) continue;
-          rules.push(other);
-          byShrinking.push({ d, page: page!, dis: all });
-        }
-        const y = all.find((z) => z.checkId === id);
-        return page && y ? { page, y } : undefined;
-      };
-      const first = ORDER.map((source) => broken.find((b) => b.source === source && b.dis.some((y) => y.checkId === id && holds(b.d, y)))).find(
-        (b) => b !== undefined,
-      );
-      const drawn = first ? (counts.get(id)?.get(first.source) ?? 0) : 0;
-      const of = first ? (sent.get(first.source) ?? 0) : 0;
-      const also = [...(counts.get(id) ?? new Map<Source, number>())]
-        .filter(([source]) => source !== first?.source)
-        .map(([source, k]) => ({ source, drawn: k, of: sent.get(source) ?? 0 }));
-      if (first && (first.source === 'legal' || first.source === 'illegal')) {
-        const drawnFrom = first.source === 'legal' ? { space, seed, runs: n } : illegal.find((p) => p.stratum === first.d.stratum)!;
-        const r = await fc.check(
-          fc.asyncProperty(drawnFrom.space, async (d) => (await breaks(d)) === undefined),
-          { seed: drawnFrom.seed, numRuns: drawnFrom.runs },
-        );
-        const hit = r.failed && r.counterexample ? await breaks(r.counterexample[0]) : undefined;
-        if (hit) {
-          x.found.set(id, {
-            draw: r.counterexample![0],
-            disagreement: hit.y,
-            page: hit.page,
-            source: first.source,
-            drawn,
-            of,
-            shrinkRequests: shrinkSent,
-            also,
-          });
-          continue;
-        }
-      }
-      if (first?.source === 'covering') {
-        let best = { d: first.d, page: first.page, y: first.dis.find((y) => y.checkId === id)! };
-        for (let again = true; again;) {
-          again = false;
-          for (const q of smaller(best.d.q)) {
-            const d = { path: best.d.path, q };
-            const hit = await breaks(d);
-            if (hit) {
-              best = { d, ...hit };
-              again = true;
-              break;
-            }
-          }
-        }
-        x.found.set(id, { draw: best.d, disagreement: best.y, page: best.page, source: 'covering', drawn, of, shrinkRequests: shrinkSent, also });
-        continue;
-      }
-      // Broken by a tie walk or a page of the traversals alone, or by one shrinking asked for
-      // (or shrinking could not confirm it): as read.
-      const shrunk = byShrinking.find((b) => b.dis.some((y) => y.checkId === id));
-      const found = first ?? { ...shrunk!, source: 'walks' as const };
-      x.found.set(id, {
-        draw: found.d,
-        disagreement: found.dis.find((y) => y.checkId === id && holds(found.d, y))!,
-        page: found.page,
-        source: found.source,
-        drawn,
-        of,
-        shrinkRequests: shrinkSent,
-        also,
-        ...(first ? {} : { whileShrinking: true }),
-      });
-    }
-    shrinking = false;
+    if (!tally.broken.length) return x;
+    const stale = await staleModels(ctx, e, models, notes, tally.broken);
+    await new Shrinking(answers, spaces, tally, stale).run(x.found);
     return x;
   });
+}
+
+/**
+ * The models of the paths explored, in their order (each after the first built `like` it:
+ * buildModel in model.ts), and the notes their reading left: a path that cannot be modelled is
+ * noted and left out; when the paths themselves cannot be found, none is explored.
+ */
+async function readModels(ctx: CheckContext, e: Endpoint): Promise<{ models: ListModel[]; notes: string[] }> {
+  const notes: string[] = [];
+  let paths: string[];
+  try {
+    paths = await exploredPaths(ctx, e);
+  } catch (err) {
+    if (err instanceof CheckSkip) return { models: [], notes: [`not explored: ${err.message}`] };
+    throw err;
+  }
+  const models: ListModel[] = [];
+  for (const path of paths) {
+    try {
+      const m = await buildModel(ctx, e, path, models[0]);
+      models.push(m);
+      notes.push(...m.notes);
+    } catch (err) {
+      if (err instanceof NoModel || err instanceof CheckSkip) notes.push(`${path} not explored: ${err.message}`);
+      else if (err instanceof SuiteError) notes.push(`${path} not explored: ${err.code}: ${err.message}`);
+      else throw err;
+    }
+  }
+  return { models, notes };
+}
+
+// --- What is drawn ---------------------------------------------------------------------
+
+/** What a path's draws read of its model: its ids in their order, its timestamps' values, and its predictions. */
+interface PathContext {
+  m: ListModel;
+  ids: string[];
+  values: Record<'created_at' | 'updated_at', Array<{ ps: bigint; raw: string }>>;
+  predicted: (q: ListQuery) => Prediction;
+}
+
+/** A space requests are drawn from, its seed and how many are drawn: shrinking replays the same draws. */
+interface DrawnSpace {
+  space: fc.Arbitrary<Draw>;
+  seed: number;
+  runs: number;
+}
+
+/** What an exploration draws from: each path's context, the legal side over every path, and the illegal side's strata. */
+interface Spaces {
+  context: Map<string, PathContext>;
+  /** The concrete request of a plan on a model's list. */
+  resolve: (m: ListModel, plan: Plan) => ListQuery;
+  legal: DrawnSpace;
+  /** Requests drawn from the illegal side, in all. */
+  nIllegal: number;
+  illegal: Array<DrawnSpace & { stratum: IllegalStratum }>;
+}
+
+/**
+ * The spaces of an exploration's draws: `n` legal requests from one space over every path, and
+ * three fifths as many illegal ones (two in each stratum at the default), each stratum drawn
+ * apart (shared out in illegalStrata's order) over a legal request of that space.
+ */
+function drawSpaces(models: readonly ListModel[], e: Endpoint, n: number, seed: number): Spaces {
+  const context = new Map(
+    models.map((m): [string, PathContext] => [
+      m.path,
+      {
+        m,
+        ids: inOrder(m, 'id').sorted.map((r) => r.id),
+        values: { created_at: valuesOf(m, 'created_at'), updated_at: valuesOf(m, 'updated_at') },
+        predicted: predictor(m),
+      },
+    ]),
+  );
+  const resolve = (m: ListModel, plan: Plan): ListQuery => {
+    const c = context.get(m.path)!;
+    return resolvePlan(m, plan, c.ids, c.values, c.predicted);
+  };
+  const space: fc.Arbitrary<Draw> = fc.oneof(...models.map((m) => planArbitrary(m).map((plan): Draw => ({ path: m.path, q: resolve(m, plan) }))));
+  const nIllegal = Math.ceil((n * 3) / 5);
+  const strata = illegalStrata(e.hardOffsetLimit);
+  const illegal = strata.map((stratum, i) => ({
+    stratum,
+    seed: hash32(`${seed}:illegal:${stratum}`),
+    runs: Math.floor(nIllegal / strata.length) + (i < nIllegal % strata.length ? 1 : 0),
+    space: fc.oneof(
+      ...models.map((m) =>
+        fc.tuple(planArbitrary(m), illegalArbitrary(stratum)).map(([plan, twist]): Draw => {
+          // Past the hard limit, over the whole list: a filter would leave no record there to serve.
+          const q = resolve(m, stratum === 'page[offset] past the hard limit' ? { ...plan, filters: [] } : plan);
+          return { path: m.path, q, stratum, illegal: resolveIllegal(m, twist, q, (x) => context.get(m.path)!.predicted(x).selected.length) };
+        }),
+      ),
+    ),
+  }));
+  return { context, resolve, legal: { space, seed, runs: n }, nIllegal, illegal };
+}
+
+/** A request asked, and the way of asking it came from (and, for a tie walk's page, the walk). */
+interface Asked {
+  d: Draw;
+  source: Source;
+  walk?: TieWalk;
+}
+
+/**
+ * Every request the exploration asks before shrinking, in the order asked: before chance, every
+ * pair of conditions (the rows of one covering array of the operation's dimensions, spread over
+ * the paths explored); then the legal draws, each illegal stratum's draws, and the tie walks'
+ * pages.
+ */
+function drawRequests(models: readonly ListModel[], spaces: Spaces, seed: number): { cover: CoveringPlans; ties: TieWalk[]; asked: Asked[] } {
+  const cover = coveringPlans(models[0]!, seed);
+  const ties = models.flatMap((m) => tieWalks(m, seed, spaces.context.get(m.path)!.predicted));
+  const { legal, illegal } = spaces;
+  const asked: Asked[] = [
+    ...cover.plans.map((plan, i) => ({
+      d: { path: models[i % models.length]!.path, q: spaces.resolve(models[i % models.length]!, plan) },
+      source: 'covering' as const,
+    })),
+    ...fc.sample(legal.space, { seed: legal.seed, numRuns: legal.runs }).map((d) => ({ d, source: 'legal' as const })),
+    ...illegal.flatMap((p) => (p.runs ? fc.sample(p.space, { seed: p.seed, numRuns: p.runs }) : []).map((d) => ({ d, source: 'illegal' as const }))),
+    ...ties.flatMap((walk) => walk.draws.map((d) => ({ d, source: 'ties' as const, walk }))),
+  ];
+  return { cover, ties, asked };
+}
+
+// --- Asking and judging ----------------------------------------------------------------
+
+/**
+ * The answers of an exploration: every request is asked for once (shrinking asks only for what
+ * the draws did not, at most SHRINK_REQUESTS per rule), and each answer is judged by the rules
+ * of its path's model.
+ */
+class Answers {
+  readonly #ctx: CheckContext;
+  readonly #e: Endpoint;
+  readonly #context: Map<string, PathContext>;
+  readonly #memo = new Map<string, Promise<ListPage | undefined>>();
+  /** Drawn requests the budget kept from being sent. */
+  readonly #unsent = new Set<string>();
+  #shrinking = false;
+  /** Requests sent shrinking the rule shrunk last. */
+  shrinkSent = 0;
+
+  constructor(ctx: CheckContext, e: Endpoint, context: Map<string, PathContext>) {
+    this.#ctx = ctx;
+    this.#e = e;
+    this.#context = context;
+  }
+
+  /** A request as the memo knows it: its path and query. */
+  #keyOf(d: Draw): string {
+    return `${d.path}?${d.illegal ? d.illegal.query : describeQuery(d.q)}`;
+  }
+
+  /** Whether the request budget kept the request from being sent. */
+  notSent(d: Draw): boolean {
+    return this.#unsent.has(this.#keyOf(d));
+  }
+
+  /** Starts shrinking one rule: from now on a request not asked before counts against its SHRINK_REQUESTS. */
+  shrinkNext(): void {
+    this.#shrinking = true;
+    this.shrinkSent = 0;
+  }
+
+  /** The answer to a request (undefined: not sent, refused with 429, or no answer), asked for once. */
+  ask(d: Draw): Promise<ListPage | undefined> {
+    const key = this.#keyOf(d);
+    let a = this.#memo.get(key);
+    if (!a) {
+      if (this.#shrinking && this.shrinkSent >= SHRINK_REQUESTS) return Promise.resolve(undefined);
+      if (this.#shrinking) this.shrinkSent++;
+      a = readExploredPage(this.#ctx, this.#e, d.illegal ? `${d.path}?${d.illegal.query}` : d.path, d.illegal ? {} : paramsOf(d.q)).then(
+        (page) => {
+          // Its answer, a 5xx too, is judged by the rule it breaks (judged below), not by every check sharing the exploration.
+          judgedByItsRule(page.res.exchange);
+          return page.res.status === 429 ? undefined : page;
+        },
+        (err: unknown) => {
+          // The budget spent, or a transport fault the client could not absorb: no answer, no verdict.
+          if (err instanceof CheckSkip) this.#unsent.add(key);
+          if (err instanceof CheckSkip || err instanceof SuiteError) return undefined;
+          throw err;
+        },
+      );
+      this.#memo.set(key, a);
+    }
+    return a;
+  }
+
+  /** The rules an answer breaks: a legal request's held to the model, an illegal one's to what the contract allows of it. */
+  judged(d: Draw, page: ListPage): Disagreement[] {
+    const c = this.#context.get(d.path)!;
+    return d.illegal ? judgeIllegal(c.m, d.illegal, d.path, page, c.predicted) : judge(c.m, d.q, page, c.predicted);
+  }
+}
+
+/** An answer that broke a rule: the request, its page, what it broke, and the way of asking it came from. */
+interface Broken {
+  d: Draw;
+  page: ListPage;
+  dis: Disagreement[];
+  source: Source;
+}
+
+/**
+ * What the answers came to: how many were judged, refused, not sent and unanswered; by way of
+ * asking, how many requests were asked and, by rule, how many broke it; and every answer that
+ * broke a rule, in the order judged.
+ */
+class Tally {
+  judged = 0;
+  refused = 0;
+  notSent = 0;
+  unanswered = 0;
+  /** Requests asked, by source; for tie walks, the walks (a walk breaks a rule when a page of it, or the walk across them, does). */
+  readonly sent: Map<Source, number>;
+  /** By rule, by source: how many requests broke it. */
+  readonly counts = new Map<string, Map<Source, number>>();
+  readonly broken: Broken[] = [];
+
+  constructor(ties: number) {
+    this.sent = new Map<Source, number>([['ties', ties]]);
+  }
+
+  /** One more request of `source` that broke rule `id`. */
+  count(id: string, source: Source): void {
+    let bySource = this.counts.get(id);
+    if (!bySource) this.counts.set(id, (bySource = new Map<Source, number>()));
+    bySource.set(source, (bySource.get(source) ?? 0) + 1);
+  }
+
+  /**
+   * How often rule `id` was broken: by requests of `source` (the way of asking that found it),
+   * of how many that way asked; and by each other way, of how many.
+   */
+  share(id: string, source: Source | undefined): Pick<Found, 'drawn' | 'of' | 'also'> {
+    return {
+      drawn: source ? (this.counts.get(id)?.get(source) ?? 0) : 0,
+      of: source ? (this.sent.get(source) ?? 0) : 0,
+      also: [...(this.counts.get(id) ?? new Map<Source, number>())]
+        .filter(([other]) => other !== source)
+        .map(([other, k]) => ({ source: other, drawn: k, of: this.sent.get(other) ?? 0 })),
+    };
+  }
+}
+
+/**
+ * Judges every answer to the requests asked, in their order: counts it (judged, refused, not
+ * sent, unanswered), and keeps those that break a rule; then each tie walk across its pages. A
+ * tie walk counts once per rule broken, by any of its pages or by the walk as a whole.
+ */
+function judgeAnswers(asked: readonly Asked[], pages: ReadonlyArray<ListPage | undefined>, ties: readonly TieWalk[], answers: Answers): Tally {
+  const tally = new Tally(ties.length);
+  /** Each tie walk's pages, in its order, and the rules they broke. */
+  const walks = new Map<TieWalk, { pages: Array<ListPage | undefined>; rules: Set<string> }>(ties.map((w) => [w, { pages: [], rules: new Set() }]));
+  for (const [i, page] of pages.entries()) {
+    const { d, source, walk } = asked[i]!;
+    if (walk) walks.get(walk)!.pages.push(page);
+    else tally.sent.set(source, (tally.sent.get(source) ?? 0) + 1);
+    if (!page) {
+      if (answers.notSent(d)) tally.notSent++;
+      else tally.unanswered++;
+      continue;
+    }
+    if (page.res.status !== 200 && page.res.status < 500) tally.refused++;
+    else tally.judged++;
+    const dis = answers.judged(d, page);
+    if (dis.length) tally.broken.push({ d, page, dis, source });
+    for (const id of new Set(dis.map((y) => y.checkId))) walk ? walks.get(walk)!.rules.add(id) : tally.count(id, source);
+  }
+  for (const [w, { pages: own, rules }] of walks) {
+    const y = judgeTies(w, own);
+    if (y) {
+      tally.broken.push({ d: w.draws.at(-1)!, page: own.at(-1)!, dis: [y], source: 'ties' });
+      rules.add(y.checkId);
+    }
+    for (const id of rules) tally.count(id, 'ties');
+  }
+  return tally;
+}
+
+/**
+ * The pages the models were built from are answers too: each is held to its model as well, in
+ * the order read (reported as read; a traversal's page is not drawn, so not shrunk).
+ */
+function judgeTraversals(models: readonly ListModel[], answers: Answers, tally: Tally): void {
+  const walked: Array<{ d: Draw; page: ListPage }> = [];
+  for (const m of models) {
+    for (const page of m.pages) {
+      const q = queryOfUrl(page.res.exchange.url);
+      if (q) walked.push({ d: { path: m.path, q }, page });
+    }
+  }
+  for (const { d, page } of walked) {
+    const dis = answers.judged(d, page);
+    if (dis.length) tally.broken.push({ d, page, dis, source: 'walks' });
+  }
+}
+
+/**
+ * The paths whose list changed while the run read it, each noted: what rests on the model holds
+ * only if the list is still as the model read it, so when a broken rule rests on it, each list
+ * is read once more (not from the memo), its total and its records updated last.
+ */
+async function staleModels(ctx: CheckContext, e: Endpoint, models: readonly ListModel[], notes: string[], broken: readonly Broken[]): Promise<Set<string>> {
+  const stale = new Set<string>();
+  if (!broken.some((b) => b.dis.some((y) => y.byModel))) return stale;
+  for (const m of models) {
+    const change = await changedSince(ctx, e, m);
+    if (change) {
+      stale.add(m.path);
+      notes.push(`${m.path} changed while the run read it (${change}): what rests on the records read is not judged`);
+    }
+  }
+  return stale;
+}
+
+// --- Shrinking -------------------------------------------------------------------------
+
+/** The ways of asking, in the order a rule's first breaking request is looked for. */
+const ORDER: readonly Source[] = ['covering', 'legal', 'illegal', 'ties', 'walks'];
+
+/**
+ * Each rule broken, shrunk in the way its first breaking request was asked. Drawn requests:
+ * fast-check replays the same draws (from the memo) to the first that breaks it, then shrinks it
+ * to the smallest request that still does. The covering array's: its parameters taken away one
+ * at a time while the answer still breaks the rule. Tie walks and traversals: as read.
+ */
+class Shrinking {
+  readonly #answers: Answers;
+  readonly #spaces: Spaces;
+  readonly #tally: Tally;
+  readonly #stale: ReadonlySet<string>;
+  /** The rules to shrink: those the answers broke, then those broken only by pages shrinking asked for. */
+  readonly #rules: string[];
+  /**
+   * A page shrinking asks for is an answer too: a rule it breaks that no draw broke joins the
+   * list (reported with that page, as found while shrinking), so no check passes on an answer
+   * the run holds that breaks its rule.
+   */
+  readonly #byShrinking: Array<{ d: Draw; page: ListPage; dis: Disagreement[] }> = [];
+
+  constructor(answers: Answers, spaces: Spaces, tally: Tally, stale: ReadonlySet<string>) {
+    this.#answers = answers;
+    this.#spaces = spaces;
+    this.#tally = tally;
+    this.#stale = stale;
+    this.#rules = [...new Set(tally.broken.flatMap((b) => b.dis.filter((y) => this.#holds(b.d, y)).map((y) => y.checkId)))];
+  }
+
+  /** Whether a disagreement stands: it rests on no model, or on one whose list did not change. */
+  #holds(d: Draw, y: Disagreement): boolean {
+    return !y.byModel || !this.#stale.has(d.path);
+  }
+
+  /** Shrinks every rule in turn, those that join the list on the way too, into `found`. */
+  async run(found: Map<string, Found>): Promise<void> {
+    for (let k = 0; k < this.#rules.length; k++) {
+      const id = this.#rules[k]!;
+      this.#answers.shrinkNext();
+      found.set(id, await this.#shrink(id));
+    }
+  }
+
+  /** The answer to `d`, if it breaks rule `id` (and every rule it breaks that is not on the list yet, added). */
+  async #breaks(id: string, d: Draw): Promise<{ page: ListPage; y: Disagreement } | undefined> {
+    const page = await this.#answers.ask(d);
+    const all = page ? this.#answers.judged(d, page).filter((z) => this.#holds(d, z)) : [];
+    for (const other of new Set(all.map((z) => z.checkId))) {
+      if (this.#rules.includes(other)) continue;
+      this.#rules.push(other);
+      this.#byShrinking.push({ d, page: page!, dis: all });
+    }
+    const y = all.find((z) => z.checkId === id);
+    return page && y ? { page, y } : undefined;
+  }
+
+  /** Rule `id` shrunk from the first answer that broke it, by the way of asking it came from. */
+  async #shrink(id: string): Promise<Found> {
+    const first = ORDER.map((source) => this.#tally.broken.find((b) => b.source === source && b.dis.some((y) => y.checkId === id && this.#holds(b.d, y)))).find(
+      (b) => b !== undefined,
+    );
+    const { drawn, of, also } = this.#tally.share(id, first?.source);
+    if (first && (first.source === 'legal' || first.source === 'illegal')) {
+      const hit = await this.#shrinkDrawn(id, first);
+      if (hit) return { ...hit, source: first.source, drawn, of, shrinkRequests: this.#answers.shrinkSent, also };
+    }
+    if (first?.source === 'covering') {
+      const best = await this.#shrinkCovering(id, first);
+      return { draw: best.d, disagreement: best.y, page: best.page, source: 'covering', drawn, of, shrinkRequests: this.#answers.shrinkSent, also };
+    }
+    // Broken by a tie walk or a page of the traversals alone, or by one shrinking asked for
+    // (or shrinking could not confirm it): as read.
+    const shrunk = this.#byShrinking.find((b) => b.dis.some((y) => y.checkId === id));
+    const found = first ?? { ...shrunk!, source: 'walks' as const };
+    return {
+      draw: found.d,
+      disagreement: found.dis.find((y) => y.checkId === id && this.#holds(found.d, y))!,
+      page: found.page,
+      source: found.source,
+      drawn,
+      of,
+      shrinkRequests: this.#answers.shrinkSent,
+      also,
+      ...(first ? {} : { whileShrinking: true }),
+    };
+  }
+
+  /**
+   * A drawn request's rule: fast-check replays the space it was drawn from (with its seed) to
+   * the first request that breaks it and shrinks that one; undefined when the smallest it finds
+   * does not break it after all.
+   */
+  async #shrinkDrawn(id: string, first: Broken): Promise<{ draw: Draw; disagreement: Disagreement; page: ListPage } | undefined> {
+    const drawnFrom = first.source === 'legal' ? this.#spaces.legal : this.#spaces.illegal.find((p) => p.stratum === first.d.stratum)!;
+    const r = await fc.check(
+      fc.asyncProperty(drawnFrom.space, async (d) => (await this.#breaks(id, d)) === undefined),
+      { seed: drawnFrom.seed, numRuns: drawnFrom.runs },
+    );
+    const hit = r.failed && r.counterexample ? await this.#breaks(id, r.counterexample[0]) : undefined;
+    return hit ? { draw: r.counterexample![0], disagreement: hit.y, page: hit.page } : undefined;
+  }
+
+  /** A covering array's request: its parameters taken away one at a time (smaller) while the answer still breaks rule `id`. */
+  async #shrinkCovering(id: string, first: Broken): Promise<{ d: Draw; page: ListPage; y: Disagreement }> {
+    let best = { d: first.d, page: first.page, y: first.dis.find((y) => y.checkId === id)! };
+    for (let again = true; again;) {
+      again = false;
+      for (const q of smaller(best.d.q)) {
+        const d = { path: best.d.path, q };
+        const hit = await this.#breaks(id, d);
+        if (hit) {
+          best = { d, ...hit };
+          again = true;
+          break;
+        }
+      }
+    }
+    return best;
+  }
 }
 
 /**
