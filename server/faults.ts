@@ -132,6 +132,17 @@ const IGNORE_FILTER: Around = {
   query: (q) => readAs(q, 'filter', (f) => (readable(() => parseFilter(f)) ? '' : f)),
 };
 
+/** A filter read into a map by attribute: of two terms on one attribute, the last alone applies. */
+const LAST_TERM_PER_ATTRIBUTE: Around = {
+  query: (q) =>
+    readAs(q, 'filter', (f) => {
+      const terms = readable(() => filterTexts(f));
+      if (!terms) return f;
+      const last = new Map(terms.map((t) => [t.field, t]));
+      return filterOf(terms.filter((t) => last.get(t.field) === t));
+    }),
+};
+
 /** A sort accepted, then left out: the list comes in its default order. */
 const IGNORE_SORT: Around = eachSort(() => null);
 
@@ -631,6 +642,13 @@ export const FAULTS: readonly Fault[] = [
     breaks: 'a filter selects records (it is parsed, then ignored)',
     caughtBy: ['list.filter.gt', 'list.filter.ge'],
     behaviour: { around: [IGNORE_FILTER] },
+  },
+  {
+    name: 'filter-last-term-per-attribute',
+    breaks: 'terms joined by : all apply (two on one attribute: only the last is applied, as a filter read into a map by attribute does)',
+    caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'],
+    behaviour: { around: [LAST_TERM_PER_ATTRIBUTE] },
+    explored: true,
   },
   {
     name: 'sort-ignored',

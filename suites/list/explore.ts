@@ -323,6 +323,12 @@ const PLACE_LEVELS: ReadonlyArray<readonly Place[]> = [
   ['after-all'],
 ];
 const LIMIT_LEVELS = ['absent', 'one', 'short', 'any', 'hundred', 'over'] as const;
+/**
+ * Beside a filter's term, another on the same attribute that selects every record (ge the
+ * smallest value), after it or before it: terms joined by `:` all apply (spec/contract/README.md#list-endpoints),
+ * and a store that keeps one term per attribute (the last, or the first) answers for the looser one.
+ */
+const COMBINE_LEVELS = ['alone', 'looser-after', 'looser-before'] as const;
 const OFFSET_LEVELS = ['absent', 'zero', 'any', 'last', 'total', 'past', 'beyond-hard'] as const;
 
 export interface CoveringPlans {
@@ -335,8 +341,9 @@ export interface CoveringPlans {
 /**
  * One plan per row of a covering array of strength 2 over the model's dimensions: sort (absent,
  * or each sortable attribute either way), filter kind (absent, or ge/gt on each filterable
- * attribute), the place of its value (where the filter is on a timestamp), limit kind and offset
- * kind (past the hard limit where the list has it). The numbers a level leaves open (a short
+ * attribute), the place of its value (where the filter is on a timestamp), limit kind, offset
+ * kind (past the hard limit where the list has it), and the filter's term alone or beside a
+ * looser one on the same attribute (COMBINE_LEVELS). The numbers a level leaves open (a short
  * limit, a record's index) are drawn from `seed`.
  */
 export function coveringPlans(m: ListModel, seed: number): CoveringPlans {
@@ -353,21 +360,37 @@ export function coveringPlans(m: ListModel, seed: number): CoveringPlans {
   ];
   const timed = filters.flatMap((f, i) => (f && f.attr !== 'id' ? [i] : []));
   const offsets = OFFSET_LEVELS.filter((o) => o !== 'beyond-hard' || m.hardOffsetLimit);
-  const levels = [sorts.length, filters.length, timed.length ? PLACE_LEVELS.length : 1, LIMIT_LEVELS.length, offsets.length];
-  const { rows, pairs, covered } = coveringArray(levels, { seed, requires: timed.length ? [{ factor: 2, on: 1, levels: timed }] : [] });
+  const filtered = filters.flatMap((f, i) => (f ? [i] : []));
+  const levels = [
+    sorts.length,
+    filters.length,
+    timed.length ? PLACE_LEVELS.length : 1,
+    LIMIT_LEVELS.length,
+    offsets.length,
+    filtered.length ? COMBINE_LEVELS.length : 1,
+  ];
+  const requires = [...(timed.length ? [{ factor: 2, on: 1, levels: timed }] : []), ...(filtered.length ? [{ factor: 5, on: 1, levels: filtered }] : [])];
+  const { rows, pairs, covered } = coveringArray(levels, { seed, requires });
   const random = seededRandom(hash32(`${seed}:covering`));
   const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
-  const plans = rows.map(([s, f, p, l, o]): Plan => {
+  const plans = rows.map(([s, f, p, l, o, c]): Plan => {
     const sort = sorts[s!];
     const filter = filters[f!];
     const limit = LIMIT_LEVELS[l!]!;
     const offset = offsets[o!]!;
+    const term: TermPlan | undefined = filter && {
+      ...filter,
+      place: pick(PLACE_LEVELS[p!] ?? ['record']),
+      index: int(0, 1 << 30),
+      spelling: pick(SPELLINGS),
+      zone: int(0, OFFSETS.length - 1),
+    };
+    const looser: TermPlan | undefined = filter && { op: 'ge', attr: filter.attr, place: 'before-all', index: 0, spelling: 'utc', zone: 0 };
+    const combine = COMBINE_LEVELS[c ?? 0] ?? 'alone';
     return {
       ...(sort ? { sort } : {}),
-      filters: filter
-        ? [{ ...filter, place: pick(PLACE_LEVELS[p!] ?? ['record']), index: int(0, 1 << 30), spelling: pick(SPELLINGS), zone: int(0, OFFSETS.length - 1) }]
-        : [],
+      filters: !term || !looser ? [] : combine === 'alone' ? [term] : combine === 'looser-after' ? [term, looser] : [looser, term],
       ...(limit === 'absent'
         ? {}
         : { limit: limit === 'one' ? 1 : limit === 'short' ? int(2, 30) : limit === 'any' ? int(1, 100) : limit === 'hundred' ? 100 : int(101, 1000) }),
