@@ -152,6 +152,26 @@ const ID_ROUTES = ['custom-apis.read', 'custom-apis.delete', 'application-keys.r
 /** A status for an id that fails validation other than 400. */
 const malformedId = (status: number): Around => onAnswer(ID_ROUTES, 400, (a) => restatus(a, status));
 
+/**
+ * A create of route `route` whose `data` the plain server would refuse, made valid by `repair`
+ * (undefined: left as it is) so the plain server stores it, and answered as the refusal it
+ * should have been (400, the Error shape): a refused create that left its resource behind.
+ */
+function storedThoughRefused(route: string, repair: (data: Record<string, unknown>) => Record<string, unknown> | undefined, detail: string): Around {
+  const repaired = new WeakSet<Asked>();
+  return {
+    body: (v, asked) => {
+      if (asked.route !== route || !isObject(v) || !isObject(v.data)) return v;
+      const data = repair(v.data);
+      if (!data) return v;
+      repaired.add(asked);
+      return { ...v, data };
+    },
+    answer: (a, asked) =>
+      repaired.has(asked) && a.status >= 200 && a.status < 300 ? json(400, { errors: [{ status: '400', title: 'Bad Request', detail }] }) : a,
+  };
+}
+
 export interface Fault {
   name: string;
   /** The rule it breaks, in the contract's words where possible. */
@@ -986,5 +1006,47 @@ export const FAULTS: readonly Fault[] = [
     breaks: 'sort=attr is ascending',
     caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id', 'list.sort.descending'],
     behaviour: { around: [eachSort((sort) => (sort.startsWith('-') ? sort.slice(1) : `-${sort}`))] },
+  },
+
+  // Issue 30, parts 3 and 4: a refused create leaves nothing; no list without a token.
+  {
+    name: 'refused-create-stores-key',
+    breaks: 'a create refused with a 4xx creates nothing (a key create refused for validation, a wrong type, still stores the key)',
+    caughtBy: ['create.reject.wrong-type'],
+    behaviour: {
+      around: [
+        storedThoughRefused(
+          'application-keys.create',
+          (d) => (typeof d.type === 'string' && d.type !== 'application_key' ? { ...d, type: 'application_key' } : undefined),
+          "The field 'type' must be 'application_key'.",
+        ),
+      ],
+    },
+  },
+  {
+    name: 'refused-create-stores-custom-api',
+    breaks: 'a create refused with a 4xx creates nothing (a Custom API create refused for an invalid api_type still stores the Custom API)',
+    caughtBy: ['state.refused-create.custom-api'],
+    behaviour: {
+      around: [
+        storedThoughRefused(
+          'custom-apis.create',
+          (d) => {
+            if (typeof d.api_type !== 'string' || /^[a-z0-9_]{1,59}_ext$/.test(d.api_type)) return undefined;
+            const { api_type: _dropped, ...rest } = d;
+            return rest;
+          },
+          "The field 'api_type' must match ^[a-z0-9_]{1,59}_ext$.",
+        ),
+      ],
+    },
+  },
+  {
+    name: 'list-without-token',
+    breaks: 'a request without a valid bearer token is never served (a list is served without an Authorization header)',
+    caughtBy: ['auth.matrix.refused'],
+    behaviour: {
+      around: [{ request: (asked) => ((asked.route === 'list' || asked.route?.endsWith('.list')) && !asked.headers.authorization ? letIn(asked) : asked) }],
+    },
   },
 ];

@@ -3,6 +3,9 @@
 import type { Level } from '../lib/evidence/index.js';
 
 export const RULE_LEVELS: Readonly<Record<string, Level>> = {
+  'auth.matrix.401': 'SHOULD',
+  'auth.matrix.refused': 'MUST',
+  'auth.matrix.www-authenticate': 'INFO',
   'create.keys.distinct': 'MUST',
   'create.name.1-char': 'MUST',
   'create.name.255-chars': 'MUST',
@@ -63,6 +66,7 @@ export const RULE_LEVELS: Readonly<Record<string, Level>> = {
   'list.sort.updated-at': 'MUST',
   'list.total.filtered': 'MUST',
   'list.total.unfiltered': 'MUST',
+  'state.refused-create.custom-api': 'MUST',
 };
 
 /** The levels of the rules every check of a run is held to, besides its own (suites/levels.ts, RUN_RULES). */

@@ -40,6 +40,7 @@ export { astralTag, bmpTag, tracesTo } from './run-names.js';
 export { isRunId, Ledger, ledgerPath, ledgersRoot, newRunId, runInProgress, sameTarget, type LedgerRun } from './ledger.js';
 export { cleanUp, cleanUpAfterOutage, type CleanupReport, type Leftover } from './cleanup.js';
 export { checkTarget, preflight } from './preflight.js';
+export { refusalLookUp, type Left, type RefusalLookUp } from './refused.js';
 export { learnAnswer, learnRequest, observedResponse, type Observed, type ObservedOperation, type Seen, type SeenBefore } from './observed.js';
 export { HarError, readHar } from './har.js';
 export {

@@ -35,3 +35,42 @@ export async function findByName(send: (spec: RequestSpec) => Promise<HttpRespon
   }
   return undefined;
 }
+
+/**
+ * The ids of the records of `collection` named exactly each of `names`, in one read of the list
+ * (a first page of 100, then the rest of at most SCAN_PAGES at once): several names, one look-up.
+ * No filter: a filter that finds nothing may not have understood the value, and absence is what
+ * is asked. Undefined when the collection could not be read, or holds more than SCAN_PAGES pages.
+ */
+export async function findNames(
+  send: (spec: RequestSpec) => Promise<HttpResponse>,
+  collection: string,
+  names: ReadonlySet<string>,
+): Promise<Map<string, string[]> | undefined> {
+  const read = async (page: number): Promise<{ data?: unknown; meta?: { results?: { total?: unknown } } } | undefined> => {
+    const res = await send({ method: 'GET', path: collection, query: { 'page[limit]': 100, ...(page ? { 'page[offset]': page * 100 } : {}) } });
+    const body = res.status === 200 && res.isJson ? (res.json() as { data?: unknown } | null) : undefined;
+    return body && Array.isArray(body.data) ? body : undefined;
+  };
+  const found = new Map<string, string[]>();
+  const take = (data: unknown): void => {
+    for (const r of data as unknown[]) {
+      const { id, name } = (r ?? {}) as { id?: unknown; name?: unknown };
+      if (typeof name === 'string' && typeof id === 'string' && names.has(name)) found.set(name, [...(found.get(name) ?? []), id]);
+    }
+  };
+  const first = await read(0);
+  if (!first) return undefined;
+  take(first.data);
+  const length = (first.data as unknown[]).length;
+  if (length < 100) return found;
+  const total = first.meta?.results?.total;
+  const pages = typeof total === 'number' && Number.isInteger(total) ? Math.ceil(total / 100) : SCAN_PAGES;
+  if (pages > SCAN_PAGES) return undefined;
+  const rest = await Promise.all(Array.from({ length: pages - 1 }, (_, i) => read(i + 1)));
+  if (rest.some((p) => p === undefined)) return undefined;
+  for (const p of rest) take(p!.data);
+  // Without a total, a last page read full says there may be more.
+  if (pages === SCAN_PAGES && (rest.at(-1)!.data as unknown[]).length >= 100 && typeof total !== 'number') return undefined;
+  return found;
+}

@@ -6,4 +6,4 @@ export { DEFAULT_RETRY, retryAfterMs, type RetryPolicy } from './retry.js';
 export { Breaker, BREAKER_AFTER, BREAKER_GAP_MS } from './breaker.js';
 export { BODY_BUDGET_BYTES, BodyBudget } from './body-budget.js';
 export { noTransport, sumTransport, type TransportStats } from './transport-stats.js';
-export { findByName } from './find.js';
+export { findByName, findNames } from './find.js';

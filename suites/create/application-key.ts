@@ -53,7 +53,7 @@ export function keyData(res: HttpResponse): KeyData | undefined {
 }
 
 /** The name a create body carries: data.name, else the run-prefixed name somewhere in it. */
-function nameIn(spec: { json?: unknown; body?: string }, runId: string): string {
+export function nameIn(spec: { json?: unknown; body?: string }, runId: string): string {
   const name = (spec.json as { data?: { name?: unknown } } | null | undefined)?.data?.name;
   if (typeof name === 'string') return name;
   const text = spec.body ?? JSON.stringify(spec.json ?? '');
@@ -69,7 +69,7 @@ function nameIn(spec: { json?: unknown; body?: string }, runId: string): string 
  */
 export async function postApplicationKey(
   s: Session,
-  spec: { json?: unknown; body?: string; contentType?: string; auth?: Auth },
+  spec: { json?: unknown; body?: string; contentType?: string; auth?: Auth; headers?: Record<string, string>; background?: boolean },
   options: { refusal?: boolean } = {},
 ): Promise<HttpResponse> {
   const sent = nameIn(spec, s.run.settings.runId);

@@ -13,13 +13,15 @@ import {
   expectRejected,
   fail,
   isJsonContentType,
+  refusalLookUp,
+  type RefusalLookUp,
   type StatusRule,
   type Seen,
 } from '../../lib/runner/index.js';
 import type { Clause } from '../../lib/contract/index.js';
 import { codePoints } from '../../fixtures/names.js';
 import type { HttpResponse } from '../../lib/transport/index.js';
-import { keyBody, NAME_MAX, postApplicationKey, sentCompressed, VALIDATION } from './application-key.js';
+import { APPLICATION_KEYS, keyBody, NAME_MAX, nameIn, postApplicationKey, sentCompressed, VALIDATION } from './application-key.js';
 
 const area = 'create-application-key';
 const CLAUSE: Clause = { at: 'application-key', detail: 'request' };
@@ -57,9 +59,17 @@ export function rejectionCheck(
     clause,
     title,
     async run(ctx: CheckContext) {
-      const sent = await sendAll(ctx, shapes(ctx), true);
-      for (const { shape, res } of sent) expectRejected(res, `Create an Application Key (${shape.what})`, statuses);
-      if (sent.length > 1) ctx.note(`${sent.length} shapes refused: ${sent.map((x) => `${x.shape.what} → ${x.res.status}`).join('; ')}`);
+      const lookUp = refusalLookUp(ctx, 'application-key', APPLICATION_KEYS);
+      try {
+        const sent = await sendAll(ctx, shapes(ctx), true);
+        // Looked for before any verdict: what a refusal stored is in the ledger whatever the check concludes.
+        const left = await leftBehind(ctx, lookUp, sent);
+        for (const { shape, res } of sent) expectRejected(res, `Create an Application Key (${shape.what})`, statuses);
+        if (sent.length > 1) ctx.note(`${sent.length} shapes refused: ${sent.map((x) => `${x.shape.what} → ${x.res.status}`).join('; ')}`);
+        expectNothingLeft(ctx, left);
+      } finally {
+        lookUp.done();
+      }
     },
     // An observed create whose body breaks this check's rule (and no rule before it): refused
     // as the run's own shapes must be. Only requests with a token: without one, a refusal says
@@ -76,6 +86,30 @@ export function rejectionCheck(
       return true;
     },
   };
+}
+
+/** The refused shapes, each with the records of its name found after the refusals (spec/contract/README.md#state.refused-creates-nothing). */
+async function leftBehind(
+  ctx: CheckContext,
+  lookUp: RefusalLookUp,
+  sent: ReadonlyArray<{ shape: Shape; res: HttpResponse }>,
+): Promise<{ searched: boolean; found: Array<{ what: string; name: string; ids: string[]; res: HttpResponse }> }> {
+  const refused = sent.filter(({ res }) => res.status >= 400 && res.status < 500).map((x) => ({ ...x, name: nameIn(x.shape.send, ctx.run.settings.runId) }));
+  const left = await lookUp.find(refused.map((x) => x.name));
+  const found = refused.flatMap(({ shape, res, name }) => (left.found.has(name) ? [{ what: shape.what, name, ids: left.found.get(name)!, res }] : []));
+  return { searched: left.searched, found };
+}
+
+/** A refused create left a key of the name it sent: the refusal was not one. */
+function expectNothingLeft(ctx: CheckContext, left: Awaited<ReturnType<typeof leftBehind>>): void {
+  if (!left.searched) ctx.note(`not looked for after the refusals: ${APPLICATION_KEYS} could not be read to its end`);
+  const first = left.found[0];
+  if (!first) return;
+  fail(`Create an Application Key (${first.what}) was refused with ${first.res.status}, yet a key of the name it sent exists afterwards`, {
+    expected: `a refusal that creates nothing: no key named ${JSON.stringify(first.name)} in ${APPLICATION_KEYS}`,
+    actual: `${left.found.map((f) => `${f.ids.length} key(s) for ${f.what}`).join('; ')} (in the ledger: the run's cleanup deletes them)`,
+    res: first.res,
+  });
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -135,9 +169,10 @@ function otherTypes(keep: 'string' | 'integer' | 'object', sample: string): unkn
     .map(([, v]) => v);
 }
 
-function family(id: string, title: string, make: (name: string) => Array<[string, Body]>, statuses?: StatusRule): WrittenCheck {
-  // Every body carries a run-prefixed name, so anything a faulty target creates is ours to find.
-  return rejectionCheck(id, CLAUSE, title, (ctx) => make(ctx.name()).map(([what, send]) => ({ what, send })), statuses);
+function family(id: string, title: string, make: (name: () => string) => Array<[string, Body]>, statuses?: StatusRule): WrittenCheck {
+  // Every body carries a run-prefixed name of its own, so anything a faulty target creates is
+  // ours to find, by that exact name, and tells which shape made it.
+  return rejectionCheck(id, CLAUSE, title, (ctx) => make(() => ctx.name()).map(([what, send]) => ({ what, send })), statuses);
 }
 
 const json = (value: unknown): Body => ({ json: value });
@@ -147,25 +182,26 @@ export const rejectionChecks: WrittenCheck[] = [
   // Member names are not tried in another case: common JSON binders (Go's encoding/json among
   // them) match member names without regard to case, and the contract names no rule for that.
   family('create.reject.missing-data', 'a body without data is rejected (the members at the top level, an empty object, an array, null)', (name) => [
-    ['the members at the top level, no data', json({ type: TYPE, name })],
+    ['the members at the top level, no data', json({ type: TYPE, name: name() })],
     ['an empty object', json({})],
-    ['a JSON array', json([{ type: TYPE, name }])],
+    ['a JSON array', json([{ type: TYPE, name: name() }])],
     ['JSON null', json(null)],
   ]),
   family('create.reject.data-not-object', 'data that is not an object (string, number, boolean, null, array) is rejected', (name) =>
-    [name, 12345, true, null, [{ type: TYPE, name }]].map((v) => [`data ${describe(v)}`, json({ data: v })]),
+    [name(), 12345, true, null, [{ type: TYPE, name: name() }]].map((v) => [`data ${describe(v)}`, json({ data: v })]),
   ),
   family('create.reject.missing-name', 'data without name is rejected', () => [['data without name', json({ data: { type: TYPE } })]]),
   family('create.reject.name-not-string', 'a name that is not a string (number, boolean, null, array, object) is rejected', (name) =>
-    otherTypes('string', name).map((v) => [`name ${describe(v)}`, json(keyBody(v))]),
+    // Every JSON type but a string, those that can hold a name holding one of their own.
+    [12345, true, null, [name()], { value: name() }].map((v) => [`name ${describe(v)}`, json(keyBody(v))]),
   ),
-  family('create.reject.missing-type', 'data without type is rejected', (name) => [['data without type', json({ data: { name } })]]),
+  family('create.reject.missing-type', 'data without type is rejected', (name) => [['data without type', json({ data: { name: name() } })]]),
   family(
     'create.reject.wrong-type',
     'a type other than exactly application_key (another case, whitespace, a lookalike, another JSON type) is rejected',
     (name) => [
-      ...TYPE_NEAR_MISSES.map((t): [string, Body] => [`type ${JSON.stringify(t)}`, json({ data: { type: t, name } })]),
-      ...otherTypes('string', TYPE).map((t): [string, Body] => [`type ${describe(t)}`, json({ data: { type: t, name } })]),
+      ...TYPE_NEAR_MISSES.map((t): [string, Body] => [`type ${JSON.stringify(t)}`, json({ data: { type: t, name: name() } })]),
+      ...otherTypes('string', TYPE).map((t): [string, Body] => [`type ${describe(t)}`, json({ data: { type: t, name: name() } })]),
     ],
   ),
   // A 409 is the real platform's refusal of a rate limit over the store's allowance
@@ -173,20 +209,20 @@ export const rejectionChecks: WrittenCheck[] = [
   family(
     'create.reject.rate-limit-string',
     'a reserved_rate_limit given as a string ("10", "ten", "") is rejected',
-    (name) => ['10', 'ten', ''].map((v) => [`reserved_rate_limit ${JSON.stringify(v)}`, json(keyBody(name, { reserved_rate_limit: v }))]),
+    (name) => ['10', 'ten', ''].map((v) => [`reserved_rate_limit ${JSON.stringify(v)}`, json(keyBody(name(), { reserved_rate_limit: v }))]),
     [400, 409, 422],
   ),
   family(
     'create.reject.rate-limit-fraction',
     'a reserved_rate_limit that is not an integer (1.5, a boolean, an array, an object) is rejected',
-    (name) => [1.5, true, [10], { value: 10 }].map((v) => [`reserved_rate_limit ${describe(v)}`, json(keyBody(name, { reserved_rate_limit: v }))]),
+    (name) => [1.5, true, [10], { value: 10 }].map((v) => [`reserved_rate_limit ${describe(v)}`, json(keyBody(name(), { reserved_rate_limit: v }))]),
     [400, 409, 422],
   ),
   family('create.reject.not-json', 'a body that is not JSON (cut short, empty, JavaScript rather than JSON, a trailing comma) is rejected', (name) => [
-    ['JSON cut short', { body: `{"data": {"type": "${TYPE}", "name": "${name}"`, contentType: 'application/json' }],
+    ['JSON cut short', { body: `{"data": {"type": "${TYPE}", "name": "${name()}"`, contentType: 'application/json' }],
     ['an empty body sent as JSON', { body: '', contentType: 'application/json' }],
-    ['unquoted member names', { body: `{data: {type: "${TYPE}", name: "${name}"}}`, contentType: 'application/json' }],
-    ['a trailing comma', { body: `{"data": {"type": "${TYPE}", "name": "${name}",}}`, contentType: 'application/json' }],
+    ['unquoted member names', { body: `{data: {type: "${TYPE}", name: "${name()}"}}`, contentType: 'application/json' }],
+    ['a trailing comma', { body: `{"data": {"type": "${TYPE}", "name": "${name()}",}}`, contentType: 'application/json' }],
   ]),
 ];
 

@@ -11,6 +11,7 @@ import {
   type Seen,
 } from '../../lib/runner/index.js';
 import type { HttpResponse } from '../../lib/transport/index.js';
+import { refusedCreateChecks } from '../state/refused-create.js';
 import { createCustomApi, deleteCustomApi, deletedKey, malformedIds, READS_SETTLE_MS, stillFound, unknownIds, UUID, wrongToken } from './custom-api.js';
 
 const area = 'delete-custom-api';
@@ -258,4 +259,6 @@ export const deleteChecks: WrittenCheck[] = [
       expectStatus(attempt, [401, 403], 'DELETE with a wrong bearer token');
     },
   },
+  // A refused create leaves nothing (suites/state/refused-create.ts), in this area.
+  ...refusedCreateChecks,
 ];

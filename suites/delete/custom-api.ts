@@ -1,7 +1,7 @@
 // Creating and deleting the Custom APIs the delete checks work on. Every creation is in the
 // ledger before the next request goes out; a deletion is written off it once an answer shows
 // the Custom API gone.
-import type { HttpResponse, Auth } from '../../lib/transport/index.js';
+import type { HttpResponse, Auth, RequestSpec } from '../../lib/transport/index.js';
 import type { Session } from '../../lib/runner/index.js';
 import type { Faker } from '@faker-js/faker';
 import { customApiBody } from '../../fixtures/custom-api.js';
@@ -12,29 +12,55 @@ export function customApiPath(id: string): string {
   return `${CUSTOM_APIS}/${encodeURIComponent(id)}`;
 }
 
-export type Creation = { ok: true; id: string; res: HttpResponse } | { ok: false; reason: string; res: HttpResponse };
+export type Creation = { ok: true; id: string; res: HttpResponse; name: string } | { ok: false; reason: string; res: HttpResponse; name: string };
 
 /**
  * Creates a Custom API (the real platform's POST, spec/contract "Delete a Custom API"). Never
  * throws for the target's answer. A create lost on the way is sent again with a new name and
- * slug (Session.create).
+ * slug (Session.create). `send`: how the request goes out besides (the credentials of a check
+ * about their absence); by default with the token.
  */
-export async function createCustomApi(s: Session): Promise<Creation> {
+export async function createCustomApi(s: Session, send: Pick<RequestSpec, 'auth' | 'headers' | 'background'> = {}): Promise<Creation> {
   const { res, name, key } = await s.create('custom-api', CUSTOM_APIS, () => {
     const name = s.name();
-    return { name, spec: { json: customApiBody(s.faker, name, s.run.settings.runId) } };
+    return { name, spec: { json: customApiBody(s.faker, name, s.run.settings.runId), ...send } };
   });
   const id = res.isJson ? (res.json() as { data?: { id?: unknown } } | null)?.data?.id : undefined;
   if (res.status >= 200 && res.status < 300 && typeof id === 'string' && id.length > 0) {
     s.created({ kind: 'custom-api', id, name, deletePath: customApiPath(id), key });
-    return { ok: true, id, res };
+    return { ok: true, id, res, name };
   }
   if (res.status >= 200 && res.status < 300) {
     s.created({ kind: 'custom-api', id: '', name, deletePath: '', key });
-    return { ok: false, reason: `not testable: the Custom API create answered ${res.status} without data.id`, res };
+    return { ok: false, reason: `not testable: the Custom API create answered ${res.status} without data.id`, res, name };
   }
   s.run.ledger.settled(key);
-  return { ok: false, reason: `not testable: could not create a Custom API (POST returned ${res.status})`, res };
+  return { ok: false, reason: `not testable: could not create a Custom API (POST returned ${res.status})`, res, name };
+}
+
+/**
+ * A create of a Custom API whose body the platform refuses (spec/contract/README.md#custom-api:
+ * api_type must match ^[a-z0-9_]{1,59}_ext$; this one has capitals and spaces and no `_ext`),
+ * carrying a name of its own traced to the run. In the ledger by name before it goes out, by id
+ * if the target takes it after all.
+ */
+export async function createInvalidCustomApi(s: Session): Promise<{ res: HttpResponse; name: string }> {
+  const { res, name, key } = await s.create(
+    'custom-api',
+    CUSTOM_APIS,
+    () => {
+      const name = s.name();
+      const body = customApiBody(s.faker, name, s.run.settings.runId);
+      return { name, spec: { json: { data: { ...body.data, api_type: 'Not A Valid API Type' } } } };
+    },
+    { refusal: true },
+  );
+  const id = res.isJson ? (res.json() as { data?: { id?: unknown } } | null)?.data?.id : undefined;
+  if (res.status >= 200 && res.status < 300) {
+    const known = typeof id === 'string' && id.length > 0;
+    s.created({ kind: 'custom-api', id: known ? id : '', name, deletePath: known ? customApiPath(id) : '', key });
+  } else s.run.ledger.settled(key);
+  return { res, name };
 }
 
 /**

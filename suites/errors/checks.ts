@@ -4,6 +4,7 @@ import { type WrittenCheck, expectErrorBody, expectStatus, fail, isJsonContentTy
 import { deleteCustomApi } from '../delete/custom-api.js';
 import { postApplicationKey } from '../create/application-key.js';
 import type { HttpResponse } from '../../lib/transport/index.js';
+import { authChecks } from '../auth/matrix.js';
 
 const area = 'errors';
 
@@ -61,4 +62,6 @@ export const errorChecks: WrittenCheck[] = [
       return true;
     },
   },
+  // Every operation and method without a valid token (suites/auth/matrix.ts), in this area.
+  ...authChecks,
 ];

@@ -12,7 +12,7 @@ export interface Arrival {
   method: string;
   url: string;
   body: string;
-  /** How many earlier arrivals were the same request (method, URL, body): 0 on a first attempt. */
+  /** How many earlier arrivals were the same request (method, URL, credentials, body): 0 on a first attempt. */
   repeat: number;
   /** When it arrived (epoch ms). */
   at: number;
@@ -86,7 +86,8 @@ export async function startFront(upstreamUrl: string, plan: FrontPlan): Promise<
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const key = `${req.method} ${req.url} ${body}`;
+      // The same request: its credentials too (a check sends one URL without a token, and with a wrong one).
+      const key = `${req.method} ${req.url} ${req.headers.authorization ?? '-'} ${body}`;
       const repeat = seen.get(key) ?? 0;
       seen.set(key, repeat + 1);
       const a: Arrival = { n: arrivals.length, method: req.method ?? 'GET', url: req.url ?? '/', body, repeat, at: Date.now() };
