@@ -267,8 +267,8 @@ export const FAULTS: readonly Fault[] = [
   },
   {
     name: 'auth-any-token',
-    breaks: 'a wrong bearer token is refused',
-    caughtBy: ['delete.bad-token.refused'],
+    breaks: 'a wrong bearer token is refused (a list or a delete is never served to it)',
+    caughtBy: ['delete.bad-token.refused', 'auth.matrix.refused'],
     behaviour: { around: [{ request: (asked) => (asked.headers.authorization ? letIn(asked) : asked) }] },
   },
   // A 5xx fails the check that provoked it, wherever it comes (errors.no-5xx): in a check's
