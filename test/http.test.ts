@@ -126,3 +126,16 @@ describe('Secrets.maskedHead', () => {
     expect(secrets.maskedHead(text, 15)).toBe(`${'a'.repeat(10)}***`);
   });
 });
+
+describe('the Authorization header in evidence', () => {
+  it('keeps a known scheme as sent and hides what follows it; hides anything else whole', async () => {
+    const { maskAuthorization } = await import('../lib/transport/http.js');
+    expect(maskAuthorization('Bearer s3cr3t')).toBe('Bearer ***');
+    expect(maskAuthorization('Bearer ')).toBe('Bearer ');
+    expect(maskAuthorization('Basic dXNlcjpwYXNz')).toBe('Basic ***');
+    expect(maskAuthorization('bearer  x')).toBe('bearer ***');
+    // A bare token, or a scheme the suite does not know: never shown.
+    expect(maskAuthorization('s3cr3tT0ken')).toBe('***');
+    expect(maskAuthorization('Bearers3cr3t')).toBe('***');
+  });
+});

@@ -301,10 +301,25 @@ function maskValues(headers: Record<string, string>, secrets: Secrets): Record<s
   return Object.fromEntries(names.map((k, i) => [k, values[i]!]));
 }
 
+/** Schemes an Authorization value may start with that are shown as sent (a value that starts otherwise may be a bare token). */
+const SCHEMES = /^(Bearer|Basic|Digest|Token|Negotiate|ApiKey)(\s+|$)/i;
+
+/**
+ * An Authorization value masked: a known scheme kept as sent, so the evidence says which was
+ * sent (an empty `Bearer `, another scheme), and whatever follows it hidden; anything else hidden
+ * whole.
+ */
+export function maskAuthorization(value: string): string {
+  const m = SCHEMES.exec(value);
+  if (!m) return MASK;
+  const rest = value.slice(m[0].length);
+  return `${m[1]}${m[2] ? ' ' : ''}${rest ? MASK : ''}`;
+}
+
 /** A request's headers masked, the Authorization value whatever it holds. */
 function maskHeaders(headers: Record<string, string>, secrets: Secrets): Record<string, string> {
   const out = maskValues(headers, secrets);
-  if ('authorization' in out) out.authorization = `Bearer ${MASK}`;
+  if ('authorization' in out) out.authorization = maskAuthorization(headers.authorization!);
   return out;
 }
 
