@@ -969,4 +969,33 @@ export const FAULTS: readonly Fault[] = [
     caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id', 'list.sort.descending'],
     behaviour: { around: [eachSort((sort) => (sort.startsWith('-') ? sort.slice(1) : `-${sort}`))] },
   },
+
+  // The store's page length, changed through PUT /v2/settings (issue 30, part 1)
+  {
+    name: 'settings-ignored',
+    breaks: "a list without page[limit] follows the store's page length once it is changed (it keeps the length the server started with)",
+    caughtBy: ['list.settings.default-follows'],
+    behaviour: {
+      around: [{ query: (q, store) => (q.get('page[limit]') === null ? new URLSearchParams([...q, ['page[limit]', String(store.initialPageLength)]]) : q) }],
+    },
+  },
+  {
+    name: 'settings-override-limit',
+    breaks: "page[limit] overrides the store's page length (once the length is changed, it overrides page[limit] instead)",
+    caughtBy: ['list.settings.limit-overrides'],
+    behaviour: {
+      around: [
+        {
+          query: (q, store) =>
+            q.get('page[limit]') !== null && store.pageLength !== store.initialPageLength ? readAs(q, 'page[limit]', () => String(store.pageLength)) : q,
+        },
+      ],
+    },
+  },
+  {
+    name: 'settings-over-100-served',
+    breaks: 'a store page length over 100 is refused or clamped (150 is kept, and lists without page[limit] serve pages of 150)',
+    caughtBy: ['list.settings.over-100'],
+    behaviour: { pageLengthOverMax: 'accept' },
+  },
 ];
