@@ -115,7 +115,7 @@ function readLedgers(runs: readonly string[] | undefined): RunLedger[] {
       const held = (): number => {
         if (count === undefined) {
           const open = ledger.open();
-          count = open.created.length + open.unanswered.length;
+          count = open.created.length + open.unanswered.length + open.settings.length;
         }
         return count;
       };
@@ -221,6 +221,7 @@ async function cleanOn({ runId, path }: RunLedger, baseUrl: string, count: numbe
   io.out(
     `run ${runId} (${baseUrl}): deleted ${report.deleted}${report.alreadyGone ? ` (${report.alreadyGone} more already gone)` : ''}; ${report.leftovers.length} left over`,
   );
+  for (const r of report.restored ?? []) io.out(`run ${runId} (${baseUrl}): restored ${r}`);
   for (const l of report.leftovers) io.out(c.leftoverLine(l));
   if (report.leftovers.length === 0) removeLedger(path);
   return report.leftovers.length;

@@ -67,6 +67,10 @@ Lists:
   --require-all-endpoints   an absent list operation (404) fails instead of skipping
   --allow-all-404       run the checks even when the target answers 404 to every read the
                         contract names (else the preflight stops: a wrong base URL or prefix)
+  --change-settings     change the store's default page length (PUT /v2/settings) to check
+                        that lists follow it, then restore it (also after Ctrl-C; after a
+                        crash: conformance cleanup --run ID); default on against the bundled
+                        server, off against --base-url (env CONFORMANCE_CHANGE_SETTINGS)
   --explore N           requests drawn at random per list operation (shared by its paths),
                         and values drawn for key creation, each judged against a model; a
                         disagreement is shrunk by fast-check; --seed draws them again

@@ -295,6 +295,7 @@ async function prepare(config: Config, p: Plan, io: Io): Promise<{ listening: Li
     ledgerPath: ledgerPath(p.runId),
     explore: config.explore,
     pagination: p.pagination,
+    ...(config.changeSettings ? { changeSettings: true } : {}),
   };
   const secrets = new Secrets();
   secrets.add(settings.token);

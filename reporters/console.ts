@@ -313,6 +313,7 @@ function cleanupLines(report: RunReport, p: SummaryView['p'], observed: boolean)
     lines.push(
       `  deleted ${deleted} resource(s) this run created and had not deleted${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more were already gone)` : ''}; ${leftovers.length} left over`,
     );
+  for (const r of report.cleanup.restored ?? []) lines.push(printable(`  restored ${r}, as it was before the run changed it`));
   for (const l of leftovers) lines.push(p('yellow', leftoverLine(l)));
   if (!observed) lines.push('');
   return lines;

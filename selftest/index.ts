@@ -19,7 +19,7 @@ import type { Level } from '../lib/evidence/index.js';
 import { exitFor } from '../reporters/verdict.js';
 import type { RunReport } from '../reporters/model.js';
 import { FAULTS, resolveBehaviour, startReferenceServer, VARIANTS, type Fault, type ReferenceServerOptions, type Variant } from '../server/index.js';
-import { checkDefinitions, listChecks, staticChecks } from '../suites/index.js';
+import { CHANGES_STORE, checkDefinitions, listChecks, staticChecks, storeChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/list/expand.js';
 import { FOUND_BY, type Source } from '../suites/list/explore.js';
 import { NO_5XX } from '../suites/levels.js';
@@ -82,7 +82,8 @@ async function withServer(
 /**
  * The suite against a reference server built from `options`, as a user runs it: main() with
  * --base-url, --token, --seed, --operation and --report-dir, an empty environment and a
- * working directory of its own (no config file, no CONFORMANCE_* variables leak in).
+ * working directory of its own (no config file, no CONFORMANCE_* variables leak in). And with
+ * --change-settings: the server is the selftest's own, so the checks of the store's page length run.
  */
 export function runThroughCli(
   main: CliMain,
@@ -96,7 +97,7 @@ export function runThroughCli(
     const report = join(dir, 'report');
     const io = { out: (l: string) => output.push(l), err: (l: string) => output.push(l), env: {}, cwd: dir, isTTY: false };
     const code = await main(
-      ['--base-url', url, '--token', TOKEN, '--seed', String(seed), '--operation', operations.join(','), '--report-dir', report, ...extra],
+      ['--base-url', url, '--token', TOKEN, '--seed', String(seed), '--operation', operations.join(','), '--report-dir', report, '--change-settings', ...extra],
       io,
     );
     const file = join(report, 'results.json');
@@ -125,11 +126,14 @@ export function runChecksDirectly(options: Partial<ReferenceServerOptions>, oper
       concurrency: 8,
       ledgerPath: join(dir, 'ledger.jsonl'),
       pagination: { endpoints, parents: loadCatalogSpec().parents, budget: 1000, timeBufferMs: 60_000, requireAllEndpoints: false, startedAt: Date.now() },
+      changeSettings: true,
     };
     const run = new RunContext(settings);
     try {
-      const checks: Check[] = [...staticChecks, ...expandListChecks(listChecks, endpoints)];
-      const results = await Promise.all(checks.map((c) => runCheck(c, run, NO_5XX)));
+      const checks: Check[] = [...staticChecks, ...expandListChecks(listChecks, endpoints), ...storeChecks];
+      // The checks that change the store's settings once the others are done, as a run does (suites/register.ts).
+      const results = await Promise.all(checks.filter((c) => !CHANGES_STORE.has(c.id)).map((c) => runCheck(c, run, NO_5XX)));
+      results.push(...(await Promise.all(checks.filter((c) => CHANGES_STORE.has(c.id)).map((c) => runCheck(c, run, NO_5XX)))));
       await cleanUp(settings);
       return { code: exitFor(results, [], false).code, results, suiteErrors: [], output: [] };
     } finally {

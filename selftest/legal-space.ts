@@ -46,6 +46,9 @@ export const LEGAL_SPACE: readonly Dimension[] = [
   { name: 'first parent', options: [{}, { firstParentEmpty: true }] },
   { name: 'store shape', options: [{}, { storeShape: 'realistic' }] },
   { name: 'values the contract does not define', options: [{}, { readQuery: lenientQuery }] },
+  // The store's settings (after 'page length': a store without the endpoint keeps the contract's 25)
+  { name: 'settings endpoint', options: [{}, { settingsEndpoint: false, pageLength: 25 }] },
+  { name: 'store page length over 100', options: [{}, { pageLengthOverMax: 422 }, { pageLengthOverMax: 'clamp' }] },
 ];
 
 /** Whether an override is one option of the space (a range's make checked at its ends and inside). */

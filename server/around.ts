@@ -44,6 +44,14 @@ export interface PageAsked {
   total: number;
 }
 
+/** What a query transformation is told of the store: its page length now, and the one it started with. */
+export interface StoreAsked {
+  /** The default page length now (PUT /v2/settings may have changed it). */
+  pageLength: number;
+  /** The default page length the server started with (its behaviour's). */
+  initialPageLength: number;
+}
+
 /** One fault's or variant's transformations; each one it leaves out is the identity. */
 export interface Around {
   /** The request's method and headers, before the server checks the token. */
@@ -53,7 +61,7 @@ export interface Around {
   /** A JSON body, parsed, as the route will read it: what it throws is the answer. */
   body?(value: unknown, asked: Asked): unknown;
   /** A list request's query parameters, before the list reads them: what it throws is the answer. */
-  query?(query: URLSearchParams): URLSearchParams;
+  query?(query: URLSearchParams, store: StoreAsked): URLSearchParams;
   /** A list page, parsed, before it is sent: what it returns is sent (as JSON), what it throws is the answer. */
   page?(page: Record<string, unknown>, asked: PageAsked): unknown;
   /** Any answer of the API (not the token endpoint's own), before it is written. */

@@ -66,6 +66,17 @@ export interface Options {
   /** page[limit] above the largest page refused with 400 instead of clamped. */
   rejectOverLimit: boolean;
   /**
+   * GET and PUT /v2/settings are served (false: 404, a store whose settings endpoint is not
+   * shown: spec/contract/README.md#limits).
+   */
+  settingsEndpoint: boolean;
+  /**
+   * A page_length over 100 in PUT /v2/settings: refused with this status and the Error shape,
+   * or clamped to 100 (both a choice); 'accept', a fault: kept as sent, and lists without
+   * page[limit] served in pages that long (docs/reference-server.md#knobs-that-reach-inside).
+   */
+  pageLengthOverMax: 400 | 422 | 'clamp' | 'accept';
+  /**
    * current on a zero-result page: 0, 1, or offset/limit + 1
    * (spec/contract/README.md#lists.arithmetic: all pass).
    */
@@ -285,6 +296,8 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   customApiPlatformRules: false,
   pageLength: 25,
   rejectOverLimit: false,
+  settingsEndpoint: true,
+  pageLengthOverMax: 400,
   emptyCurrent: 'one',
   emptyPageTotal: 0,
   defaultOrder: 'created_at',

@@ -1008,7 +1008,7 @@ export const FAULTS: readonly Fault[] = [
     behaviour: { around: [eachSort((sort) => (sort.startsWith('-') ? sort.slice(1) : `-${sort}`))] },
   },
 
-  // Issue 30, parts 3 and 4: a refused create leaves nothing; no list without a token.
+  // A refused create leaves nothing; no list without a token.
   {
     name: 'refused-create-stores-key',
     breaks: 'a create refused with a 4xx creates nothing (a key create refused for validation, a wrong type, still stores the key)',
@@ -1048,5 +1048,33 @@ export const FAULTS: readonly Fault[] = [
     behaviour: {
       around: [{ request: (asked) => ((asked.route === 'list' || asked.route?.endsWith('.list')) && !asked.headers.authorization ? letIn(asked) : asked) }],
     },
+  },
+  // The store's page length, changed through PUT /v2/settings.
+  {
+    name: 'settings-ignored',
+    breaks: "a list without page[limit] follows the store's page length once it is changed (it keeps the length the server started with)",
+    caughtBy: ['list.settings.default-follows'],
+    behaviour: {
+      around: [{ query: (q, store) => (q.get('page[limit]') === null ? new URLSearchParams([...q, ['page[limit]', String(store.initialPageLength)]]) : q) }],
+    },
+  },
+  {
+    name: 'settings-override-limit',
+    breaks: "page[limit] overrides the store's page length (once the length is changed, it overrides page[limit] instead)",
+    caughtBy: ['list.settings.limit-overrides'],
+    behaviour: {
+      around: [
+        {
+          query: (q, store) =>
+            q.get('page[limit]') !== null && store.pageLength !== store.initialPageLength ? readAs(q, 'page[limit]', () => String(store.pageLength)) : q,
+        },
+      ],
+    },
+  },
+  {
+    name: 'settings-over-100-served',
+    breaks: 'a store page length over 100 is refused or clamped (150 is kept, and lists without page[limit] serve pages of 150)',
+    caughtBy: ['list.settings.over-100'],
+    behaviour: { pageLengthOverMax: 'accept' },
   },
 ];

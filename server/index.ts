@@ -191,6 +191,7 @@ export function createReferenceHandler(
       query: new URLSearchParams(url.search),
       store,
       b,
+      ...(store.pageLength !== undefined ? { pageLength: store.pageLength } : {}),
       baseUrl: `http://${host}`,
       authenticated,
       asked,

@@ -21,6 +21,8 @@ export interface PageRequest {
   url: RequestUrl;
   query: URLSearchParams;
   b: Behaviour;
+  /** The store's page length as PUT /v2/settings set it (absent: b.pageLength): the default of page[limit]. */
+  pageLength?: number;
 }
 
 function intParam(ctx: PageRequest, name: string): number | undefined {
@@ -61,9 +63,11 @@ export function lenientQuery(query: URLSearchParams): URLSearchParams {
 
 export function parseQuery(ctx: PageRequest, hardOffsetLimit: boolean): Query {
   const b = ctx.b;
-  let limit = intParam(ctx, 'page[limit]') ?? b.pageLength;
+  const given = intParam(ctx, 'page[limit]');
+  // The store's length is never over the cap (PUT /v2/settings keeps it to 100, or a fault does not).
+  let limit = given ?? ctx.pageLength ?? b.pageLength;
   if (limit < 1) throw new HttpError(400, 'page[limit] must be at least 1.');
-  if (limit > b.maxLimit) {
+  if (given !== undefined && limit > b.maxLimit) {
     if (b.rejectOverLimit) throw new HttpError(400, `page[limit] must not exceed ${b.maxLimit}.`);
     limit = b.maxLimit;
   }

@@ -173,7 +173,9 @@ export function sendPage(ctx: PageRequest, collection: Collection, source: PageS
   const b = scopedBehaviour(ctx.b, source.template, ctx.query, source.laterParent);
   // The parameters as the list reads them: through the transformations around the server
   // (server/around.ts), then as this server reads them (readQuery).
-  const sent = b.around.length ? through(b.around, 'query', ctx.query) : ctx.query;
+  const sent = b.around.length
+    ? through(b.around, 'query', ctx.query, { pageLength: ctx.pageLength ?? ctx.b.pageLength, initialPageLength: ctx.b.pageLength })
+    : ctx.query;
   const query = b.readQuery ? b.readQuery(sent) : sent;
   const q = parseQuery({ ...ctx, b, query }, source.hardOffsetLimit);
   const page = readPage(collection, q, b);

@@ -28,7 +28,7 @@ export interface RouteContext extends PageRequest {
 export interface Route {
   /** What the transformations around the server know it by (Asked.route). */
   name: string;
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   pattern: RegExp;
   /** Routes that may be reached without a token under the current behaviour. */
   open?: (b: Behaviour) => boolean;
@@ -88,6 +88,38 @@ export const MAX_DESCRIPTION = 1_000;
 
 function newId(store: Store, b: Behaviour): string {
   return b.idFormat === 'uuid' ? store.uuid() : String(store.serial);
+}
+
+// --- The store's settings ---------------------------------------------------------------
+
+/** The largest store page length (spec/contract/README.md#lists.default-max): a page holds at most 100 records. */
+const MAX_PAGE_LENGTH = 100;
+
+/** The store's settings as GET and PUT /v2/settings answer them: the page length lists use now. */
+function settingsJson(ctx: RouteContext): unknown {
+  return { data: { type: 'settings', page_length: ctx.store.pageLength ?? ctx.b.pageLength } };
+}
+
+/** The settings endpoint, or 404 where the behaviour has none (the no-settings-endpoint variant). */
+function settingsServed(b: Behaviour): void {
+  if (!b.settingsEndpoint) throw new HttpError(404, 'Not found');
+}
+
+/**
+ * The page length a PUT /v2/settings body sets: a whole number from 1 to 100; over 100 refused
+ * with the behaviour's status, or clamped (the choices), or, as a fault, kept as sent.
+ */
+function pageLengthOf(body: unknown, b: Behaviour): number {
+  const d = dataOf(body, b);
+  if (d.type !== 'settings') throw new HttpError(b.validationStatus, "The field 'type' must be 'settings'.");
+  const n = d.page_length;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1)
+    throw new HttpError(b.validationStatus, `The field 'page_length' must be a whole number from 1 to ${MAX_PAGE_LENGTH}.`);
+  if (n <= MAX_PAGE_LENGTH) return n;
+  if (b.pageLengthOverMax === 'clamp') return MAX_PAGE_LENGTH;
+  // Knob that reaches inside (docs/reference-server.md#knobs-that-reach-inside): the store keeps it.
+  if (b.pageLengthOverMax === 'accept') return n;
+  throw new HttpError(b.pageLengthOverMax, `The field 'page_length' must not exceed ${MAX_PAGE_LENGTH}.`);
 }
 
 // --- Custom APIs -----------------------------------------------------------------------
@@ -267,7 +299,18 @@ export const ROUTES: Route[] = [
     method: 'GET',
     pattern: /^\/v2\/settings$/,
     handle(ctx) {
-      ctx.reply(json(200, { data: { type: 'settings', page_length: ctx.b.pageLength } }));
+      settingsServed(ctx.b);
+      ctx.reply(json(200, settingsJson(ctx)));
+    },
+  },
+  {
+    name: 'settings.update',
+    method: 'PUT',
+    pattern: /^\/v2\/settings$/,
+    async handle(ctx) {
+      settingsServed(ctx.b);
+      ctx.store.pageLength = pageLengthOf(await readJson(ctx.req, ctx.b, ctx.asked), ctx.b);
+      ctx.reply(json(200, settingsJson(ctx)));
     },
   },
   {

@@ -107,4 +107,6 @@ export class Store {
   readonly issuedTokens = new Map<string, IssuedToken>();
   /** Counter behind numeric ids (a fault's id format). */
   serial = 0;
+  /** The page length PUT /v2/settings set, for every list read without page[limit] (absent: the behaviour's pageLength). */
+  pageLength?: number;
 }

@@ -277,4 +277,28 @@ export const VARIANTS: readonly Variant[] = [
     operations: ['hierarchies@by-release', 'node-products', 'prices'],
   },
   { name: 'list-ids-prefixed', choice: 'list records with prefixed ids (rec_00000042…)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'prefixed' } },
+
+  // The store's page length, changed through PUT /v2/settings.
+  {
+    name: 'no-settings-endpoint',
+    choice: "no settings endpoint: GET and PUT /v2/settings answer 404 (the default page length is the contract's 25)",
+    allowedBy:
+      'contract § Limits: the default page length can be changed through a settings endpoint whose path and payload are not shown (spec/contract/README.md#limits)',
+    warns: [],
+    behaviour: { settingsEndpoint: false, pageLength: 25 },
+  },
+  {
+    name: 'settings-over-100-refused',
+    choice: 'a store page_length over 100 refused with 422 and the Error shape',
+    allowedBy: 'the reading (spec/contract/README.md#lists.default-max): a length over 100 is refused with a 4xx, or clamped',
+    warns: [],
+    behaviour: { pageLengthOverMax: 422 },
+  },
+  {
+    name: 'settings-over-100-clamped',
+    choice: 'a store page_length over 100 taken as 100 (answered 200, GET /v2/settings then shows 100)',
+    allowedBy: 'the reading (spec/contract/README.md#lists.default-max): a length over 100 is refused with a 4xx, or clamped',
+    warns: [],
+    behaviour: { pageLengthOverMax: 'clamp' },
+  },
 ];

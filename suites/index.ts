@@ -10,6 +10,7 @@ import { AREA as PAGINATION, type ListCheck } from './list/list-check.js';
 import { expandListChecks } from './list/expand.js';
 import { leveled } from './levels.js';
 import { OBSERVED_LIST_CHECKS } from './list/judge.js';
+import { settingsChecks } from './list/settings.js';
 
 /** Areas in the order they are reported; each is one folder. They run side by side (suites/run.suite.ts). */
 export const AREAS = ['delete-custom-api', 'create-application-key', 'errors', 'pagination'] as const;
@@ -26,8 +27,21 @@ export const WRITTEN_LISTS: ReadonlyMap<string, Area> = new Map<string, Area>([
   ['custom-apis', 'delete-custom-api'],
 ]);
 
+/**
+ * Checks that change the store's settings (--change-settings: suites/list/settings.ts): they run
+ * once every other check is done (suites/register.ts), so that no other check reads a list while
+ * the store's page length is changed.
+ */
+export const CHANGES_STORE: ReadonlySet<string> = new Set(settingsChecks.map((c) => c.id));
+
 /** Checks run once per run, each with its rule's level (suites/levels.ts). */
 export const staticChecks: readonly Check[] = leveled([...deleteChecks, ...createChecks, ...errorChecks]);
+
+/**
+ * Checks of the pagination area run once per run, not per operation: they change the store's
+ * page length (CHANGES_STORE), and read the lists the run's list checks found.
+ */
+export const storeChecks: readonly Check[] = leveled(settingsChecks);
 
 /** Checks run once per list operation, each with its rule's level. */
 export const listChecks: readonly ListCheck[] = leveled(writtenListChecks);
@@ -46,7 +60,7 @@ export function judgesTraffic(check: { id: string; observe?: unknown }): boolean
 
 /** Every check as data (what --list shows and the id snapshot freezes). */
 export const checkDefinitions: readonly CheckDefinition[] = [
-  ...staticChecks.map((c) => ({
+  ...[...staticChecks, ...storeChecks].map((c) => ({
     id: c.id,
     area: c.area,
     clause: c.clause,
@@ -70,7 +84,8 @@ export const checkDefinitions: readonly CheckDefinition[] = [
 
 /** The checks of one area, as they run: list checks expanded over the operations. */
 export function checksOf(area: string, pagination: PaginationSettings | undefined): Check[] {
-  if (area === PAGINATION) return pagination ? expandListChecks(listChecks, pagination.endpoints) : [];
+  // The pagination area: the list checks, once per operation; then its checks run once per run (suites/list/settings.ts).
+  if (area === PAGINATION) return pagination ? [...expandListChecks(listChecks, pagination.endpoints), ...storeChecks] : [];
   return staticChecks.filter((c) => c.area === area);
 }
 

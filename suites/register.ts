@@ -18,7 +18,7 @@ import {
 import { Breaker } from '../lib/transport/index.js';
 import { useSchemaDocuments } from '../lib/contract/index.js';
 import type { ProvidedRun } from '../lib/vitest/index.js';
-import { WRITTEN_LISTS } from './index.js';
+import { CHANGES_STORE, WRITTEN_LISTS } from './index.js';
 import { NO_5XX } from './levels.js';
 
 declare module 'vitest' {
@@ -40,7 +40,8 @@ declare module 'vitest' {
  * them all at once (sequence.concurrent), and the HTTP client bounds what is in flight. Areas
  * do not wait for one another, except the list checks on WRITTEN_LISTS (suites/index.ts): they
  * wait until the checks that create and delete are done, so that no traversal of those lists
- * meets records coming and going under it.
+ * meets records coming and going under it. The checks that change the store's settings
+ * (CHANGES_STORE) wait for every other check: none reads a list while the store is changed.
  */
 export function registerRun(checksFor: (settings: RunSettings) => readonly Check[]): void {
   const { settings, selected, schemas } = inject('conformance');
@@ -78,18 +79,32 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
     await run.close();
   });
   const checks = checksFor(settings).filter((c) => wanted.has(resultKey(c)));
-  let writing = checks.filter((c) => c.operation === undefined).length;
+  const changesStore = (c: Check): boolean => c.operation === undefined && CHANGES_STORE.has(c.id);
+  let writing = checks.filter((c) => c.operation === undefined && !changesStore(c)).length;
   if (writing === 0) writersDone();
+  let othersDone!: () => void;
+  const others = new Promise<void>((resolve) => (othersDone = resolve));
+  let running = checks.filter((c) => !changesStore(c)).length;
+  if (running === 0) othersDone();
+  // A stop lets them go: they then report as not started, having sent nothing.
+  let stopped = false;
+  stop.addEventListener('message', () => {
+    stopped = true;
+    othersDone();
+  });
   for (const check of checks) {
     const waits = check.operation !== undefined && WRITTEN_LISTS.has(check.operation);
+    const last = changesStore(check);
     test(resultKey(check), async ({ task, skip }) => {
       const go = await opened;
       if (go && waits) await written;
+      if (go && last) await others;
       let result: CheckResult;
       try {
-        result = go ? await runCheck(check, run, NO_5XX) : notStarted(check);
+        result = go && !(last && stopped) ? await runCheck(check, run, NO_5XX) : notStarted(check);
       } finally {
-        if (check.operation === undefined && --writing === 0) writersDone();
+        if (!last && check.operation === undefined && --writing === 0) writersDone();
+        if (!last && --running === 0) othersDone();
       }
       task.meta.conformance = result;
       task.meta.conformanceSecrets = run.secrets.values();

@@ -176,7 +176,7 @@ describe('after a crash', () => {
           `k: the target never answered its create (the run stopped, or the connection failed), and its name does not carry the run id: /v2/application-keys holds 1 named so (${k}), which may be anyone's; check by hand`,
         ]);
         // Reported once, then forgotten: a second cleanup has nothing left to say.
-        expect(new Ledger(settings.ledgerPath).open()).toEqual({ created: [], unanswered: [] });
+        expect(new Ledger(settings.ledgerPath).open()).toEqual({ created: [], unanswered: [], settings: [] });
       } finally {
         dispose();
       }

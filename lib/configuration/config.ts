@@ -68,6 +68,11 @@ export interface Config {
    * certification, the checks an empty list cannot exercise do not block it (reporters/verdict.ts).
    */
   empty: readonly string[];
+  /**
+   * The store's page length may be changed (PUT /v2/settings) and is restored at the end
+   * (suites/list/settings.ts). Default: on against the bundled server, off against a target.
+   */
+  changeSettings: boolean;
   /** Catalog overrides and additions (file only). */
   catalog: CatalogOverrides;
   /** Where each value came from, for the start-up print. */
@@ -353,6 +358,7 @@ export function resolveConfig(input: ConfigInput): Config {
     allowAll404: raw['allow-all-404'] !== undefined ? bool(at('allow-all-404'), raw['allow-all-404']) : false,
     operations: input.operations ?? [],
     empty: raw.empty !== undefined ? [...new Set(names(raw.empty))] : [],
+    changeSettings: raw['change-settings'] !== undefined ? bool(at('change-settings'), raw['change-settings']) : raw['base-url'] === undefined,
     catalog: fileSettings.catalog,
     sources,
     ...(existsSync(file) ? { configFile: file } : {}),
@@ -388,6 +394,13 @@ export function describeConfig(c: Config): string[] {
     ...(c.allowAll404 ? [row('all 404', 'the checks run even if nothing the contract names is served', 'allow-all-404')] : []),
     ...(c.sources['max-body-bytes'] !== 'default' ? [row('max body', `${c.maxBodyBytes} bytes`, 'max-body-bytes')] : []),
     ...(c.operations.length ? [row('operations', c.operations.join(', '))] : []),
+    row(
+      'settings',
+      c.changeSettings
+        ? "the store's page length is changed, then restored (PUT /v2/settings)"
+        : "left alone (--change-settings checks the store's page length)",
+      'change-settings',
+    ),
     ...(c.empty.length ? [row('empty', `${c.empty.join(', ')} (declared empty)`, 'empty')] : []),
     ...(c.catalog.operations || c.catalog.parents
       ? [row('catalog', `overrides: ${Object.keys(c.catalog.operations ?? {}).length} operation(s), ${Object.keys(c.catalog.parents ?? {}).length} parent(s)`)]

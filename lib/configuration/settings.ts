@@ -33,6 +33,8 @@ export interface SettingSpec {
   replay?: 'all' | 'list';
   /** Shards that differ in it are not one run: merge refuses them. */
   shards?: boolean;
+  /** A switch on by default against the bundled server: a replay names it only against a target (--base-url). */
+  onWhenBundled?: boolean;
 }
 
 export const SETTINGS = [
@@ -54,6 +56,8 @@ export const SETTINGS = [
   { key: 'allow-all-404', env: 'CONFORMANCE_ALLOW_ALL_404', field: 'allowAll404', kind: 'switch' },
   // Not replayed: it changes what certifies, not what a check finds.
   { key: 'empty', env: 'CONFORMANCE_EMPTY', field: 'empty', kind: 'list', shards: true },
+  // On by default against the bundled server, off against a target (lib/configuration/config.ts).
+  { key: 'change-settings', env: 'CONFORMANCE_CHANGE_SETTINGS', field: 'changeSettings', kind: 'switch', replay: 'all', shards: true, onWhenBundled: true },
 ] as const satisfies readonly SettingSpec[];
 
 export type SettingKey = (typeof SETTINGS)[number]['key'];
@@ -101,7 +105,7 @@ export function replayWords(config: Record<string, unknown>, list: boolean): str
     if (!s.replay || (s.replay === 'list' && !list)) continue;
     const v = config[s.field];
     if (s.kind === 'switch') {
-      if (v === true) words.push(`--${s.key}`);
+      if (v === true && !(s.onWhenBundled && config.baseUrl === undefined)) words.push(`--${s.key}`);
     } else if (typeof v === 'number' || typeof v === 'string') words.push(`--${s.key}`, String(v));
   }
   return words;

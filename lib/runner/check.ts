@@ -120,6 +120,11 @@ export interface RunSettings {
   explore?: number;
   /** The list operations and how to read them (absent: no pagination checks). */
   pagination?: PaginationSettings;
+  /**
+   * The store's settings may be changed (--change-settings): its page length, written to the
+   * ledger before the first change and restored at the end (suites/list/settings.ts).
+   */
+  changeSettings?: boolean;
 }
 
 /**

@@ -2,13 +2,14 @@
 // else: an id not in the ledger is never sent a DELETE, and a create whose answer never came
 // (the run stopped) is looked for by its exact name only when that name carries the run's id.
 import { HttpClient, type HttpResponse, findByName } from '../transport/index.js';
-import { Ledger, type LedgerEntry, type OpenIntent } from './ledger.js';
+import { Ledger, type LedgerEntry, type OpenIntent, type SettingChange } from './ledger.js';
 import { tracesTo } from './run-names.js';
 import { Secrets } from '../evidence/index.js';
 import type { RunSettings } from './check.js';
 
 export interface Leftover {
-  kind: LedgerEntry['kind'];
+  /** What was left: a resource the run created, or a setting it changed and could not restore. */
+  kind: LedgerEntry['kind'] | 'setting';
   id: string;
   name: string;
   createdBy: string;
@@ -21,6 +22,8 @@ export interface CleanupReport {
   /** Found already gone (a first DELETE answered 404): a check deleted it, and the ledger had not heard. */
   alreadyGone?: number;
   leftovers: Leftover[];
+  /** Settings the run changed, put back as they were (`page_length 25 (PUT /v2/settings)`). */
+  restored?: string[];
   /** Why nothing was sent (the target stopped answering during the run); the ledger is kept. */
   postponed?: string;
   /** With postponed: how many resources and unanswered creates the ledger still holds. */
@@ -32,8 +35,8 @@ export interface CleanupReport {
  * and print a line. The ledger keeps everything for `conformance cleanup --run ID`.
  */
 export function postponeCleanUp(ledgerPath: string, why: string): CleanupReport {
-  const { created, unanswered } = new Ledger(ledgerPath).open();
-  return { deleted: 0, leftovers: [], postponed: why, pending: created.length + unanswered.length };
+  const { created, unanswered, settings } = new Ledger(ledgerPath).open();
+  return { deleted: 0, leftovers: [], postponed: why, pending: created.length + unanswered.length + settings.length };
 }
 
 /**
@@ -56,12 +59,12 @@ export async function cleanUpAfterOutage(
   why: string,
   options: { waitMs?: number; pauseMs?: number; said?: (line: string) => void } = {},
 ): Promise<CleanupReport> {
-  const { created, unanswered } = new Ledger(settings.ledgerPath).open();
-  if (created.length === 0 && unanswered.length === 0) return { deleted: 0, leftovers: [] };
+  const { created, unanswered, settings: changed } = new Ledger(settings.ledgerPath).open();
+  if (created.length === 0 && unanswered.length === 0 && changed.length === 0) return { deleted: 0, leftovers: [] };
   const waitMs = options.waitMs ?? outageWaitMs(settings.timeoutMs);
   const pauseMs = options.pauseMs ?? 2_000;
   options.said?.(
-    `  waiting up to ${Math.round(waitMs / 1000)} s for the target to answer again, to delete the ${created.length + unanswered.length} thing(s) this run created`,
+    `  waiting up to ${Math.round(waitMs / 1000)} s for the target to answer again, to delete the ${created.length + unanswered.length} thing(s) this run created${changed.length ? ` and restore the ${changed.length} setting(s) it changed` : ''}`,
   );
   const deadline = Date.now() + waitMs;
   const probe = new HttpClient({
@@ -100,11 +103,11 @@ export async function cleanUp(
   secrets = new Secrets(),
 ): Promise<CleanupReport> {
   const ledger = new Ledger(settings.ledgerPath);
-  const { created, unanswered } = ledger.open();
+  const { created, unanswered, settings: changed } = ledger.open();
   const leftovers: Leftover[] = [];
   let deleted = 0;
   let alreadyGone = 0;
-  if (created.length === 0 && unanswered.length === 0) return { deleted, leftovers };
+  if (created.length === 0 && unanswered.length === 0 && changed.length === 0) return { deleted, leftovers };
   // Its own client (its own breaker: a run's open breaker does not stop it), and more patient
   // than a check's: what the cleanup gives up on is left on the user's server.
   const http = new HttpClient({ ...settings, secrets, retry: { maxWaitMs: CLEANUP_PATIENCE_MS } });
@@ -187,13 +190,45 @@ export async function cleanUp(
       left(intent, `${reason}: ${(e as Error).message}`);
     }
   };
+  const restored: string[] = [];
   try {
     await Promise.all([
       ...created.map((entry) => (entry.deletePath ? remove(entry) : Promise.resolve(left(entry, 'the target returned no id, so the suite cannot delete it')))),
       ...unanswered.map(unansweredCreate),
+      ...changed.map(async (change) => {
+        const outcome = await restoreSetting((spec) => http.request(spec), ledger, change);
+        if (outcome.ok) restored.push(outcome.said);
+        else leftovers.push({ kind: 'setting', id: change.path, name: change.name, createdBy: change.createdBy, reason: secrets.mask(outcome.said) });
+      }),
     ]);
   } finally {
     await http.close();
   }
-  return { deleted, ...(alreadyGone ? { alreadyGone } : {}), leftovers };
+  return { deleted, ...(alreadyGone ? { alreadyGone } : {}), ...(restored.length ? { restored } : {}), leftovers };
+}
+
+/**
+ * Puts a setting the run changed back to its original value (`PUT change.path` with the body
+ * the ledger holds), and writes to the ledger that it is restored once the target took it.
+ * What it says: `page_length 25 (PUT /v2/settings)`, or why it is still changed.
+ */
+export async function restoreSetting(
+  send: (spec: { method: 'PUT'; path: string; json: unknown }) => Promise<HttpResponse>,
+  ledger: Ledger,
+  change: SettingChange,
+): Promise<{ ok: boolean; said: string }> {
+  const what = `${change.name} ${change.original} (PUT ${change.path})`;
+  try {
+    const res = await send({ method: 'PUT', path: change.path, json: change.body });
+    if (res.status >= 200 && res.status < 300) {
+      ledger.restored(change.path, change.name);
+      return { ok: true, said: what };
+    }
+    return {
+      ok: false,
+      said: `restoring ${what} answered ${res.status}: ${change.name} may still hold the value the run set; set it back to ${change.original} by hand`,
+    };
+  } catch (e) {
+    return { ok: false, said: `restoring ${what} failed (${(e as Error).message}): 'conformance cleanup --run ID' tries again` };
+  }
 }

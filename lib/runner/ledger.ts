@@ -110,12 +110,31 @@ export function runInProgress(run: LedgerRun | undefined, host: string): boolean
   }
 }
 
+/**
+ * A setting of the target the run changed, with the value it had before: written before the
+ * first change, so that the cleanup (and `conformance cleanup --run ID` after a crash) puts it
+ * back with `PUT path` and `body`.
+ */
+export interface SettingChange {
+  /** The resource that holds it, relative to the base URL: `/v2/settings`. */
+  path: string;
+  /** What it is called in reports: `page_length`. */
+  name: string;
+  /** The value it had before the run changed it. */
+  original: number;
+  /** The body of the PUT that restores it. */
+  body: unknown;
+  createdBy: string;
+}
+
 type Line =
   | ({ op: 'run' } & LedgerRun)
   | ({ op: 'intent' } & OpenIntent)
   | { op: 'settled'; key: string }
   | ({ op: 'created' } & LedgerEntry)
-  | { op: 'deleted'; deletePath: string };
+  | { op: 'deleted'; deletePath: string }
+  | ({ op: 'setting' } & SettingChange)
+  | { op: 'restored'; path: string; name: string };
 
 export class Ledger {
   readonly path: string;
@@ -164,6 +183,16 @@ export class Ledger {
     this.#append({ op: 'deleted', deletePath });
   }
 
+  /** Before the first change of a setting: its value then (see SettingChange). */
+  changing(change: SettingChange): void {
+    this.#append({ op: 'setting', ...change });
+  }
+
+  /** The setting holds its original value again. */
+  restored(path: string, name: string): void {
+    this.#append({ op: 'restored', path, name });
+  }
+
   /** Lines that could not be read (a write cut short by a crash tears the last one): skipped. */
   torn = 0;
 
@@ -198,11 +227,26 @@ export class Ledger {
     };
   }
 
-  /** What was created and not (yet) seen deleted, oldest first; and creates whose answer never came. */
-  open(): { created: LedgerEntry[]; unanswered: OpenIntent[] } {
+  /**
+   * What was created and not (yet) seen deleted, oldest first; creates whose answer never came;
+   * and settings changed and not (yet) restored, each with the value it had first.
+   */
+  open(): { created: LedgerEntry[]; unanswered: OpenIntent[]; settings: SettingChange[] } {
     const created = new Map<string, LedgerEntry>();
     const intents = new Map<string, OpenIntent>();
+    const settings = new Map<string, SettingChange>();
     for (const line of this.#lines()) {
+      if (line.op === 'setting') {
+        const { op: _op, ...change } = line;
+        // The first value written is the original: a second change of the same setting keeps it.
+        const key = `${change.path} ${change.name}`;
+        if (!settings.has(key)) settings.set(key, change);
+        continue;
+      }
+      if (line.op === 'restored') {
+        settings.delete(`${line.path} ${line.name}`);
+        continue;
+      }
       if (line.op === 'intent') {
         const { op: _op, ...intent } = line;
         intents.set(intent.key, intent);
@@ -214,6 +258,6 @@ export class Ledger {
         created.set(entry.deletePath || `${entry.key ?? entry.name}`, entry);
       } else if (line.op === 'deleted') created.delete(line.deletePath);
     }
-    return { created: [...created.values()], unanswered: [...intents.values()] };
+    return { created: [...created.values()], unanswered: [...intents.values()], settings: [...settings.values()] };
   }
 }
