@@ -276,4 +276,13 @@ export const VARIANTS: readonly Variant[] = [
     operations: ['hierarchies@by-release', 'node-products', 'prices'],
   },
   { name: 'list-ids-prefixed', choice: 'list records with prefixed ids (rec_00000042…)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'prefixed' } },
+  // States and transitions (suites/state/)
+  {
+    name: 'list-visibility-delayed',
+    choice: 'a created Application Key or Custom API shows in its list only a second after its creation (its read serves it at once)',
+    allowedBy:
+      'the reading (spec/contract/README.md#keyset-traversal): timestamps close to the present may be incomplete (eventual consistency); the suite waits out its time buffer (spec/contract/README.md#states)',
+    warns: [],
+    behaviour: { listedAfterMs: 1000 },
+  },
 ];

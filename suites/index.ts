@@ -10,9 +10,11 @@ import { AREA as PAGINATION, type ListCheck } from './list/list-check.js';
 import { expandListChecks } from './list/expand.js';
 import { leveled } from './levels.js';
 import { OBSERVED_LIST_CHECKS } from './list/judge.js';
+// States and transitions: sequences across operations held to a model.
+import { stateChecks } from './state/checks.js';
 
 /** Areas in the order they are reported; each is one folder. They run side by side (suites/run.suite.ts). */
-export const AREAS = ['delete-custom-api', 'create-application-key', 'errors', 'pagination'] as const;
+export const AREAS = ['delete-custom-api', 'create-application-key', 'errors', 'pagination', 'state'] as const;
 export type Area = (typeof AREAS)[number];
 
 /**
@@ -27,7 +29,7 @@ export const WRITTEN_LISTS: ReadonlyMap<string, Area> = new Map<string, Area>([
 ]);
 
 /** Checks run once per run, each with its rule's level (suites/levels.ts). */
-export const staticChecks: readonly Check[] = leveled([...deleteChecks, ...createChecks, ...errorChecks]);
+export const staticChecks: readonly Check[] = leveled([...deleteChecks, ...createChecks, ...errorChecks, ...stateChecks]);
 
 /** Checks run once per list operation, each with its rule's level. */
 export const listChecks: readonly ListCheck[] = leveled(writtenListChecks);
