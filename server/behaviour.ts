@@ -131,6 +131,13 @@ export interface Options {
    * the lenient-parameters variant's reading (server/list-query.ts lenientQuery).
    */
   readQuery: ((query: URLSearchParams) => URLSearchParams) | null;
+
+  // States and transitions (spec/contract/README.md#states)
+  /**
+   * A created Application Key or Custom API shows in its list only this many milliseconds after
+   * its creation (0: at once). A choice, within the run's time buffer: its read serves it at once.
+   */
+  listedAfterMs: number;
 }
 
 /**
@@ -217,6 +224,12 @@ export interface InsideKnobs {
    * checks the text sent, before a lenient parser reads `+10040` or ` 10040` as 10040).
    */
   hardOffsetIn: 'records' | 'pages' | 'plain-digits';
+
+  // States and transitions: what the lists of the store's own records keep
+  /** A deleted Custom API stays in its list (a fault: its read and a second DELETE find nothing, the list still shows it). */
+  deletedStaysListed: boolean;
+  /** The list of Application Keys shows only keys used once (a fault: a created key is missing from its list, its read finds it). */
+  keysListedOnceUsed: boolean;
 }
 
 export interface Behaviour extends Options, InsideKnobs {
@@ -312,6 +325,7 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   currentRounding: 'floor',
   filterValuesOwnSpelling: false,
   readQuery: null,
+  listedAfterMs: 0,
 
   deleteApplies: true,
   deleteHidesOnly: false,
@@ -342,6 +356,8 @@ export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   totalFromOffset: false,
   hardOffsetLimit: true,
   hardOffsetIn: 'records',
+  deletedStaysListed: false,
+  keysListedOnceUsed: false,
 
   around: [],
   listFaultScope: null,

@@ -188,6 +188,9 @@ export interface Fault {
   explored?: boolean;
 }
 
+/** A fault of the store's own lists, with a knob of its own and nothing else (suites/state/). */
+const stateFault = (name: string, breaks: string, caughtBy: string[], behaviour: Partial<Behaviour>): Fault => ({ name, breaks, caughtBy, behaviour });
+
 /** The by-release paths of spec/list-operations.yaml: the lists of a given catalog's release. */
 const BY_RELEASE = endpointsOf(loadCatalogSpec())
   .filter((e) => e.variant === 'by-release')
@@ -1007,7 +1010,6 @@ export const FAULTS: readonly Fault[] = [
     caughtBy: ['list.sort.created-at', 'list.sort.updated-at', 'list.sort.id', 'list.sort.descending'],
     behaviour: { around: [eachSort((sort) => (sort.startsWith('-') ? sort.slice(1) : `-${sort}`))] },
   },
-
   // A refused create leaves nothing; no list without a token.
   {
     name: 'refused-create-stores-key',
@@ -1077,4 +1079,11 @@ export const FAULTS: readonly Fault[] = [
     caughtBy: ['list.settings.over-100'],
     behaviour: { pageLengthOverMax: 'accept' },
   },
+  // States and transitions: sequences across operations held to a model (suites/state/). Knobs
+  // that reach inside: what the store's own lists keep is a count over every page, which no
+  // rewrite of one page can redo (docs/reference-server.md#knobs-that-reach-inside).
+  stateFault('deleted-custom-api-listed', 'a deleted Custom API is gone from its list after the time buffer', ['state.sequence.deleted'], {
+    deletedStaysListed: true,
+  }),
+  stateFault('created-key-unlisted', 'a created key appears in its list', ['state.sequence.created', 'state.sequence.total'], { keysListedOnceUsed: true }),
 ];

@@ -282,7 +282,10 @@ export function listRoute(t: ListTemplate): Route {
 function storeList<T extends { id: string; name: string; created: Date }>(ctx: RouteContext, items: Iterable<T>, render: (t: T) => unknown): void {
   const byId = new Map<string, T>();
   const records: ListRecord[] = [];
+  // The listed-after variant: a record shows in its list only once it is that old.
+  const listedBefore = Date.now() - ctx.b.listedAfterMs;
   for (const item of items) {
+    if (ctx.b.listedAfterMs > 0 && item.created.getTime() > listedBefore) continue;
     byId.set(item.id, item);
     // Sorted and filtered at the precision its timestamps show: a store that compares finer than
     // it shows returns, under gt, a record shown equal to the value (the gt-hidden-precision fault).
@@ -318,7 +321,9 @@ export const ROUTES: Route[] = [
     method: 'GET',
     pattern: /^\/v2\/settings\/extensions\/custom-apis$/,
     handle(ctx) {
-      storeList(ctx, ctx.store.customApis.values(), (c) => customApiJson(c, ctx));
+      // The deleted-custom-api-listed fault: the list still shows what was deleted.
+      const listed = [...ctx.store.customApis.values(), ...ctx.store.listedAfterDelete.values()];
+      storeList(ctx, listed, (c) => customApiJson(c, ctx));
     },
   },
   {
@@ -353,6 +358,7 @@ export const ROUTES: Route[] = [
       // store does with the delete.
       if (b.deleteHidesOnly) found.hiddenFromDelete = true;
       else if (b.deleteApplies) store.customApis.delete(id);
+      if (b.deleteApplies && b.deletedStaysListed) store.listedAfterDelete.set(id, found);
       ctx.reply(empty(204));
     },
   },
@@ -361,7 +367,9 @@ export const ROUTES: Route[] = [
     method: 'GET',
     pattern: /^\/v2\/application-keys$/,
     handle(ctx) {
-      storeList(ctx, ctx.store.applicationKeys.values(), (k) => {
+      // The created-key-unlisted fault: only keys used once are listed.
+      const keys = [...ctx.store.applicationKeys.values()].filter((k) => !ctx.b.keysListedOnceUsed || k.last_used_at !== null);
+      storeList(ctx, keys, (k) => {
         // A list never shows secrets (the real platform shows them only on creation).
         const { client_secret: _secret, ...rest } = keyJson(k, ctx);
         return rest;

@@ -103,6 +103,8 @@ export class Store {
 
   readonly customApis = new Map<string, CustomApi>();
   readonly applicationKeys = new Map<string, ApplicationKey>();
+  /** Custom APIs deleted while the deleted-stays-listed fault is on: their list still shows them. */
+  readonly listedAfterDelete = new Map<string, CustomApi>();
   /** Tokens handed out, by the SHA-256 of the token (hex): the store keeps no token itself. */
   readonly issuedTokens = new Map<string, IssuedToken>();
   /** Counter behind numeric ids (a fault's id format). */

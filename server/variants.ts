@@ -301,4 +301,13 @@ export const VARIANTS: readonly Variant[] = [
     warns: [],
     behaviour: { pageLengthOverMax: 'clamp' },
   },
+  // States and transitions (suites/state/)
+  {
+    name: 'list-visibility-delayed',
+    choice: 'a created Application Key or Custom API shows in its list only a second after its creation (its read serves it at once)',
+    allowedBy:
+      'the reading (spec/contract/README.md#keyset-traversal): timestamps close to the present may be incomplete (eventual consistency); the suite waits out its time buffer (spec/contract/README.md#states)',
+    warns: [],
+    behaviour: { listedAfterMs: 1000 },
+  },
 ];

@@ -11,9 +11,11 @@ import { expandListChecks } from './list/expand.js';
 import { leveled } from './levels.js';
 import { OBSERVED_LIST_CHECKS } from './list/judge.js';
 import { settingsChecks } from './list/settings.js';
+// States and transitions: sequences across operations held to a model.
+import { stateChecks } from './state/checks.js';
 
 /** Areas in the order they are reported; each is one folder. They run side by side (suites/run.suite.ts). */
-export const AREAS = ['delete-custom-api', 'create-application-key', 'errors', 'pagination'] as const;
+export const AREAS = ['delete-custom-api', 'create-application-key', 'errors', 'pagination', 'state'] as const;
 export type Area = (typeof AREAS)[number];
 
 /**
@@ -35,7 +37,7 @@ export const WRITTEN_LISTS: ReadonlyMap<string, Area> = new Map<string, Area>([
 export const CHANGES_STORE: ReadonlySet<string> = new Set(settingsChecks.map((c) => c.id));
 
 /** Checks run once per run, each with its rule's level (suites/levels.ts). */
-export const staticChecks: readonly Check[] = leveled([...deleteChecks, ...createChecks, ...errorChecks]);
+export const staticChecks: readonly Check[] = leveled([...deleteChecks, ...createChecks, ...errorChecks, ...stateChecks]);
 
 /**
  * Checks of the pagination area run once per run, not per operation: they change the store's

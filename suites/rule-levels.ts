@@ -70,6 +70,10 @@ export const RULE_LEVELS: Readonly<Record<string, Level>> = {
   'list.total.filtered': 'MUST',
   'list.total.unfiltered': 'MUST',
   'state.refused-create.custom-api': 'MUST',
+  'state.sequence.created': 'SHOULD',
+  'state.sequence.deleted': 'MUST',
+  'state.sequence.distinct': 'MUST',
+  'state.sequence.total': 'SHOULD',
 };
 
 /** The levels of the rules every check of a run is held to, besides its own (suites/levels.ts, RUN_RULES). */
