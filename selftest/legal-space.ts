@@ -49,6 +49,8 @@ export const LEGAL_SPACE: readonly Dimension[] = [
   // The store's settings (after 'page length': a store without the endpoint keeps the contract's 25)
   { name: 'settings endpoint', options: [{}, { settingsEndpoint: false, pageLength: 25 }] },
   { name: 'store page length over 100', options: [{}, { pageLengthOverMax: 422 }, { pageLengthOverMax: 'clamp' }] },
+  // A new record listed a moment after its creation, well within the time buffer (eventual consistency)
+  { name: 'list visibility', options: [{}, { listedAfterMs: 1000 }] },
 ];
 
 /** Whether an override is one option of the space (a range's make checked at its ends and inside). */

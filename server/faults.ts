@@ -265,8 +265,24 @@ export const FAULTS: readonly Fault[] = [
   {
     name: 'auth-missing-403',
     breaks: 'a missing token answers 401 (SHOULD)',
-    caughtBy: ['delete.unauthenticated.401'],
+    caughtBy: ['delete.unauthenticated.401', 'auth.matrix.401'],
     behaviour: { around: [{ answer: (a, asked) => (a.status === 401 && !asked.handled && !asked.headers.authorization ? restatus(a, 403) : a) }] },
+  },
+  {
+    name: 'no-www-authenticate',
+    breaks: 'a 401 names its scheme (WWW-Authenticate: Bearer)',
+    caughtBy: ['auth.matrix.www-authenticate'],
+    behaviour: {
+      around: [
+        {
+          answer: (a) => {
+            if (a.status !== 401) return a;
+            const { 'www-authenticate': _scheme, ...headers } = a.headers;
+            return { ...a, headers };
+          },
+        },
+      ],
+    },
   },
   {
     name: 'auth-any-token',
@@ -381,7 +397,12 @@ export const FAULTS: readonly Fault[] = [
       ],
     },
   },
-  { name: 'create-repeated-secret', breaks: 'client_secret is unique', caughtBy: ['create.keys.distinct'], behaviour: { repeatSecrets: true } },
+  {
+    name: 'create-repeated-secret',
+    breaks: 'client_secret is unique',
+    caughtBy: ['create.keys.distinct', 'state.sequence.distinct'],
+    behaviour: { repeatSecrets: true },
+  },
   {
     name: 'rate-limit-echo-wrong',
     breaks: 'a reserved_rate_limit in the answer is the one sent',

@@ -290,14 +290,14 @@ export const VARIANTS: readonly Variant[] = [
   {
     name: 'settings-over-100-refused',
     choice: 'a store page_length over 100 refused with 422 and the Error shape',
-    allowedBy: 'the reading (spec/contract/README.md#lists.default-max): a length over 100 is refused with a 4xx, or clamped',
+    allowedBy: 'the reading (spec/contract/README.md#limits): a store page length over 100 is refused with a 4xx, or clamped (lists.default-max)',
     warns: [],
     behaviour: { pageLengthOverMax: 422 },
   },
   {
     name: 'settings-over-100-clamped',
     choice: 'a store page_length over 100 taken as 100 (answered 200, GET /v2/settings then shows 100)',
-    allowedBy: 'the reading (spec/contract/README.md#lists.default-max): a length over 100 is refused with a 4xx, or clamped',
+    allowedBy: 'the reading (spec/contract/README.md#limits): a store page length over 100 is refused with a 4xx, or clamped (lists.default-max)',
     warns: [],
     behaviour: { pageLengthOverMax: 'clamp' },
   },

@@ -42,6 +42,8 @@ beforeAll(async () => {
         'Acme',
         '--product-version',
         '5.1',
+        // A certification runs every MUST check: the store's page length ones change it (and restore it).
+        '--change-settings',
       ],
       { env: { CONFORMANCE_TOKEN: TOKEN } },
     );

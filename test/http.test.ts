@@ -129,7 +129,7 @@ describe('Secrets.maskedHead', () => {
 
 describe('the Authorization header in evidence', () => {
   it('keeps a known scheme as sent and hides what follows it; hides anything else whole', async () => {
-    const { maskAuthorization } = await import('../lib/transport/http.js');
+    const { maskAuthorization } = await import('../lib/transport/index.js');
     expect(maskAuthorization('Bearer s3cr3t')).toBe('Bearer ***');
     expect(maskAuthorization('Bearer ')).toBe('Bearer ');
     expect(maskAuthorization('Basic dXNlcjpwYXNz')).toBe('Basic ***');
