@@ -46,14 +46,15 @@ describe('the sequences', () => {
       { kind: 'api', id: 'a', name: 'p-1', gone: false },
       { kind: 'api', id: 'b', name: 'p-2', gone: true },
     ];
-    const others = [{ id: 'x', name: 'someone' }, { id: 'y' }];
-    expect(judgeList('api', made, 'p-', { records: [...others, { id: 'a', name: 'p-1' }], total: 3, whole: true })).toEqual([]);
-    expect(judgeList('api', made, 'p-', { records: [...others, { id: 'a', name: 'p-1' }], total: 4, whole: true }).map((v) => v.rule)).toEqual(['total']);
+    // Another's: x, y, and z, named like the sequence's records but not created by it (another run of the same id).
+    const others = [{ id: 'x', name: 'someone' }, { id: 'y' }, { id: 'z', name: 'p-9' }];
+    expect(judgeList('api', made, { records: [...others, { id: 'a', name: 'p-1' }], total: 4, whole: true })).toEqual([]);
+    expect(judgeList('api', made, { records: [...others, { id: 'a', name: 'p-1' }], total: 5, whole: true }).map((v) => v.rule)).toEqual(['total']);
     expect(
-      judgeList('api', made, 'p-', { records: [...others, { id: 'a', name: 'p-1' }, { id: 'b', name: 'p-2' }], total: 4, whole: true }).map((v) => v.rule),
+      judgeList('api', made, { records: [...others, { id: 'a', name: 'p-1' }, { id: 'b', name: 'p-2' }], total: 5, whole: true }).map((v) => v.rule),
     ).toEqual(['deleted', 'total']);
     // A list read in part, or whose pages gave different totals, is not counted.
-    expect(judgeList('api', made, 'p-', { records: [{ id: 'a', name: 'p-1' }], whole: false })).toEqual([]);
+    expect(judgeList('api', made, { records: [{ id: 'a', name: 'p-1' }], whole: false })).toEqual([]);
   });
 });
 

@@ -129,19 +129,13 @@ export interface Walked {
   whole: boolean;
 }
 
-/** Whether a listed record is one of the sequence's own: its name carries the sequence's run-tagged prefix. */
-export const ownedBy =
-  (prefix: string) =>
-  (r: { name?: string }): boolean =>
-    typeof r.name === 'string' && r.name.startsWith(prefix);
-
 /**
  * A list held to the model: every live record of the kind listed once, none deleted, and
  * meta.results.total counting the sequence's records as the model does: the total less the
  * records of others served is the number of live ones (others' records, created or deleted
  * meanwhile, are counted as served, so their writes never move the verdict).
  */
-export function judgeList(kind: Kind, made: readonly Made[], prefix: string, walked: Walked): Violation[] {
+export function judgeList(kind: Kind, made: readonly Made[], walked: Walked): Violation[] {
   const mine = made.filter((m) => m.kind === kind);
   const ids = new Set(walked.records.map((r) => r.id));
   const out: Violation[] = [];
@@ -162,7 +156,10 @@ export function judgeList(kind: Kind, made: readonly Made[], prefix: string, wal
       actual: `still listed`,
     });
   if (walked.whole && walked.total !== undefined) {
-    const own = walked.records.filter(ownedBy(prefix)).length;
+    // The sequence's own records are those it created, by id: a record named like them that it
+    // did not create (one left by another run of the same id) is another's.
+    const madeIds = new Set(mine.map((m) => m.id));
+    const own = walked.records.filter((r) => madeIds.has(r.id)).length;
     const others = walked.records.length - own;
     const live = mine.filter((m) => !m.gone).length;
     if (walked.total - others !== live)

@@ -129,7 +129,7 @@ interface Done {
  * One sequence under way: the model (what it made, and what is gone) and what it saw. Steps that
  * do not depend on one another go out together: a run of creates, a run of reads and lists; a
  * delete goes alone. Each step has a session of its own (its exchanges are its evidence; its
- * names carry the sequence's prefix), and joins the model in step order.
+ * names carry the sequence's label), and joins the model in step order.
  */
 class SequenceRun {
   readonly made: Made[] = [];
@@ -147,7 +147,6 @@ class SequenceRun {
   constructor(
     readonly base: Session,
     readonly label: string,
-    readonly prefix: string,
     readonly settleMs: number,
     steps: readonly Step[],
   ) {
@@ -249,7 +248,7 @@ class SequenceRun {
 
   async #list(kind: Kind, s: Session): Promise<Done> {
     const path = kind === 'key' ? APPLICATION_KEYS : CUSTOM_APIS;
-    const agrees = (w: { walked?: Walked }): boolean => !w.walked || judgeList(kind, this.made, this.prefix, w.walked).length === 0;
+    const agrees = (w: { walked?: Walked }): boolean => !w.walked || judgeList(kind, this.made, w.walked).length === 0;
     const got = await settle(
       this.settleMs,
       () => walk(s, path),
@@ -269,7 +268,7 @@ class SequenceRun {
     if (mine.some((m) => !m.gone)) this.ran.exercised.add('created');
     if (mine.some((m) => m.gone)) this.ran.exercised.add('deleted');
     if (got.walked.whole) this.ran.exercised.add('total');
-    const violations = judgeList(kind, this.made, this.prefix, got.walked).map((v) => ({
+    const violations = judgeList(kind, this.made, got.walked).map((v) => ({
       ...v,
       actual: `${v.actual}, listed again for ${this.settleMs / 1000} s`,
     }));
@@ -291,9 +290,9 @@ class SequenceRun {
 }
 
 /** Runs one sequence, labelled by its steps (so its names are its own: `conformance-<run id>-state-<hash>-<step>-<n>`). */
-export async function runSequence(base: Session, steps: readonly Step[], settleMs: number, tag = ''): Promise<Ran> {
-  const label = `state-${tag}${hash32(JSON.stringify(steps)).toString(16).padStart(8, '0')}`;
-  const run = new SequenceRun(base, label, `${base.run.name(label)}-`, settleMs, steps);
+export async function runSequence(base: Session, steps: readonly Step[], settleMs: number): Promise<Ran> {
+  const label = `state-${hash32(JSON.stringify(steps)).toString(16).padStart(8, '0')}`;
+  const run = new SequenceRun(base, label, settleMs, steps);
   await run.all(steps);
   // The exchanges join the session that ran it (a check's or the shared work's): its evidence, and its 5xx.
   for (const x of run.sent) if (!base.exchanges.includes(x)) base.exchanges.push(x);
@@ -308,14 +307,9 @@ function stepLines(shown: Shown, n: number): string {
   return `  ${n}. ${shown.what}: ${toCurl(first)} -> ${first.status}${more}`;
 }
 
-/** How many Sequences this process has made: two runs in one process (with one run id, as tests make them) name their records apart. */
-let made = 0;
-
 /** The sequences of a run, what they gave, and the shrinking of a violation. */
 export class Sequences {
   readonly runSeed: number;
-  /** Apart from the first in a process, a tag in the names of this one's records (the model counts a sequence's own records by name). */
-  readonly #tag = made++ ? `${made.toString(36)}-` : '';
   readonly drawn: Step[][];
   readonly settleMs: number;
   readonly #memo = new Map<string, Promise<Ran>>();
@@ -335,7 +329,7 @@ export class Sequences {
   ran(s: Session, steps: readonly Step[], settleMs: number): Promise<Ran> {
     const key = JSON.stringify(steps);
     let r = this.#memo.get(key);
-    if (!r) this.#memo.set(key, (r = runSequence(s, steps, settleMs, this.#tag)));
+    if (!r) this.#memo.set(key, (r = runSequence(s, steps, settleMs)));
     return r;
   }
 
