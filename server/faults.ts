@@ -143,6 +143,11 @@ const LAST_TERM_PER_ATTRIBUTE: Around = {
     }),
 };
 
+/** A list without page[limit] served at the page length the server started with, whatever the store's is now. */
+const STARTING_LENGTH: Around = {
+  query: (q, store) => (q.get('page[limit]') === null ? new URLSearchParams([...q, ['page[limit]', String(store.initialPageLength)]]) : q),
+};
+
 /** A sort accepted, then left out: the list comes in its default order. */
 const IGNORE_SORT: Around = eachSort(() => null);
 
@@ -1077,9 +1082,13 @@ export const FAULTS: readonly Fault[] = [
     name: 'settings-ignored',
     breaks: "a list without page[limit] follows the store's page length once it is changed (it keeps the length the server started with)",
     caughtBy: ['list.settings.default-follows'],
-    behaviour: {
-      around: [{ query: (q, store) => (q.get('page[limit]') === null ? new URLSearchParams([...q, ['page[limit]', String(store.initialPageLength)]]) : q) }],
-    },
+    behaviour: { around: [STARTING_LENGTH] },
+  },
+  {
+    name: 'settings-ignored-nested',
+    breaks: "every list follows the store's page length once it is changed (the lists under a parent keep the length the server started with)",
+    caughtBy: ['list.settings.default-follows'],
+    behaviour: { around: [STARTING_LENGTH], listFaultScope: { paths: 'nested' } },
   },
   {
     name: 'settings-override-limit',

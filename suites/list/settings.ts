@@ -17,8 +17,9 @@
 //      shows at most 100 and no page holds more (list.settings.over-100);
 //   5. PUT the original back (and the ledger says so); the run's cleanup tries again if not.
 // The checks run once every other check is done (suites/register.ts): no other check reads a
-// list while the store's length is changed. The lists are those of the run's own reads that
-// hold the most records (at most LISTS of them), so that a drawn length can show.
+// list while the store's length is changed. The lists are every list operation the run read
+// holding a record, nested ones too; the drawn length stays below what the LISTS holding the
+// most hold, so that it shows.
 import type { CheckContext, Session, WrittenCheck, SettingChange } from '../../lib/runner/index.js';
 import { expectErrorBody, fail, hash32, restoreSetting, seededRandom } from '../../lib/runner/index.js';
 import type { HttpResponse } from '../../lib/transport/index.js';
@@ -31,10 +32,8 @@ import { AREA } from './list-check.js';
 export const SETTINGS_PATH = '/v2/settings';
 /** The flag these checks need, as a skip names it. */
 const FLAG = '--change-settings';
-/** Lists read under the changed length, at most. */
+/** The lists holding the most records that the drawn length stays below, at most. */
 const LISTS = 3;
-/** Nested lists looked at when no list without placeholders holds records. */
-const NESTED = 4;
 /** The largest page (spec/contract/README.md#limits). */
 const MAX_PAGE = 100;
 /** The lists the run itself writes to (suites/index.ts WRITTEN_LISTS): their totals say little. */
@@ -83,16 +82,21 @@ async function held(ctx: CheckContext, e: Endpoint): Promise<Held | undefined> {
   return { e, path: r.path, total: Math.max(metaInt(probe, 'results.total') ?? 0, probe.records.length) };
 }
 
-/** The lists holding the most records (at least 2 each): the run's top-level lists, else a few nested ones. */
-async function listsWithRecords(ctx: CheckContext): Promise<Held[]> {
+/**
+ * The lists read under the changed length: every list operation the run read holding a record,
+ * top-level and nested alike (a store may apply its length to some lists only); and of them, the
+ * few that hold the most (at least 2 each, top-level first), which the drawn length stays below.
+ */
+async function listsWithRecords(ctx: CheckContext): Promise<{ all: Held[]; most: Held[] }> {
   const endpoints = pagination(ctx).endpoints.filter((e) => !WRITTEN.has(e.operation));
-  const pick = async (es: readonly Endpoint[]): Promise<Held[]> =>
-    (await Promise.all(es.map((e) => held(ctx, e).catch(() => undefined))))
-      .filter((h): h is Held => h !== undefined && h.total >= 2)
+  const all = (await Promise.all(endpoints.map((e) => held(ctx, e).catch(() => undefined)))).filter((h): h is Held => h !== undefined && h.total >= 1);
+  const most = (top: boolean): Held[] =>
+    all
+      .filter((h) => h.total >= 2 && (h.e.placeholders.length === 0) === top)
       .sort((a, b) => b.total - a.total)
       .slice(0, LISTS);
-  const top = await pick(endpoints.filter((e) => e.placeholders.length === 0));
-  return top.length ? top : pick(endpoints.filter((e) => e.placeholders.length > 0).slice(0, NESTED));
+  const top = most(true);
+  return { all, most: top.length ? top : most(false) };
 }
 
 /** A whole number in [lo, hi] from `random`, other than `not` where the range allows. */
@@ -120,12 +124,13 @@ async function readOriginal(s: Session): Promise<{ skip: string } | { original: 
  * whatever happened: a target left changed is the one thing this work must not do.
  */
 async function exercise(ctx: CheckContext, s: Session): Promise<Exercise> {
-  const [first, lists] = await Promise.all([readOriginal(s), listsWithRecords(ctx)]);
+  const [first, { all: lists, most }] = await Promise.all([readOriginal(s), listsWithRecords(ctx)]);
   if ('skip' in first) return first;
-  if (!lists.length) return { skip: 'not testable: no list the run read holds 2 records or more, so no changed length can show' };
+  if (!most.length) return { skip: 'not testable: no list the run read holds 2 records or more, so no changed length can show' };
   const random = seededRandom(hash32(`${s.run.settings.seed} store page length`));
-  // Below what every chosen list holds, so that each shows the length; never the original.
-  const length = draw(random, 1, Math.min(MAX_PAGE, ...lists.map((l) => l.total - 1)), first.original);
+  // Below what the lists holding the most hold, so that they show the length (the others show
+  // min(length, their records), and meta.page.limit the length); never the original.
+  const length = draw(random, 1, Math.min(MAX_PAGE, ...most.map((l) => l.total - 1)), first.original);
   const change: SettingChange = {
     path: SETTINGS_PATH,
     name: 'page_length',
@@ -142,7 +147,7 @@ async function exercise(ctx: CheckContext, s: Session): Promise<Exercise> {
     if (put.status < 200 || put.status >= 300)
       return { skip: `not testable: PUT ${SETTINGS_PATH} with page_length ${length} (a whole number from 1 to 100) answered ${put.status}` };
     const reads = await Promise.all(lists.map((l) => readBoth(s, l, draw(random, 1, Math.min(MAX_PAGE, l.total), length))));
-    const over = await overMax(s, lists[0]!, draw(random, MAX_PAGE + 1, 2 * MAX_PAGE));
+    const over = await overMax(s, most[0]!, draw(random, MAX_PAGE + 1, 2 * MAX_PAGE));
     return { original: first.original, length, lists: reads, over };
   } finally {
     const restored = await restoreSetting((spec) => s.request(spec), s.run.ledger, change);
