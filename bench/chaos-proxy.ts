@@ -200,7 +200,7 @@ function settle(options: ChaosOptions): ChaosSettings {
 }
 
 /** Counts before the first request. */
-function noCounts(): ChaosCounts {
+export function noCounts(): ChaosCounts {
   return {
     requests: 0,
     forwarded: 0,

@@ -36,7 +36,7 @@ import { Ledger } from '../lib/runner/index.js';
 import { packageRoot } from '../lib/package/index.js';
 import { startReferenceServer, type RunningServer } from '../server/index.js';
 import type { ApplicationKey } from '../server/store.js';
-import { CHAOS_MODES, dotnetString, phpString, startChaosProxy, type ChaosCounts, type ChaosMode, type ChaosProxy } from './chaos-proxy.js';
+import { CHAOS_MODES, dotnetString, noCounts, phpString, startChaosProxy, type ChaosCounts, type ChaosMode, type ChaosProxy } from './chaos-proxy.js';
 
 const DEAD_TARGET: readonly ChaosMode[] = ['hang', 'html'];
 /** How long the cleanup command run after a dead target's run may take. */
@@ -604,21 +604,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       try {
         row = await realWorldRun(mode, hog, root, Math.min(timeoutMs, Math.max(60_000, left)));
       } catch (err) {
-        const none = {
-          requests: 0,
-          forwarded: 0,
-          limited: 0,
-          limitedNoRetryAfter: 0,
-          resetBefore: {},
-          resetMidBody: {},
-          spikes: 0,
-          badGateway: 0,
-          late: 0,
-          hung: 0,
-          html: 0,
-          echoed: 0,
-          createdAs200: 0,
-        };
+        const { secretsSeen: _seen, ...none } = noCounts();
         row = {
           mode,
           hog,

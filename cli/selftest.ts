@@ -2,8 +2,8 @@
 // `conformance traceability` (docs/traceability.md).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { didYouMean } from '../lib/text/index.js';
 import { liveProgress, parseFlags, UsageError, type Io } from './io.js';
+import { refuseUnknownNames } from './serve.js';
 import type { CliMain } from '../selftest/index.js';
 
 const SELFTEST_HELP = `Usage: conformance selftest [--fault NAME]... [--variant NAME]... [--quick] [--explore-only] [--parallel N] [--seed N]
@@ -50,26 +50,7 @@ export async function selftest(args: string[], io: Io, main: CliMain): Promise<n
   // Loaded here: the selftest and the servers are heavy, and only this command needs them.
   const { renderExploredFigure, renderSelftest, runSelftest } = await import('../selftest/index.js');
   const { FAULTS, VARIANTS } = await import('../server/index.js');
-  for (const f of values.fault ?? [])
-    if (!FAULTS.some((x) => x.name === f))
-      throw new UsageError(
-        `unknown fault '${f}'${didYouMean(
-          f,
-          FAULTS.map((x) => x.name),
-          (c) => `'${c}'`,
-        )} (see 'conformance serve --list-faults')`,
-        'selftest',
-      );
-  for (const v of values.variant ?? [])
-    if (!VARIANTS.some((x) => x.name === v))
-      throw new UsageError(
-        `unknown variant '${v}'${didYouMean(
-          v,
-          VARIANTS.map((x) => x.name),
-          (c) => `'${c}'`,
-        )} (see 'conformance serve --list-faults')`,
-        'selftest',
-      );
+  refuseUnknownNames({ fault: values.fault ?? [], variant: values.variant ?? [] }, { fault: FAULTS, variant: VARIANTS }, 'selftest');
   // Only what was named: --fault alone runs no variant, and the other way round.
   const named = values.fault || values.variant;
   let done = 0;

@@ -61,26 +61,7 @@ export async function serve(args: string[], io: Io): Promise<number> {
     throw new UsageError(`--records must be a whole number up to 5000000 (got '${values.records}')`, 'serve');
   const faults = values.fault ?? [];
   const variants = values.variant ?? [];
-  for (const f of faults)
-    if (!FAULTS.some((x) => x.name === f))
-      throw new UsageError(
-        `unknown fault '${f}'${didYouMean(
-          f,
-          FAULTS.map((x) => x.name),
-          (c) => `'${c}'`,
-        )} (see 'conformance serve --list-faults')`,
-        'serve',
-      );
-  for (const v of variants)
-    if (!VARIANTS.some((x) => x.name === v))
-      throw new UsageError(
-        `unknown variant '${v}'${didYouMean(
-          v,
-          VARIANTS.map((x) => x.name),
-          (c) => `'${c}'`,
-        )} (see 'conformance serve --list-faults')`,
-        'serve',
-      );
+  refuseUnknownNames({ fault: faults, variant: variants }, { fault: FAULTS, variant: VARIANTS }, 'serve');
   // `--token "$CONFORMANCE_TOKEN"` with the variable unset gives an empty token: a server that
   // would refuse every request. An empty variable counts as unset, as for a run
   // (lib/configuration/config.ts).
@@ -122,4 +103,21 @@ export async function serve(args: string[], io: Io): Promise<number> {
   });
   await server.close();
   return 0;
+}
+
+/**
+ * Every fault and variant named is one the reference server has; else a usage error of `command`
+ * that says the nearest name (for serve, selftest: the commands that start the server).
+ */
+export function refuseUnknownNames(
+  named: Record<'fault' | 'variant', readonly string[]>,
+  known: Record<'fault' | 'variant', ReadonlyArray<{ name: string }>>,
+  command: string,
+): void {
+  for (const kind of ['fault', 'variant'] as const) {
+    const names = known[kind].map((x) => x.name);
+    for (const n of named[kind])
+      if (!names.includes(n))
+        throw new UsageError(`unknown ${kind} '${n}'${didYouMean(n, names, (c) => `'${c}'`)} (see 'conformance serve --list-faults')`, command);
+  }
 }

@@ -132,6 +132,7 @@ export class Answer {
   #moved?: boolean;
   #inversion?: number;
   #mispredicted?: Mispredicted | null;
+  readonly #wrong = new Map<Term, Rec[]>();
 
   constructor(
     readonly m: ListModel,
@@ -272,10 +273,14 @@ export class Answer {
     ];
   }
 
-  /** The records that do not match term `t` (none has no value to compare). */
+  /** The records that do not match term `t` (none has no value to compare); read once per term, as the filter rules and the model's place both ask. */
   wrongFor(t: Term): Rec[] {
-    const test = tester(this.m, t);
-    return this.records.filter((r) => test(r) === false);
+    let wrong = this.#wrong.get(t);
+    if (!wrong) {
+      const test = tester(this.m, t);
+      this.#wrong.set(t, (wrong = this.records.filter((r) => test(r) === false)));
+    }
+    return wrong;
   }
 
   /** The first position of a sorted page whose record comes before the one ahead of it in the order asked for, or -1. */
