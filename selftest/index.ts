@@ -176,7 +176,7 @@ export interface VariantRow {
 }
 
 /** Runs `work` over `items`, at most `n` at a time, keeping order. */
-async function pool<T, R>(items: readonly T[], n: number, work: (t: T) => Promise<R>): Promise<R[]> {
+export async function pool<T, R>(items: readonly T[], n: number, work: (t: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   await Promise.all(

@@ -4,6 +4,7 @@
 // own words.
 import type { Behaviour } from './behaviour.js';
 import { lenientQuery } from './list-query.js';
+import { phpQuery, qsQuery, rackQuery } from './query-parsers.js';
 
 export interface Variant {
   name: string;
@@ -23,6 +24,8 @@ const TIMESTAMPS =
 const EMPTY_PAGE = 'the reading (spec/contract/README.md#list-endpoints): when nothing matches, current and total may each be 0 or 1';
 const DEFAULT_ORDER =
   'the reading (spec/contract/README.md#list-endpoints): no order is fixed for a list read without sort; offset traversal only needs it to be stable';
+const QUERY_READINGS =
+  'the reading (spec/contract/README.md#query-readings): a request the contract does not define (a paging parameter repeated, as an array, beside a bare page=) may be read as any mainstream parser reads it, or refused with a 4xx and the Error shape';
 const LIST_IDS =
   'the reading (spec/contract/README.md#create-application-key) and #delete-custom-api: only those ids must be UUIDs; the id format of list records is open, and sort=id is judged in the order the target sorts them';
 
@@ -309,5 +312,30 @@ export const VARIANTS: readonly Variant[] = [
       'the reading (spec/contract/README.md#keyset-traversal): timestamps close to the present may be incomplete (eventual consistency); the suite waits out its time buffer (spec/contract/README.md#states)',
     warns: [],
     behaviour: { listedAfterMs: 1000 },
+  },
+  // The query as mainstream frameworks parse it (server/query-parsers.ts)
+  {
+    name: 'query-php',
+    choice:
+      'the query parsed as PHP does: the last of a name wins, a bare page= after page[...] replaces the group (and a group after it the scalar); page[limit] and page[offset] cast with (int) (a word is 0, an array 1, past 2^63 held at 2^63 - 1)',
+    allowedBy: QUERY_READINGS,
+    warns: [],
+    behaviour: { readQuery: phpQuery },
+  },
+  {
+    name: 'query-rack',
+    choice:
+      'the query parsed as Rack does: a name used as a scalar and as a group (page=x beside page[limit]) or as a group and a list refused with 400 and the Error shape; otherwise the last wins; paging numbers cast with to_i, an array ignored',
+    allowedBy: QUERY_READINGS,
+    warns: [],
+    behaviour: { readQuery: rackQuery },
+  },
+  {
+    name: 'query-qs',
+    choice:
+      "the query parsed as Express's qs does: a repeated name and name[] make arrays, page= before page[...] makes an array of both (page.offset reads nothing), after it a key of the group; paging numbers read with Number (an array of two is NaN: ignored)",
+    allowedBy: QUERY_READINGS,
+    warns: [],
+    behaviour: { readQuery: qsQuery },
   },
 ];

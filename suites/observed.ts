@@ -25,6 +25,7 @@ import { numericOrder, orderOf, plainOrder, type Comparator } from './list/colla
 import { expandListChecks } from './list/expand.js';
 import { observerModel, OPAQUE, queryOfUrl, type ListQuery } from './list/model.js';
 import { judge, judgeInvalid } from './list/judge.js';
+import { undefinedPaging } from './list/readings.js';
 import { instantKey, listPageOf, type ListPage, type Rec } from './list/pages.js';
 
 /** What the judgement of observed traffic needs to know beyond the traffic. */
@@ -112,18 +113,17 @@ function pageLengthOf(seen: Seen): number | undefined {
   return typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : undefined;
 }
 
-/** The first paging parameter of a URL that is invalid (negative, 0 for page[limit], not a whole number), as sent. */
+/**
+ * The first paging parameter of a URL sent as the contract does not define it (not a whole number,
+ * 0 for page[limit], past 2^64, repeated, an array, a bare page=), as sent: one of
+ * spec/contract/query-readings.yaml's shapes, which parsers read several ways.
+ */
 function invalidPaging(url: string): string | undefined {
-  let params: URLSearchParams;
   try {
-    params = new URL(url).searchParams;
+    return undefinedPaging(new URL(url).searchParams);
   } catch {
     return undefined;
   }
-  for (const name of ['page[limit]', 'page[offset]']) {
-    for (const v of params.getAll(name)) if (!/^\d+$/.test(v) || (name === 'page[limit]' && Number(v) === 0)) return `${name}=${v}`;
-  }
-  return undefined;
 }
 
 /** The query of a page without its offset, with the page length it has: pages of one traversal share it. */

@@ -75,10 +75,25 @@ const number = (
 ): IllegalPlan => ({ param, value: { text, numbers, kind: 'test' }, shape, other });
 
 describe('the readings of an illegal value', () => {
-  it('a number past 2^64 as an offset: refused, or past the end, never ignored (the first page)', () => {
+  it('a number past 2^64 as an offset: past the end, or ignored (a 64-bit parser refuses it); one past 2^32 only past the end', () => {
     const il = illegal(number('page[offset]', '18446744073709551621', [Number('18446744073709551621')]));
     expect(il.query).toBe('page[offset]=18446744073709551621');
-    expect(il.readings.map((r) => r.label)).toEqual(['past the end: no record']);
+    expect(il.readings.map((r) => r.label)).toEqual(['ignored: offset 0', 'past the end: no record']);
+    expect(illegal(number('page[offset]', '4294967301', [4294967301])).readings.map((r) => r.label)).toEqual(['read as 4294967301', 'past the end: no record']);
+  });
+
+  it('a bare page= after the group may replace it (PHP), before it may make it unreadable (qs); an array may be read as 1 (PHP)', () => {
+    const base: ListQuery = { filters: [], offset: 5 };
+    const after = illegal({ param: 'page[limit]', value: { text: 'x', numbers: [], kind: 'test' }, shape: 'page-scalar', other: 1 }, base);
+    const before = illegal({ param: 'page[limit]', value: { text: 'x', numbers: [], kind: 'test' }, shape: 'page-scalar-before', other: 1 }, base);
+    expect([after.query, before.query]).toEqual(['page[offset]=5&page=x', 'page=x&page[offset]=5']);
+    for (const il of [after, before])
+      expect(il.readings.flatMap((r) => ('q' in r ? [[r.q.limit, r.q.offset]] : []))).toEqual([
+        [undefined, 5],
+        [undefined, undefined],
+      ]);
+    const array = illegal(number('page[limit]', '7', [7], 'array'));
+    expect(array.readings.flatMap((r) => ('q' in r ? [r.q.limit] : []))).toEqual([undefined, 7, 1]);
   });
 
   it('a word as an offset may be ignored; a fraction read either way; a repeat read as either value', () => {
@@ -117,8 +132,9 @@ describe('judging the answer to an illegal value', () => {
     expect(judgeIllegal(model, offset, '/v2/accounts', error(422), predicted)).toEqual([]);
   });
 
-  it('passes an offset past 2^64 answered as past the end, fails one wrapped to 5', () => {
+  it('passes an offset past 2^64 answered as past the end or ignored, fails one wrapped to 5', () => {
     expect(judgeIllegal(model, offset, '/v2/accounts', served(Number('18446744073709551621'), 25), predicted)).toEqual([]);
+    expect(judgeIllegal(model, offset, '/v2/accounts', served(0, 25), predicted)).toEqual([]);
     const wrapped = judgeIllegal(model, offset, '/v2/accounts', served(5, 25), predicted);
     expect(wrapped.map((d) => d.checkId)).toEqual(['list.params.invalid']);
     expect(wrapped[0]!.message).toMatch(/no reading of page\[offset\]=18446744073709551621/);

@@ -11,12 +11,17 @@
 //   for page[limit], to 0 for a negative offset), ignored (the default), the number it spells
 //   (a float cut either way, an exponent, a leading plus, a prefix a lenient parser stops at),
 //   or, for a sort or filter it cannot read, any order and any selection with the page's own
-//   numbers right. A value read as another number (2^64 + 5 as 5, a wrapped 32-bit limit) fits
-//   none, and neither does the first page served for an offset past the end.
+//   numbers right; which of these a request's shape (repeated, an array, a bare page=) allows,
+//   by the parsers that give each, is spec/contract/query-readings.yaml's (readings.ts). A value
+//   read as another number (2^64 + 5 as 5, a wrapped 32-bit limit) fits none, and neither does
+//   the first page served for an offset past the end that a 64-bit parser reads.
 import fc from 'fast-check';
 import { OPAQUE, paramsOf, type ListModel, type ListQuery, type Prediction } from './model.js';
 import { judge, judgeInvalid, type Disagreement } from './judge.js';
 import type { ListPage } from './pages.js';
+import { readingsFor, startsWithNoNumber, type Shape } from './readings.js';
+
+export type { Shape } from './readings.js';
 
 /** A number written in a way the contract does not define, and the numbers it may be read as. */
 export interface NumberText {
@@ -28,13 +33,10 @@ export interface NumberText {
   kind: string;
 }
 
-/** How an illegal value is put in the query string. */
-export type Shape = 'plain' | 'array' | 'repeat' | 'page-scalar' | 'page-array';
-
 export type IllegalPlan =
   | { param: 'page[limit]' | 'page[offset]'; value: NumberText; shape: Shape; other: number }
-  | { param: 'sort'; text: string; kind: string; shape: Exclude<Shape, 'page-scalar' | 'page-array'> }
-  | { param: 'filter'; make: FilterMaker; shape: Exclude<Shape, 'page-scalar' | 'page-array'> };
+  | { param: 'sort'; text: string; kind: string; shape: 'plain' | 'array' | 'repeat' }
+  | { param: 'filter'; make: FilterMaker; shape: 'plain' | 'array' | 'repeat' };
 
 /**
  * A malformed filter, made from a legal term `op(attr,value)`: another operator, attribute or
@@ -212,7 +214,7 @@ export function illegalArbitrary(stratum: IllegalStratum): fc.Arbitrary<IllegalP
     const shapes = fc.oneof(
       { arbitrary: fc.constant<Shape>('plain'), weight: 6 },
       { arbitrary: fc.constantFrom<Shape>('array', 'repeat'), weight: 2 },
-      { arbitrary: fc.constantFrom<Shape>('page-scalar', 'page-array'), weight: 1 },
+      { arbitrary: fc.constantFrom<Shape>('page-scalar', 'page-scalar-before', 'page-array'), weight: 1 },
     );
     return fc.record({ param: fc.constant(param), value: numberTexts, shape: shapes, other: fc.integer({ min: 1, max: 40 }) });
   }
@@ -294,15 +296,21 @@ export function resolveIllegal(m: ListModel, plan: IllegalPlan, base: ListQuery,
   if (shape === 'plain') pairs.push(`${param}=${text}`);
   else if (shape === 'array') pairs.push(`${param}[]=${text}`);
   else if (shape === 'repeat') pairs.push(`${param}=${text}`, `${param}=${other}`);
+  else if (shape === 'page-scalar-before') pairs.unshift(`page=${text}`);
   else pairs.push(shape === 'page-scalar' ? `page=${text}` : `page[]=${text}`);
-  const numbers = shape === 'page-scalar' || shape === 'page-array' ? [] : [...value.numbers, ...(shape === 'repeat' ? [other] : [])];
-  // A plain run of digits is a whole number: past what a target holds it may be refused, clamped
-  // or (an offset) served as past the end, but not ignored, which would serve the first page.
-  const ignorable = limit || shape !== 'plain' || !/^\d+$/.test(value.text);
+  // What a store may apply, by the parsers of spec/contract/query-readings.yaml.
+  const kinds = readingsFor(shape, value.text, param);
+  const numbers = [
+    ...(kinds.has('spelled') ? value.numbers : []),
+    ...(kinds.has('zero') && startsWithNoNumber(value.text) ? [0] : []),
+    ...(kinds.has('other') ? [other] : []),
+    ...(kinds.has('one') ? [1] : []),
+  ];
   const readings: Reading[] = [];
   const seen = new Set<string>();
   const add = (v: number | undefined, label: string): void => {
-    const key = String(v);
+    // Offset 0 is what an ignored offset serves: one reading.
+    const key = !limit && v === 0 ? 'undefined' : String(v);
     if (seen.has(key)) return;
     seen.add(key);
     const q: ListQuery = { ...base };
@@ -313,7 +321,13 @@ export function resolveIllegal(m: ListModel, plan: IllegalPlan, base: ListQuery,
     else q.offset = v;
     readings.push({ label, q });
   };
-  if (ignorable) add(undefined, limit ? 'ignored: the default page length' : 'ignored: offset 0');
+  if (kinds.has('ignored')) add(undefined, limit ? 'ignored: the default page length' : 'ignored: offset 0');
+  if (kinds.has('group-ignored')) {
+    const q: ListQuery = { ...base };
+    delete q.limit;
+    delete q.offset;
+    readings.push({ label: 'the page group ignored: offset 0, the default page length', q });
+  }
   // page[limit]=0 read as zero records (what some APIs answer: the counts alone, no record).
   let empty = limit && numbers.some((x) => Number.isFinite(x) && wholes(x).includes(0));
   for (const x of numbers) {
@@ -348,9 +362,12 @@ export function resolveIllegal(m: ListModel, plan: IllegalPlan, base: ListQuery,
         : shape === 'repeat'
           ? `, repeated with ${other}`
           : shape === 'page-scalar'
-            ? ', as page='
-            : ', as page[]=';
-  const shownParam = shape === 'page-scalar' ? 'page' : shape === 'page-array' ? 'page[]' : shape === 'array' ? `${param}[]` : param;
+            ? ', as page= after the group'
+            : shape === 'page-scalar-before'
+              ? ', as page= before the group'
+              : ', as page[]=';
+  const shownParam =
+    shape === 'page-scalar' || shape === 'page-scalar-before' ? 'page' : shape === 'page-array' ? 'page[]' : shape === 'array' ? `${param}[]` : param;
   return { param, query: pairs.join('&'), what: `${shownParam}=${shorten(value.text)} (${value.kind}${how})`, readings };
 }
 
