@@ -25,6 +25,7 @@ import { numericOrder, orderOf, plainOrder, type Comparator } from './list/colla
 import { expandListChecks } from './list/expand.js';
 import { observerModel, OPAQUE, queryOfUrl, type ListQuery } from './list/model.js';
 import { judge, judgeInvalid } from './list/judge.js';
+import { illegalOfUrl, judgeIllegal } from './list/illegal.js';
 import { undefinedPaging } from './list/readings.js';
 import { instantKey, listPageOf, type ListPage, type Rec } from './list/pages.js';
 
@@ -242,14 +243,25 @@ export class TrafficJudge {
 
   /** A list page, held to the list rules one answer shows, and to the pages of the same query before it. */
   #page(seen: Seen, e: Endpoint): void {
+    const page = listPageOf(seen.res, e);
+    const shown = page.meta?.page?.limit;
+    const known = this.#settings.defaultPageLength ?? this.#storePageLength.get(storeOf(seen.x));
+    // Unknown, the default is taken as the page says it (and not judged itself, below).
+    const defaultLength = known ?? (typeof shown === 'number' && Number.isInteger(shown) && shown >= 1 ? shown : 25);
     const invalid = invalidPaging(seen.x.url);
     if (invalid) {
-      // Invalid paging parameters: judged as list.params.invalid judges its own.
+      // Invalid paging parameters: judged as list.params.invalid judges its own, under the
+      // readings of spec/contract/query-readings.yaml where the request is one of its shapes.
       const t = this.#listTallies.get(`list.params.invalid ${e.key}`);
       if (t)
         record(t, seen, () => {
-          const d = judgeInvalid(listPageOf(seen.res, e), `GET with ${invalid}`);
+          const d = judgeInvalid(page, `GET with ${invalid}`);
           if (d) throw new CheckFailure(d.message, { expected: d.expected, actual: d.actual, exchange: seen.res.exchange });
+          const total = page.meta?.results?.total;
+          const model = observerModel(new URL(seen.x.url).pathname, defaultLength, e.hardOffsetLimit);
+          const il = illegalOfUrl(seen.x.url, model, typeof total === 'number' && Number.isInteger(total) ? total : Infinity);
+          const [broken] = il ? judgeIllegal(model, il, new URL(seen.x.url).pathname, page, () => OPAQUE) : [];
+          if (broken) throw new CheckFailure(broken.message, { expected: broken.expected, actual: broken.actual, exchange: seen.res.exchange });
           return true;
         });
       return;
@@ -257,11 +269,6 @@ export class TrafficJudge {
     const asked = queryOfUrl(seen.x.url);
     // A request outside the query space the contract defines (another parameter) is not judged.
     if (!asked) return;
-    const page = listPageOf(seen.res, e);
-    const shown = page.meta?.page?.limit;
-    const known = this.#settings.defaultPageLength ?? this.#storePageLength.get(storeOf(seen.x));
-    // Unknown, the default is taken as the page says it (and not judged itself, below).
-    const defaultLength = known ?? (typeof shown === 'number' && Number.isInteger(shown) && shown >= 1 ? shown : 25);
     const learned = this.#idOrder(e, asked, page);
     // A page sorted by id is judged in the collation it follows, where none was learned yet.
     const idOrder = learned ?? (asked.sort?.attr === 'id' ? followedOrder(asked.sort.descending ? [...page.records].reverse() : page.records) : undefined);

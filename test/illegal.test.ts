@@ -4,7 +4,7 @@
 // ignored, the number it spells), never for a number it was wrapped to.
 import { describe, expect, it } from 'vitest';
 import { HttpResponse } from '../lib/transport/index.js';
-import { judgeIllegal, resolveIllegal, type IllegalPlan, type Illegal } from '../suites/list/illegal.js';
+import { illegalOfUrl, judgeIllegal, resolveIllegal, type IllegalPlan, type Illegal } from '../suites/list/illegal.js';
 import { predictor, type ListModel, type ListQuery } from '../suites/list/model.js';
 import { listPageOf, toRec, type ListPage } from '../suites/list/pages.js';
 import { endpoints } from './support.js';
@@ -164,5 +164,30 @@ describe('judging the answer to an illegal value', () => {
     expect(judgeIllegal(model, filter, '/v2/accounts', some, predicted)).toEqual([]);
     const tooMany = answer(200, { data: RAW.slice(0, 10), meta: { page: { limit: 25, offset: 0, current: 1, total: 1 }, results: { total: 3 } } });
     expect(judgeIllegal(model, filter, '/v2/accounts', tooMany, predicted).length).toBe(1);
+  });
+});
+
+describe('an illegal request seen in traffic (conformance proxy, judge)', () => {
+  const seen = (query: string): Illegal => illegalOfUrl(`http://target/v2/accounts?${query}`, model, RAW.length)!;
+
+  it('is the drawn request of the same shape, judged under the same readings', () => {
+    const plan = number('page[offset]', '18446744073709551621', [Number('18446744073709551621')]);
+    expect(seen('page[limit]=5&page[offset]=18446744073709551621').readings.map((r) => r.label)).toEqual(
+      illegal(plan, { filters: [], limit: 5 }).readings.map((r) => r.label),
+    );
+    expect(judgeIllegal(model, seen('page[offset]=18446744073709551621'), '/v2/accounts', served(0, 25), predicted)).toEqual([]);
+    expect(judgeIllegal(model, seen('page[offset]=18446744073709551621'), '/v2/accounts', served(5, 25), predicted).map((d) => d.checkId)).toEqual([
+      'list.params.invalid',
+    ]);
+    expect(seen('page=x&page[offset]=5').readings.map((r) => r.label)).toEqual([
+      'ignored: the default page length',
+      'the page group ignored: offset 0, the default page length',
+    ]);
+    expect(seen('page[limit]=abc&page[limit]=7').what).toMatch(/repeated with 7/);
+  });
+
+  it('is none for a query the table has no single shape for', () => {
+    expect(illegalOfUrl('http://target/v2/accounts?page[limit]=a&page[offset]=b', model, RAW.length)).toBeUndefined();
+    expect(illegalOfUrl('http://target/v2/accounts?page=x&page[limit]=5&page[offset]=5', model, RAW.length)).toBeUndefined();
   });
 });

@@ -411,6 +411,20 @@ describe('the judgement of traffic, on what adversarial servers and clients sent
       .results.filter((r) => r.outcome === 'fail')
       .map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}`);
 
+  it('a request of a shape spec/contract/query-readings.yaml lists: passed under any reading of it, failed under none', () => {
+    const ten = Array.from({ length: 10 }, (_, i) => rec(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, i + 1));
+    const past = '/v2/accounts?page[limit]=5&page[offset]=18446744073709551621';
+    // An offset past 2^64 ignored (Go's strconv.Atoi) or past the end: right; read as 5 (wrapped): wrong.
+    expect(failing([x('GET', past, 200, page(ten.slice(0, 5), 5, 0, 10))])).toEqual([]);
+    expect(failing([x('GET', past, 200, page([], 5, 0, 10))])).toEqual([]);
+    expect(failing([x('GET', past, 200, page(ten.slice(5, 10), 5, 5, 10))])).toEqual(['list.params.invalid [accounts]']);
+    // A bare page= before the group: Express's qs reads page[offset] no more; Go and PHP still apply it.
+    const bare = '/v2/accounts?page=2&page[offset]=5';
+    expect(failing([x('GET', bare, 200, page(ten, 25, 0, 10))])).toEqual([]);
+    expect(failing([x('GET', bare, 200, page(ten.slice(5), 25, 5, 10))])).toEqual([]);
+    expect(failing([x('GET', bare, 200, page(ten.slice(3), 25, 3, 10))])).toEqual(['list.params.invalid [accounts]']);
+  });
+
   it('ids made of digits: a filter on id is judged in the collation a sort=id page showed, never in one guessed', () => {
     const numeric = (ids: number[]) => ids.map((i) => rec(String(i)));
     // No sort=id page yet: gt(id,9) over 11, 17, 23 is not judged (as strings 11 < 9).

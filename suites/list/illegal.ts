@@ -16,7 +16,7 @@
 //   read as another number (2^64 + 5 as 5, a wrapped 32-bit limit) fits none, and neither does
 //   the first page served for an offset past the end that a 64-bit parser reads.
 import fc from 'fast-check';
-import { OPAQUE, paramsOf, type ListModel, type ListQuery, type Prediction } from './model.js';
+import { OPAQUE, paramsOf, queryOfUrl, type ListModel, type ListQuery, type Prediction } from './model.js';
 import { judge, judgeInvalid, type Disagreement } from './judge.js';
 import type { ListPage } from './pages.js';
 import { readingsFor, startsWithNoNumber, type Shape } from './readings.js';
@@ -452,4 +452,58 @@ export function judgeIllegal(m: ListModel, il: Illegal, path: string, page: List
       byModel: broke.some((d) => d.some((y) => y.byModel)),
     },
   ];
+}
+
+/** The numbers a parser may read a value seen in traffic as (Number, parseInt, parseFloat, a decimal comma, full-width digits). */
+function spelledNumbers(text: string): number[] {
+  const t = text.normalize('NFKC').trim();
+  return [...new Set([Number(t), parseInt(t, 10), parseFloat(t), Number(t.replace(',', '.'))].filter((x) => !Number.isNaN(x)))];
+}
+
+/**
+ * The illegal request a URL seen in traffic is, when it is one of the shapes of
+ * spec/contract/query-readings.yaml with one paging parameter sent so and the rest legal: judged
+ * as the drawn ones are, under every reading of the table. Undefined for any other (judged then
+ * only by list.params.invalid's own rule: never a 5xx, a refusal with the Error shape).
+ */
+export function illegalOfUrl(url: string, m: ListModel, selected: number): Illegal | undefined {
+  let params: URLSearchParams;
+  try {
+    params = new URL(url).searchParams;
+  } catch {
+    return undefined;
+  }
+  const names = [...params.keys()];
+  const paging = ['page[limit]', 'page[offset]'] as const;
+  const odd = [...new Set(names.filter((k) => k === 'page' || (k.startsWith('page[') && !(paging as readonly string[]).includes(k))))];
+  const many = paging.filter((p) => params.getAll(p).length > 1);
+  const bad = paging.filter((p) => params.getAll(p).length === 1 && readingsFor('plain', params.get(p)!, p).has('ignored'));
+  if (odd.length + many.length + bad.length !== 1 || params.getAll(odd[0] ?? '').length > 1) return undefined;
+  let plan: Extract<IllegalPlan, { param: 'page[limit]' | 'page[offset]' }>;
+  const number = (text: string): NumberText => ({ text, numbers: spelledNumbers(text), kind: 'as sent' });
+  const rest = new URLSearchParams(params);
+  if (odd[0] === 'page' || odd[0] === 'page[]') {
+    // The group's parameter that is not sent is the one a bare page= stands for.
+    const param = paging.find((p) => !params.has(p));
+    if (!param) return undefined;
+    const before = names.indexOf('page') < Math.min(...paging.map((p) => (params.has(p) ? names.indexOf(p) : Infinity)));
+    plan = { param, value: number(params.get(odd[0])!), shape: odd[0] === 'page[]' ? 'page-array' : before ? 'page-scalar-before' : 'page-scalar', other: 1 };
+    rest.delete(odd[0]);
+  } else if (odd[0]) {
+    const param = paging.find((p) => odd[0] === `${p}[]`);
+    if (!param || params.has(param)) return undefined;
+    plan = { param, value: number(params.get(odd[0])!), shape: 'array', other: 1 };
+    rest.delete(odd[0]);
+  } else if (many[0]) {
+    const [first, second, ...more] = params.getAll(many[0]);
+    if (more.length || !/^\d+$/.test(second!)) return undefined;
+    plan = { param: many[0], value: number(first!), shape: 'repeat', other: Number(second) };
+    rest.delete(many[0]);
+  } else {
+    plan = { param: bad[0]!, value: number(params.get(bad[0]!)!), shape: 'plain', other: 1 };
+    rest.delete(bad[0]!);
+  }
+  const legal = [...rest].map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+  const base = queryOfUrl(legal ? `${url.split('?')[0]}?${legal}` : url.split('?')[0]!);
+  return base && resolveIllegal(m, plan, base, () => selected);
 }
