@@ -161,3 +161,18 @@ export function qsQuery(query: URLSearchParams): URLSearchParams {
   };
   return storeQuery(read('limit'), read('offset'), root.sort, root.filter);
 }
+
+/**
+ * Go (net/url, strconv.Atoi): names are flat strings, so page, page[] and page[limit][] are
+ * names of their own the store never asks for; Get gives the first of a repeated name; a value
+ * Atoi refuses (not an integer, out of 64 bits) is ignored.
+ */
+export function goQuery(query: URLSearchParams): URLSearchParams {
+  const atoi = (name: string): bigint | undefined => {
+    const v = query.get(name);
+    if (v === null || !/^[+-]?\d+$/.test(v)) return undefined;
+    const n = BigInt(v);
+    return saturate(n) === n ? n : undefined;
+  };
+  return storeQuery(atoi('page[limit]'), atoi('page[offset]'), query.get('sort') ?? undefined, query.get('filter') ?? undefined);
+}

@@ -4,7 +4,7 @@
 // own words.
 import type { Behaviour } from './behaviour.js';
 import { lenientQuery } from './list-query.js';
-import { phpQuery, qsQuery, rackQuery } from './query-parsers.js';
+import { goQuery, phpQuery, qsQuery, rackQuery } from './query-parsers.js';
 
 export interface Variant {
   name: string;
@@ -337,5 +337,13 @@ export const VARIANTS: readonly Variant[] = [
     allowedBy: QUERY_READINGS,
     warns: [],
     behaviour: { readQuery: qsQuery },
+  },
+  {
+    name: 'query-go',
+    choice:
+      "the query read as Go's net/url and strconv.Atoi do: page, page[] and page[limit][] are names of their own (ignored), the first of a repeated name wins, a number Atoi refuses (a word, past 2^63) is ignored: an offset past 2^64 serves the first page",
+    allowedBy: QUERY_READINGS,
+    warns: [],
+    behaviour: { readQuery: goQuery },
   },
 ];
