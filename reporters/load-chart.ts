@@ -8,7 +8,7 @@ const WIDTH = 800;
 const PANEL = 110;
 const LEFT = 48;
 const GAP = 26;
-const MARKS = 18;
+const MARKS = 24;
 
 const SOLID = (colour: string): string => `stroke="${colour}" stroke-width="2"`;
 const DASHED = (colour: string): string => `stroke="${colour}" stroke-dasharray="4 3" stroke-width="1.5"`;
@@ -62,7 +62,7 @@ export function loadChart(l: LoadReport): string {
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" id="load-chart" role="img" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" font-family="system-ui,sans-serif">` +
     `<title>Requests in flight, latency, 429s and back-offs over the run's ${seconds.toFixed(0)} s, ${l.bucketMs / 1000} s a column</title>` +
-    frame(GAP, 'in flight: the limit (dashed) and the most actually in flight', String(flightMax)) +
+    frame(GAP, 'in flight: the lowest limit (dashed) and the most actually in flight', String(flightMax)) +
     frame(top2, 'latency, ms: p50 (solid) and p95 (dashed)', String(latencyMax)) +
     series.map(([of, max, top, stroke]) => line(t.map(of), max, top, step, stroke)).join('') +
     `<text x="${LEFT - 4}" y="${marksTop + 8}" font-size="10" text-anchor="end">429</text>` +

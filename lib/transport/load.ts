@@ -13,7 +13,7 @@ export interface LatencyFigures {
 
 /** One stretch of the run's time. */
 export interface LoadBucket {
-  /** The highest limit and the most requests actually in flight in it. */
+  /** The lowest limit in it (0: nothing sent), so that a back-off shows, and the most requests actually in flight. */
   limit: number;
   inFlight: number;
   answers: number;
@@ -83,6 +83,9 @@ interface Bucket {
   backoffs: number;
 }
 
+/** The lower of two limits, 0 standing for none yet. */
+const lowest = (a: number, b: number): number => (a === 0 ? b : b === 0 ? a : Math.min(a, b));
+
 const emptyBucket = (): Bucket => ({ limit: 0, inFlight: 0, latency: new Histogram(), rateLimited: 0, backoffs: 0 });
 
 export class LoadRecorder {
@@ -120,7 +123,7 @@ export class LoadRecorder {
       const a = this.#buckets[i]!;
       const b = this.#buckets[i + 1];
       if (b) {
-        a.limit = Math.max(a.limit, b.limit);
+        a.limit = lowest(a.limit, b.limit);
         a.inFlight = Math.max(a.inFlight, b.inFlight);
         a.latency.merge(b.latency);
         a.rateLimited += b.rateLimited;
@@ -136,7 +139,7 @@ export class LoadRecorder {
   sent(now: number, inFlight: number, limit: number): void {
     const b = this.#at(now);
     b.inFlight = Math.max(b.inFlight, inFlight);
-    b.limit = Math.max(b.limit, limit);
+    b.limit = lowest(b.limit, limit);
     this.#peak = Math.max(this.#peak, inFlight);
   }
 
@@ -155,7 +158,7 @@ export class LoadRecorder {
   backedOff(now: number, cause: BackoffCause, limit: number): void {
     const b = this.#at(now);
     b.backoffs++;
-    b.limit = Math.max(b.limit, limit);
+    b.limit = lowest(b.limit, limit);
     this.#backoffs[cause]++;
   }
 
