@@ -60,6 +60,11 @@ export class Limiter {
   /** The same gradients without TOLERANCE: any climb at all ends the slow start, as in TCP Vegas. */
   #climbs = 0;
   #busiest = 0;
+  /** The fastest answer of the run, and of the window: see answered. */
+  #floor = Infinity;
+  #fastest = Infinity;
+  /** Answers of the window judged against their class's baseline. */
+  #judged = 0;
   /** Windows in a row slow at a limit of 1. */
   #slowAlone = 0;
   readonly backoffs: Record<BackoffCause, number> = { latency: 0, 'rate-limited': 0, timeout: 0 };
@@ -87,23 +92,35 @@ export class Limiter {
   answered(cls: string, ms: number, epoch: number, inFlight: number): number | undefined {
     const base = this.#baseline.get(cls);
     if (base === undefined || ms < base) this.#baseline.set(cls, ms);
-    if (base === undefined || epoch !== this.#epoch) return undefined;
-    const allowed = TOLERANCE * Math.min(base, ms) + ABSOLUTE_MS;
-    this.#gradients += Math.max(LOWEST_GRADIENT, Math.min(1, allowed / ms));
-    this.#climbs += Math.min(1, (Math.min(base, ms) + ABSOLUTE_MS) / ms);
+    this.#floor = Math.min(this.#floor, ms);
+    if (epoch !== this.#epoch) return undefined;
     this.#answers++;
+    this.#fastest = Math.min(this.#fastest, ms);
     this.#busiest = Math.max(this.#busiest, inFlight);
+    if (base !== undefined) {
+      const allowed = TOLERANCE * Math.min(base, ms) + ABSOLUTE_MS;
+      this.#gradients += Math.max(LOWEST_GRADIENT, Math.min(1, allowed / ms));
+      this.#climbs += Math.min(1, (Math.min(base, ms) + ABSOLUTE_MS) / ms);
+      this.#judged++;
+    }
     if (this.#answers < Math.max(MIN_WINDOW, this.#limit)) return undefined;
-    const gradient = this.#gradients / this.#answers;
-    if (this.#climbs / this.#answers < GROW_AT) this.#slowStart = false;
+    // The window's fastest answer against the fastest of the run: a queue in front of the
+    // target delays every request alike, whatever its class, so even the cheapest answer of a
+    // full window comes late. A class first met under load has its baseline taken under load,
+    // and says nothing: this does.
+    const queued = Math.max(LOWEST_GRADIENT, Math.min(1, (TOLERANCE * this.#floor + ABSOLUTE_MS) / this.#fastest));
+    const gradient = Math.min(queued, this.#judged ? this.#gradients / this.#judged : 1);
+    const climbs = Math.min((this.#floor + ABSOLUTE_MS) / this.#fastest, this.#judged ? this.#climbs / this.#judged : 1);
+    if (climbs < GROW_AT) this.#slowStart = false;
     const busy = this.#busiest >= this.#limit / 2;
-    this.#answers = this.#gradients = this.#climbs = this.#busiest = 0;
+    this.#resetWindow();
     if (gradient >= SHRINK_AT) this.#slowAlone = 0;
     if (gradient < SHRINK_AT) {
       if (this.#limit === 1) {
         // Slow even alone, for a while: the baselines are of another time (the target holds more records now).
         if (++this.#slowAlone >= SLOW_ALONE) {
           this.#baseline.clear();
+          this.#floor = Infinity;
           this.#slowAlone = 0;
         }
         return undefined;
@@ -114,6 +131,11 @@ export class Limiter {
     if (gradient < GROW_AT || !busy || this.#limit >= this.ceiling) return undefined;
     this.#limit = Math.min(this.ceiling, this.#slowStart ? this.#limit * 2 : this.#limit + Math.max(1, Math.floor(Math.sqrt(this.#limit))));
     return this.#limit;
+  }
+
+  #resetWindow(): void {
+    this.#answers = this.#judged = this.#gradients = this.#climbs = this.#busiest = 0;
+    this.#fastest = Infinity;
   }
 
   /**
@@ -130,7 +152,7 @@ export class Limiter {
     if (this.#limit === 1) return undefined;
     this.#limit = Math.max(1, to);
     this.#epoch++;
-    this.#answers = this.#gradients = this.#climbs = this.#busiest = 0;
+    this.#resetWindow();
     this.backoffs[cause]++;
     return this.#limit;
   }
