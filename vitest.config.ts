@@ -20,6 +20,7 @@ const UNIT = [
   'imports',
   'instant',
   'junit',
+  'limiter',
   'list-rules',
   'merge',
   'oauth',

@@ -83,8 +83,11 @@ Lists:
 Run:
   --seed N              seed for generated data (default: random, printed); replays a run
   --concurrency N       requests in flight at most (default 64; env CONFORMANCE_CONCURRENCY):
-                        the run starts at 8, doubles while no 429 comes, halves on a 429; for a
-                        target that drops connections beyond a limit, set it at or below that
+                        the run starts at 4, grows while the target answers as fast as it did
+                        unloaded, shrinks as its latency climbs, halves on a 429; for a target
+                        that drops connections beyond a limit, set it at or below that
+  --max-rate N          requests sent a second at most, evenly spaced, for a service shared
+                        with others (default: no cap; env CONFORMANCE_MAX_RATE)
   --timeout MS          per-request timeout (default 10000; env CONFORMANCE_TIMEOUT_MS)
   --max-body-bytes N    largest response body read; a larger one is an error of the suite
                         (default 16777216, 16 MiB; env CONFORMANCE_MAX_BODY_BYTES)

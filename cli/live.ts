@@ -57,7 +57,7 @@ export function live(io: Io, checks: readonly Check[], o: LiveOptions): Live {
     const slowed = r.transport?.latencyLoweredTo;
     if (slowed !== undefined && slowed < inFlight) {
       inFlight = slowed;
-      if (!saidSlow) say(`  ~ slow answers or timeouts: requests in flight lowered to ${slowed}; the run goes on, slower`);
+      if (!saidSlow) say(`  ~ timeouts: requests in flight lowered to ${slowed}; the run goes on, slower`);
       saidSlow = true;
     }
   };

@@ -24,6 +24,7 @@ import { endpointsOf, loadCatalogSpec, mergeCatalog, type Endpoint, type Paginat
 import { describeConfig, maskedConfig, settingLabel, type Config } from '../lib/configuration/index.js';
 import { packageVersion } from '../lib/package/index.js';
 import { Secrets } from '../lib/evidence/index.js';
+import type { LoadReport } from '../lib/transport/index.js';
 import { runSuite } from '../lib/vitest/index.js';
 import { notRun } from '../reporters/console.js';
 import { absentOperations, settingsOf, summarise, type RunReport } from '../reporters/model.js';
@@ -135,7 +136,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       suite.results,
       suite.suiteErrors.map((e) => secrets.mask(e)),
       cleanup,
-      { declaredAbsent, declaredEmpty, interrupted },
+      { declaredAbsent, declaredEmpty, interrupted, ...(suite.load ? { load: suite.load } : {}) },
     );
     // Masked whole, with every secret any area learned, before any renderer escapes a character.
     const attest = options.signingKey ? { key: options.signingKey, mustChecks: mustPlan(checks, extraOperations) } : undefined;
@@ -176,7 +177,7 @@ function runReport(
   suiteErrors: string[],
   cleanup: CleanupReport,
   exit: RunReport['exit'],
-  more: Pick<RunReport, 'baseline' | 'certification'> = {},
+  more: Pick<RunReport, 'baseline' | 'certification' | 'load'> = {},
 ): RunReport {
   const finishedAt = new Date();
   return {
@@ -219,7 +220,7 @@ function judged(
   found: CheckResult[],
   suiteErrors: string[],
   cleanup: CleanupReport,
-  run: { declaredAbsent: string[]; declaredEmpty: string[]; interrupted: boolean },
+  run: { declaredAbsent: string[]; declaredEmpty: string[]; interrupted: boolean; load?: LoadReport },
 ): { report: RunReport; extraOperations: string[] } {
   const { config, options } = f;
   const based = options.baseline ? applyBaseline(found, options.baseline.entries, options.baseline.file) : undefined;
@@ -237,6 +238,7 @@ function judged(
   const report = runReport(f, results, suiteErrors, cleanup, exit, {
     ...(based ? { baseline: based.report } : {}),
     ...(certification ? { certification } : {}),
+    ...(run.load ? { load: run.load } : {}),
   });
   return { report, extraOperations };
 }
@@ -292,6 +294,7 @@ async function prepare(config: Config, p: Plan, io: Io): Promise<{ listening: Li
     timeoutMs: config.timeoutMs,
     maxBodyBytes: config.maxBodyBytes,
     concurrency: config.concurrency,
+    ...(config.maxRate !== undefined ? { maxRate: config.maxRate } : {}),
     ledgerPath: ledgerPath(p.runId),
     explore: config.explore,
     pagination: p.pagination,

@@ -5,7 +5,7 @@
 import type { CheckResult, Leftover } from '../lib/runner/index.js';
 import { CONTRACT_DOCUMENT } from '../lib/contract/index.js';
 import { describeProfile } from './verdict.js';
-import { sumTransport } from '../lib/transport/index.js';
+import { sumTransport, type LoadReport } from '../lib/transport/index.js';
 import { replayWords } from '../lib/configuration/index.js';
 import type { SuiteErrorCode } from '../lib/evidence/index.js';
 import { gist, isHtml, printable } from '../lib/text/index.js';
@@ -154,6 +154,23 @@ export function interrupted(r: CheckResult): boolean {
   return r.outcome === 'error' && r.errorCode === 'INTERRUPTED';
 }
 
+/**
+ * How hard the run pushed the target: the most requests in flight, latency (p50/p95) over the
+ * first answers and where the most were in flight, and the back-offs by cause.
+ */
+export function loadLine(l: LoadReport): string {
+  const b = l.backoffs;
+  const backoffs = b.latency + b['rate-limited'] + b.timeout;
+  const why = [b.latency ? `${b.latency} on latency` : '', b['rate-limited'] ? `${b['rate-limited']} on 429s` : '', b.timeout ? `${b.timeout} on timeouts` : '']
+    .filter(Boolean)
+    .join(', ');
+  return (
+    `load: at most ${l.peakInFlight} request(s) in flight (ceiling ${l.ceiling}${l.maxRate !== undefined ? `, at most ${l.maxRate} a second` : ''}); ` +
+    `latency p50/p95 ${l.start.p50}/${l.start.p95} ms at the start, ${l.peak.p50}/${l.peak.p95} ms at the peak; ` +
+    (backoffs ? `backed off ${backoffs} time(s) (${why})` : 'never backed off')
+  );
+}
+
 /** What the transport went through, when anything happened: retries, rate-limit waits, the breaker. */
 export function transportLine(results: readonly CheckResult[]): string | undefined {
   const t = sumTransport(results.map((r) => r.transport));
@@ -164,7 +181,7 @@ export function transportLine(results: readonly CheckResult[]): string | undefin
     t.waitedOut ? `${t.waitedOut} 429/5xx answer(s) waited out (${(t.waitedMs / 1000).toFixed(1)} s of waiting, added up over the requests in flight)` : '',
     t.lostRedone ? `work done again ${t.lostRedone} time(s), after a POST or DELETE lost before its answer` : '',
     t.concurrencyLoweredTo !== undefined ? `requests in flight lowered to ${t.concurrencyLoweredTo} by 429s` : '',
-    t.latencyLoweredTo !== undefined ? `requests in flight lowered to ${t.latencyLoweredTo} by slow answers or timeouts` : '',
+    t.latencyLoweredTo !== undefined ? `requests in flight lowered to ${t.latencyLoweredTo} by timeouts` : '',
     // From the results: a check whose parallel requests failed on after it ended cannot carry
     // the breaker's own count.
     results.some(notRun) ? `the target stopped answering: ${t.refused} request(s) not sent, ${results.filter(notRun).length} check(s) not run` : '',
@@ -367,6 +384,7 @@ function countLines({ report, p, strict, outage, observed }: SummaryView): strin
 /** What the transport went through, whether the run certifies (and its profile), and the exit code's reason. */
 function verdictLines({ report, p }: SummaryView): string[] {
   const lines: string[] = [];
+  if (report.load) lines.push(loadLine(report.load));
   const transport = transportLine(report.results);
   if (transport) lines.push(p('yellow', transport));
   if (report.certification) {

@@ -5,7 +5,8 @@
 // console (model.ts verdictOf).
 import { resultKey, type CheckResult } from '../lib/runner/index.js';
 import { LEVELS, settingsOf, verdictOf, whyNotCounted, type RunReport, type Verdict } from './model.js';
-import { replayCommand, replayTokenNote } from './console.js';
+import { loadLine, replayCommand, replayTokenNote } from './console.js';
+import { loadChart } from './load-chart.js';
 import { inert } from '../lib/text/index.js';
 import { describeProfile } from './verdict.js';
 
@@ -151,7 +152,12 @@ export function renderHtml(report: RunReport): string {
 <div class="verdict ${report.exit.code === 0 ? 'ok' : 'bad'}" id="verdict">${esc(report.exit.reason)}</div>${report.certification?.profile ? `\n<div class="profile" id="profile"><b>profile:</b> ${esc(describeProfile(report.certification.profile))}; <b>certifiable:</b> ${report.certification.certifiable ? 'yes' : 'no'}</div>` : ''}
 <dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl></header>
 <section id="summary"><h2>Summary: ${s.total} results</h2>${summary}${report.suiteErrors.length ? `<h2>Errors of the suite</h2><ul>${report.suiteErrors.map((e) => `<li>${esc(e)}</li>`).join('')}</ul>` : ''}</section>
-<section id="filter"><h2>Filter</h2>${filters}</section>
+${
+  report.load
+    ? `<section id="load"><h2>Load</h2><p>${esc(loadLine(report.load))}</p>${loadChart(report.load)}</section>
+`
+    : ''
+}<section id="filter"><h2>Filter</h2>${filters}</section>
 <section id="checks-by-operation"><h2>Checks × operations</h2>${matrix(report, verdict)}</section>
 <section id="results"><h2>Results</h2>${replayNote}<table><tr><th>check</th><th>operation</th><th>level</th><th>outcome</th><th>title / clause</th><th>evidence</th></tr>${rows.join('')}</table></section>
 <script>${SCRIPT}</script>

@@ -1,6 +1,7 @@
 // One plain results model for a run; every renderer is a pure function of it.
 import type { CheckResult, CleanupReport } from '../lib/runner/index.js';
 import type { Level, Outcome } from '../lib/evidence/index.js';
+import type { LoadReport } from '../lib/transport/index.js';
 
 export interface RunReport {
   tool: { name: 'conformance'; version: string };
@@ -36,6 +37,8 @@ export interface RunReport {
   };
   /** How list traversals were bounded and compared (absent when no list check ran). */
   lists?: ListsReport;
+  /** How hard the run pushed the target (lib/transport/load.ts); absent from a merged report. */
+  load?: LoadReport;
   summary: Summary;
   exit: { code: 0 | 1 | 2; reason: string };
 }

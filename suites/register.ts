@@ -15,7 +15,7 @@ import {
   type CheckResult,
   type RunSettings,
 } from '../lib/runner/index.js';
-import { Breaker } from '../lib/transport/index.js';
+import { Breaker, type LoadReport } from '../lib/transport/index.js';
 import { useSchemaDocuments } from '../lib/contract/index.js';
 import type { ProvidedRun } from '../lib/vitest/index.js';
 import { CHANGES_STORE, WRITTEN_LISTS } from './index.js';
@@ -32,6 +32,8 @@ declare module 'vitest' {
      * with (in memory only: never part of a result, never written).
      */
     conformanceSecrets?: string[];
+    /** How hard the run pushed the target: on the last check to finish only. */
+    conformanceLoad?: LoadReport;
   }
 }
 
@@ -85,6 +87,7 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
   let othersDone!: () => void;
   const others = new Promise<void>((resolve) => (othersDone = resolve));
   let running = checks.filter((c) => !changesStore(c)).length;
+  let unfinished = checks.length;
   if (running === 0) othersDone();
   // A stop lets them go: they then report as not started, having sent nothing.
   let stopped = false;
@@ -108,6 +111,7 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
       }
       task.meta.conformance = result;
       task.meta.conformanceSecrets = run.secrets.values();
+      if (--unfinished === 0) task.meta.conformanceLoad = run.http.load();
       if (result.outcome === 'skip') skip(result.reason);
       if (result.outcome === 'fail' || result.outcome === 'error') throw new Error(`${result.outcome}: ${result.reason ?? ''}`);
     });

@@ -51,6 +51,8 @@ describe('resolveConfig', () => {
     [{ seed: 'abc' }, /^--seed: must be a whole number/],
     [{ timeout: '1.5' }, /^--timeout: /],
     [{ 'max-body-bytes': '10' }, /^--max-body-bytes: must be a whole number from 1024/],
+    [{ 'max-rate': '0' }, /^--max-rate: must be a whole number from 1 to 100000 \(got '0'\)/],
+    [{ 'max-rate': '2.5' }, /^--max-rate: must be a whole number/],
   ])('refuses %j', (flags, message) => {
     expect(() => resolveConfig({ ...base, cwd: dirWith(), flags })).toThrow(message);
   });
@@ -82,6 +84,14 @@ describe('resolveConfig', () => {
     expect(c.sources['max-body-bytes']).toBe('flag');
     expect(describeConfig(c).join('\n')).toMatch(/max body +65536 bytes {2}\(flag\)/);
     expect(resolveConfig({ ...base, cwd: dirWith('max-body-bytes: 4096\n') }).maxBodyBytes).toBe(4096);
+  });
+
+  it('takes --max-rate from a flag, the environment or the file; absent: no cap', () => {
+    expect(resolveConfig({ ...base, cwd: dirWith() }).maxRate).toBeUndefined();
+    expect(resolveConfig({ ...base, cwd: dirWith('max-rate: 20\n') }).maxRate).toBe(20);
+    const c = resolveConfig({ ...base, cwd: dirWith('max-rate: 20\n'), env: { CONFORMANCE_MAX_RATE: '30' } });
+    expect(c.maxRate).toBe(30);
+    expect(describeConfig(c).join('\n')).toMatch(/max rate +30 requests a second {2}\(env\)/);
   });
 
   it('reads the declared-empty operations from a flag, the environment or the file (a list or commas)', () => {

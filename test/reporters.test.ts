@@ -13,6 +13,7 @@ import { unknownReporter } from '../reporters/registry.js';
 import { REPORT_FORMATS } from '../reporters/formats.js';
 import { absentOperations, failsRun } from '../reporters/model.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { LoadRecorder } from '../lib/transport/index.js';
 import { fixedReport, resultOf } from './fixtures/report.js';
 
 const same = (s: string): string => s;
@@ -46,6 +47,28 @@ describe('renderers on a fixed results model', () => {
 
   it('report.html', () => {
     expect(renderHtml(fixedReport())).toMatchSnapshot();
+  });
+
+  it('how hard the run pushed: a line of the summary, results.json by its schema, an SVG in report.html and no script of its own', () => {
+    const r = new LoadRecorder(64, 50);
+    for (let i = 0; i < 300; i++) {
+      r.sent(i * 10, Math.min(64, 4 + i), Math.min(64, 4 + i));
+      r.answered(i * 10 + 5, i < 100 ? 20 : 400, i === 150 ? 429 : 200);
+    }
+    r.backedOff(1_500, 'rate-limited', 32);
+    r.backedOff(2_500, 'latency', 24);
+    const report = { ...fixedReport(), load: r.report() };
+    expect(() => validateReport(report)).not.toThrow();
+    expect(renderSummary(report, { color: false })).toMatch(
+      /^load: at most 64 request\(s\) in flight \(ceiling 64, at most 50 a second\); latency p50\/p95 \d+\/\d+ ms at the start, \d+\/\d+ ms at the peak; backed off 2 time\(s\) \(1 on latency, 1 on 429s\)$/m,
+    );
+    const html = renderHtml(report);
+    const svg = /<section id="load">.*?<\/section>/s.exec(html)?.[0] ?? '';
+    expect(svg).toMatch(/<svg [^>]*id="load-chart"/);
+    expect(svg.match(/<polyline /g)).toHaveLength(4);
+    expect(svg).toContain('<title>1 × 429</title>');
+    expect(svg).not.toMatch(/<script|on[a-z]+=/i);
+    expect(renderHtml(fixedReport())).not.toContain('id="load"');
   });
 
   it('report.html: each cell of the checks × operations grid links to its result, with its evidence', () => {

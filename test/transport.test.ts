@@ -329,7 +329,7 @@ describe('429 and 503 are waited out, never judged', () => {
     );
   });
 
-  it('lets the lowered bound climb back, one step every 20 answers without a 429', async () => {
+  it('lets the lowered bound climb back while answers come fast without a 429', async () => {
     const clock = quickSleep();
     await direct(
       (a) => (a.n < 3 ? { status: 429 } : 'relay'),
@@ -337,7 +337,8 @@ describe('429 and 503 are waited out, never judged', () => {
       async (http) => {
         for (let i = 0; i < 3; i++) await http.request({ method: 'GET', path: '/v2/settings' });
         expect(http.concurrency).toBe(1);
-        for (let i = 0; i < 60; i++) await http.request({ method: 'GET', path: '/v2/settings' });
+        // In batches as large as the bound: a bound not used does not grow.
+        for (let i = 0; i < 30; i++) await Promise.all(Array.from({ length: http.concurrency }, () => http.request({ method: 'GET', path: '/v2/settings' })));
         expect(http.concurrency).toBe(4);
         expect(http.stats.concurrencyLoweredTo).toBe(1);
       },

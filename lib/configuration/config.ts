@@ -33,6 +33,8 @@ export interface Config {
   timeoutMs: number;
   /** Requests in flight at once, at most. */
   concurrency: number;
+  /** Requests sent a second, at most (absent: no cap). */
+  maxRate?: number;
   /** Largest response body the suite reads. */
   maxBodyBytes: number;
   reportDir?: string;
@@ -92,8 +94,9 @@ export class ConfigError extends Error {
 export const CONFIG_FILE = 'conformance.config.yaml';
 
 /**
- * Requests in flight at most, by default. A ceiling, not a fixed pace: the HTTP client
- * starts at 8 and doubles while no 429 comes, and every 429 halves it (lib/transport/http.ts).
+ * Requests in flight at most, by default. A ceiling, not a fixed pace: the HTTP client starts
+ * at 4 and grows while the target's latency holds, shrinks as it climbs, and every 429 halves
+ * it (lib/transport/limiter.ts).
  * Against a target 100 ms away, a run's ~2,400 requests take 4 s at 64 in flight, 30 s at 8.
  */
 export const DEFAULT_CONCURRENCY = 64;
@@ -343,6 +346,7 @@ export function resolveConfig(input: ConfigInput): Config {
     seed: whole('seed', 0, 2 ** 31 - 1, input.randomSeed),
     timeoutMs: whole('timeout', 100, 600_000, 10_000),
     concurrency: whole('concurrency', 1, 256, DEFAULT_CONCURRENCY),
+    ...(raw['max-rate'] !== undefined ? { maxRate: integer(at('max-rate'), raw['max-rate'], 1, 100_000) } : {}),
     maxBodyBytes: whole('max-body-bytes', 1024, 512 * 1024 * 1024, DEFAULT_MAX_BODY_BYTES),
     ...(raw['report-dir'] !== undefined ? { reportDir: resolve(input.cwd, String(raw['report-dir'])) } : {}),
     reporters: raw.reporter !== undefined ? [...new Set(names(raw.reporter))] : [],
@@ -383,6 +387,7 @@ export function describeConfig(c: Config): string[] {
     row('token', c.token ? MASK : c.baseUrl ? '(none)' : '(generated for this run)', 'token'),
     row('seed', String(c.seed), 'seed'),
     row('concurrency', String(c.concurrency), 'concurrency'),
+    ...(c.maxRate !== undefined ? [row('max rate', `${c.maxRate} requests a second`, 'max-rate')] : []),
     row('timeout', `${c.timeoutMs} ms`, 'timeout'),
     row('strict', String(c.strict), 'strict'),
     row('request budget', `${c.requestBudget} per list operation`, 'request-budget'),

@@ -43,6 +43,7 @@ export const SETTINGS = [
   { key: 'seed', env: 'CONFORMANCE_SEED', field: 'seed', kind: 'whole' },
   { key: 'timeout', env: 'CONFORMANCE_TIMEOUT_MS', field: 'timeoutMs', kind: 'whole', replay: 'all', shards: true },
   { key: 'concurrency', env: 'CONFORMANCE_CONCURRENCY', field: 'concurrency', kind: 'whole' },
+  { key: 'max-rate', env: 'CONFORMANCE_MAX_RATE', field: 'maxRate', kind: 'whole' },
   { key: 'max-body-bytes', env: 'CONFORMANCE_MAX_BODY_BYTES', field: 'maxBodyBytes', kind: 'whole', replay: 'all', shards: true },
   { key: 'report-dir', env: 'CONFORMANCE_REPORT_DIR', field: 'reportDir', kind: 'path' },
   { key: 'reporter', env: 'CONFORMANCE_REPORTER', field: 'reporters', kind: 'list' },

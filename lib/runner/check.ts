@@ -112,6 +112,8 @@ export interface RunSettings {
   timeoutMs: number;
   maxBodyBytes: number;
   concurrency: number;
+  /** Requests sent a second at most (--max-rate); absent: no cap. */
+  maxRate?: number;
   ledgerPath: string;
   /**
    * Requests drawn at random per list operation, and values drawn for key creation, judged
@@ -197,6 +199,7 @@ export class RunContext {
       timeoutMs: settings.timeoutMs,
       maxBodyBytes: settings.maxBodyBytes,
       concurrency: settings.concurrency,
+      ...(settings.maxRate !== undefined ? { maxRate: settings.maxRate } : {}),
       secrets: this.secrets,
       ...transport,
     });

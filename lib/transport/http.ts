@@ -14,9 +14,9 @@
 // - A GET is sent again, within the same budget, after a reset connection (before or during its
 //   answer) and after a timeout (once the target has answered anything); a POST or DELETE
 //   never is, as it may have been applied.
-// - The in-flight bound starts low and doubles while answers come in; a 429, a timeout, or
-//   answers far slower than the run's first ones halve it, and it climbs back one step at a
-//   time as answers come back fast.
+// - The in-flight bound follows the target's latency (Limiter): it starts low, grows while
+//   answers come as fast as unloaded ones of their kind, shrinks as soon as they slow down; a
+//   429 or a timeout halves it. --max-rate spaces sends evenly besides (RateCap).
 // - The breaker stops all sending once the target has failed at several moments apart in time
 //   with no answer between; requests that were in flight together and fail together are one
 //   such moment, so a busy moment does not end the run but a target that is gone does.
@@ -32,6 +32,9 @@ import { BODY_EXCERPT_MAX, REQUEST_BODY_MAX, type Exchange, CheckFailure, SuiteE
 import { packageVersion } from '../package/index.js';
 import { BodyBudget } from './body-budget.js';
 import { Breaker, BREAKER_AFTER } from './breaker.js';
+import { latencyClass, Limiter } from './limiter.js';
+import { LoadRecorder, type LoadReport } from './load.js';
+import { RateCap } from './rate.js';
 import { DEFAULT_RETRY, retryAfterMs, type RetryPolicy } from './retry.js';
 import { noTransport, type TransportStats } from './transport-stats.js';
 
@@ -42,7 +45,10 @@ export interface HttpClientOptions {
   timeoutMs: number;
   /** The largest response body read; a larger one is refused (RESPONSE_TOO_LARGE). */
   maxBodyBytes: number;
+  /** Requests in flight at most: the ceiling of the Limiter's limit. */
   concurrency: number;
+  /** Requests sent a second at most (--max-rate); absent: no cap. */
+  maxRate?: number;
   secrets: Secrets;
   /** How 429s, transient 5xx answers, resets and timed-out GETs are retried: DEFAULT_RETRY, any part overridden. */
   retry?: Partial<RetryPolicy>;
@@ -72,14 +78,6 @@ export function transient(method: string, status: number): boolean {
 const GATEWAY_STATUSES = [502, 503, 504];
 /** A connection closed before the answer: only a GET is sent again, a POST or DELETE may have been applied. */
 const RESET = ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'];
-/** Fast answers without a 429 after which a lowered in-flight bound climbs back by one. */
-const CLIMB_AFTER = 20;
-/**
- * Where the in-flight bound starts when the ceiling is higher: it doubles each time as many
- * answers as it allows come in without a 429 or a slow answer, so a target that keeps up is
- * soon asked at the ceiling, and one that rate-limits is not met with the whole ceiling at once.
- */
-const START_IN_FLIGHT = 8;
 /**
  * A GET whose connection was reset while the target answered another request this recently
  * (ms) is sent again without counting toward the breaker: a burst of resets on kept-alive
@@ -88,19 +86,6 @@ const START_IN_FLIGHT = 8;
  * attempts come after this window and count.
  */
 const ALIVE_WITHIN_MS = 2_000;
-/** The answers whose mean latency is the run's early latency, the yardstick of "slow". */
-const EARLY_ANSWERS = 20;
-/** The weight of each answer in the recent latency (an exponential moving average). */
-const RECENT_WEIGHT = 0.2;
-/**
- * An answer is slow when its latency, and the recent latency, are this many times the early
- * latency and at least SLOW_SHARE of the timeout: far above how the target answered at first,
- * and on the way to timeouts. The second part keeps a fast target's jitter (2 ms, then 20 ms)
- * from slowing the run down.
- */
-const SLOW_FACTOR = 8;
-const SLOW_SHARE = 0.25;
-
 export type Auth = 'token' | 'none' | { bearer: string };
 
 export interface RequestSpec {
@@ -165,8 +150,7 @@ function loadUndici(): NonNullable<typeof undici> {
 }
 
 /**
- * Bounds requests in flight; the bound can move (429s and slow answers lower it, fast answers
- * raise it back). Background requests (RequestSpec.background) wait behind every other: a slot
+ * Bounds requests in flight; the bound moves as the Limiter says. Background requests (RequestSpec.background) wait behind every other: a slot
  * goes to one only when no other request waits.
  */
 class Semaphore {
@@ -179,6 +163,9 @@ class Semaphore {
   }
   get limit(): number {
     return this.#limit;
+  }
+  get active(): number {
+    return this.#active;
   }
   /** A lower bound takes effect as requests finish: none in flight is cut short. */
   set limit(n: number) {
@@ -214,6 +201,8 @@ type Cause = 'answer' | 'reset' | 'timeout';
 /** One request on its way through its attempts. */
 interface Attempts {
   readonly method: string;
+  /** Its latency class (latencyClass): the requests its latency is compared with. */
+  readonly cls: string;
   /** `METHOD url`, masked, for messages. */
   readonly what: string;
   /** Adds to the client's stats and to the caller's. */
@@ -231,7 +220,7 @@ interface Attempts {
   sentAt: number;
   /** Time spent toward the time budget: waits between attempts, and attempts that timed out after the first. */
   waitedMs: number;
-  /** The in-flight bound's generation when the current attempt was sent (see #lower). */
+  /** The in-flight bound's generation when the current attempt was sent (Limiter.epoch). */
   epoch: number;
   /** Whether the request holds a slot of the semaphore: it gives it back while it waits. */
   holding: boolean;
@@ -463,10 +452,9 @@ export class HttpClient {
   readonly #breakerAfter: number;
   readonly #budget: BodyBudget;
   readonly #stats = noTransport();
-  /** The in-flight bound's generation: a 429 or a slow answer lowers the bound once per generation. */
-  #epoch = 0;
-  /** Fast answers since the bound was last lowered (it climbs back by one every CLIMB_AFTER). */
-  #calm = 0;
+  readonly #limiter: Limiter;
+  readonly #rate: RateCap | undefined;
+  readonly #load: LoadRecorder;
   #stopped = false;
   /**
    * A 429 or 503 asked to wait: nothing new is sent until the wait is over, so a target that
@@ -474,24 +462,20 @@ export class HttpClient {
    */
   #paused: Promise<void> | undefined;
   #pausedUntil = 0;
-  /** No 429 nor slow answer yet: the bound doubles as answers come in (see START_IN_FLIGHT). */
-  #slowStart = true;
   /** When the target last answered (performance.now()). */
   #answeredAt = -Infinity;
   /** When the latest attempt the service itself answered (not a 429, not a gateway's 502, 503 or 504) was sent. */
   #upAt = -Infinity;
-  /** The mean latency (ms to the answer's head) of the run's first EARLY_ANSWERS answers, and how many it holds. */
-  #early = 0;
-  #earlyCount = 0;
-  /** The recent latency: a moving average over the answers. */
-  #recent: number | undefined;
   readonly #breaker: Breaker;
 
   constructor(options: HttpClientOptions) {
     this.options = options;
     this.#base = options.baseUrl.replace(/\/+$/, '');
     this.#agent = new (loadUndici().Agent)({ keepAliveTimeout: 10_000, connections: options.concurrency });
-    this.#slots = new Semaphore(Math.min(options.concurrency, START_IN_FLIGHT));
+    this.#limiter = new Limiter(options.concurrency);
+    this.#slots = new Semaphore(this.#limiter.limit);
+    this.#rate = options.maxRate !== undefined ? new RateCap(options.maxRate) : undefined;
+    this.#load = new LoadRecorder(options.concurrency, options.maxRate);
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
     this.#breakerAfter = options.breakerAfter ?? BREAKER_AFTER;
     this.#breaker = options.breaker ?? new Breaker();
@@ -504,6 +488,11 @@ export class HttpClient {
     return { ...this.#stats };
   }
 
+  /** How hard the client has pushed the target so far. */
+  load(): LoadReport {
+    return this.#load.report();
+  }
+
   /**
    * The run was stopped (Ctrl-C, SIGTERM): every check is under way at once, so a stop must
    * reach the checks themselves. Nothing more is sent; requests in flight end as they end.
@@ -512,7 +501,7 @@ export class HttpClient {
     this.#stopped = true;
   }
 
-  /** The in-flight bound now: below the configured concurrency while it starts, and after 429s or slow answers. */
+  /** The in-flight bound now: the Limiter's, at most the configured concurrency. */
   get concurrency(): number {
     return this.#slots.limit;
   }
@@ -556,11 +545,19 @@ export class HttpClient {
     if (this.#breaker.down) throw refused();
     while (this.#paused) await this.#paused;
     await this.#slots.acquire(false, spec.background);
+    await this.#turn();
     if (this.#breaker.down || this.#stopped) {
       this.#slots.release();
       throw this.#stopped ? interrupted() : refused();
     }
     count((s) => s.requests++);
+  }
+
+  /** Waits for the rate cap's turn (--max-rate), holding the slot just taken, and notes the send. */
+  async #turn(): Promise<void> {
+    const wait = this.#rate?.turn(performance.now()) ?? 0;
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    this.#load.sent(performance.now(), this.#slots.active, this.#slots.limit);
   }
 
   /** Sends one request; `stats` (a Session's) counts what it took besides the client's own. */
@@ -576,6 +573,7 @@ export class HttpClient {
     const clock = attemptClock(timeoutMs);
     const a: Attempts = {
       method: spec.method,
+      cls: latencyClass(spec.method, spec.path, spec.query),
       what,
       count,
       arm: () => {
@@ -588,7 +586,7 @@ export class HttpClient {
       sent: 1,
       sentAt: 0,
       waitedMs: 0,
-      epoch: this.#epoch,
+      epoch: this.#limiter.epoch,
       holding: true,
       answered: false,
       failureCounted: false,
@@ -706,7 +704,7 @@ export class HttpClient {
     const lost = spec.method !== 'GET' && (!isTimeout(err) || this.#answeredAt > a.sentAt);
     const failure = transportError(err, what, timeoutMs, a.sent, lost);
     if (!a.failureCounted) {
-      if (isTimeout(err)) this.#lower(a, 'latency');
+      if (isTimeout(err)) this.#lower(a, 'timeout');
       this.#failed(failure, a);
     }
     // Many requests are in flight when a target stops answering, and they fail together: those
@@ -799,7 +797,8 @@ export class HttpClient {
       const wait = (status !== undefined ? retryAfterMs(Array.isArray(header) ? header[0] : header) : undefined) ?? this.#backoff(a.sent);
       if (status !== undefined) {
         this.#heard(status);
-        this.#lower(a, 429);
+        this.#load.answered(performance.now(), 0, status);
+        this.#lower(a, 'rate-limited');
       }
       if (a.sent > maxRetries || a.waitedMs + wait > maxWaitMs) {
         if (status === undefined) return done(err);
@@ -863,8 +862,9 @@ export class HttpClient {
     await slept;
     await this.#slots.acquire(true);
     a.holding = true;
+    await this.#turn();
     if (this.#breaker.down) return false;
-    a.epoch = this.#epoch;
+    a.epoch = this.#limiter.epoch;
     a.answered = false;
     a.failureCounted = false;
     a.arm();
@@ -887,7 +887,7 @@ export class HttpClient {
     if (!timedOut && !cut) return false;
     if (timedOut) {
       if (a.sent > 1) a.waitedMs += performance.now() - a.sentAt;
-      this.#lower(a, 'latency');
+      this.#lower(a, 'timeout');
       this.#failed(transportError(err, a.what, this.options.timeoutMs, a.sent), a);
       a.failureCounted = true;
       // Not before the target has answered anything: a first request that times out (the
@@ -922,43 +922,28 @@ export class HttpClient {
     return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
   }
 
-  /**
-   * A 429, a timeout or a slow answer halves the in-flight bound (down to 1), once per
-   * generation of the bound: answers to attempts sent before the last cut say nothing of the
-   * new bound. Either way the bound then climbs back only by fast answers (see #heard).
-   */
-  #lower(a: Attempts, cause: 429 | 'latency'): void {
-    this.#calm = 0;
-    this.#slowStart = false;
-    if (a.epoch !== this.#epoch || this.#slots.limit === 1) return;
-    this.#epoch++;
-    const limit = (this.#slots.limit = Math.max(1, Math.floor(this.#slots.limit / 2)));
+  /** A 429 or a timeout of `a` halves the in-flight bound (Limiter.backOff). */
+  #lower(a: Attempts, cause: 'rate-limited' | 'timeout'): void {
+    this.#moved(a, this.#limiter.backOff(cause, a.epoch), cause);
+  }
+
+  /** The Limiter moved the bound to `limit` (undefined: it did not), for `cause` if it went down. */
+  #moved(a: Attempts, limit: number | undefined, cause: 'rate-limited' | 'timeout' | 'latency'): void {
+    if (limit === undefined) return;
+    const down = limit < this.#slots.limit;
+    this.#slots.limit = limit;
+    if (!down) return;
+    this.#load.backedOff(performance.now(), cause, limit);
+    // Latency's back-offs are the Limiter at work, said in the load report; these are the run's troubles.
     a.count((s) => {
-      if (cause === 429) s.concurrencyLoweredTo = Math.min(s.concurrencyLoweredTo ?? limit, limit);
-      else s.latencyLoweredTo = Math.min(s.latencyLoweredTo ?? limit, limit);
+      if (cause === 'rate-limited') s.concurrencyLoweredTo = Math.min(s.concurrencyLoweredTo ?? limit, limit);
+      else if (cause === 'timeout') s.latencyLoweredTo = Math.min(s.latencyLoweredTo ?? limit, limit);
     });
   }
 
   /**
-   * Whether an answer whose head came `ms` after its attempt was sent is slow: it and the
-   * recent latency are both far above the run's early latency and near the timeout (see
-   * SLOW_FACTOR). The first EARLY_ANSWERS answers set the early latency and are never slow.
-   */
-  #slow(ms: number): boolean {
-    this.#recent = this.#recent === undefined ? ms : this.#recent + RECENT_WEIGHT * (ms - this.#recent);
-    if (this.#earlyCount < EARLY_ANSWERS) {
-      this.#early += (ms - this.#early) / ++this.#earlyCount;
-      return false;
-    }
-    const above = Math.max(SLOW_FACTOR * this.#early, SLOW_SHARE * this.options.timeoutMs);
-    return ms > above && this.#recent > above;
-  }
-
-  /**
    * An attempt was answered (`ms` after it was sent, for an answer that is not a 429 nor a
-   * gateway's 502, 503 or 504):
-   * the failures in a row end; a slow answer lowers the bound, a fast one lets a lowered bound
-   * climb back (doubling while the run starts, then one step every CLIMB_AFTER).
+   * gateway's 502, 503 or 504): the failures in a row end, and the Limiter judges its latency.
    */
   #heard(status: number, a?: Attempts, ms?: number): void {
     this.#breaker.failures = 0;
@@ -968,15 +953,9 @@ export class HttpClient {
     // elsewhere (the service went down while it was in flight) says nothing of the time after.
     if (a) this.#upAt = Math.max(this.#upAt, a.sentAt);
     this.#breaker.answered++;
-    if (a !== undefined && ms !== undefined && this.#slow(ms)) return this.#lower(a, 'latency');
-    if (this.#slots.limit >= this.options.concurrency) return;
-    if (this.#slowStart && ++this.#calm >= this.#slots.limit) {
-      this.#slots.limit = Math.min(this.options.concurrency, this.#slots.limit * 2);
-      this.#calm = 0;
-    } else if (!this.#slowStart && ++this.#calm >= CLIMB_AFTER) {
-      this.#slots.limit++;
-      this.#calm = 0;
-    }
+    if (a === undefined || ms === undefined) return;
+    this.#load.answered(this.#answeredAt, ms, status);
+    this.#moved(a, this.#limiter.answered(a.cls, ms, a.epoch, this.#slots.active), 'latency');
   }
 
   /**

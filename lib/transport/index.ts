@@ -7,3 +7,6 @@ export { Breaker, BREAKER_AFTER, BREAKER_GAP_MS } from './breaker.js';
 export { BODY_BUDGET_BYTES, BodyBudget } from './body-budget.js';
 export { noTransport, sumTransport, type TransportStats } from './transport-stats.js';
 export { findByName, findNames } from './find.js';
+export { latencyClass, Limiter, START_LIMIT, type BackoffCause } from './limiter.js';
+export { LoadRecorder, type LatencyFigures, type LoadBucket, type LoadReport } from './load.js';
+export { RateCap } from './rate.js';

@@ -21,7 +21,7 @@ export interface TransportStats {
   refused: number;
   /** The lowest in-flight bound a 429 answered to these requests lowered the client to. */
   concurrencyLoweredTo?: number;
-  /** The lowest in-flight bound slow answers or timeouts of these requests lowered the client to. */
+  /** The lowest in-flight bound timeouts of these requests lowered the client to (latency's own back-offs: LoadReport). */
   latencyLoweredTo?: number;
   /** The breaker opened on one of these requests, after this many failures apart in time. */
   breakerOpenedAfter?: number;

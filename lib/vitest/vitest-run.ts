@@ -9,6 +9,7 @@ import { Writable } from 'node:stream';
 import { createVitest } from 'vitest/node';
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 import { errorResult, GATE, gateChannel, resultHead, resultKey, stopChannel, type Check, type CheckResult, type RunSettings } from '../runner/index.js';
+import type { LoadReport } from '../transport/index.js';
 import { packageRoot } from '../package/index.js';
 import { schemaDocuments } from '../contract/index.js';
 
@@ -41,6 +42,8 @@ export interface SuiteRun {
   secrets: string[];
   /** Failures of the suite itself outside any check (a file that did not load, a crash). */
   suiteErrors: string[];
+  /** How hard the run pushed the target, as the last check to finish saw it. */
+  load?: LoadReport;
 }
 
 function firstLine(s: string | undefined): string {
@@ -51,6 +54,7 @@ class Collector implements Reporter {
   readonly results = new Map<string, CheckResult>();
   readonly suiteErrors: string[] = [];
   readonly secrets = new Set<string>();
+  load: LoadReport | undefined;
   readonly #onResult?: (r: CheckResult) => void;
   readonly #byId: Map<string, Check>;
 
@@ -70,6 +74,7 @@ class Collector implements Reporter {
   onTestCaseResult(testCase: TestCase): void {
     const meta = testCase.meta().conformance;
     for (const s of testCase.meta().conformanceSecrets ?? []) this.secrets.add(s);
+    this.load = testCase.meta().conformanceLoad ?? this.load;
     const check = this.#byId.get(testCase.name);
     let result: CheckResult | undefined = meta;
     if (!result && check) {
@@ -292,5 +297,5 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
     }
   }
   const results = everyResult(checks, collector, options.signal);
-  return { results, suiteErrors: collector.suiteErrors, secrets: [...collector.secrets] };
+  return { results, suiteErrors: collector.suiteErrors, secrets: [...collector.secrets], ...(collector.load ? { load: collector.load } : {}) };
 }
