@@ -4,6 +4,7 @@
 // own words.
 import type { Behaviour } from './behaviour.js';
 import { lenientQuery } from './list-query.js';
+import { capacity } from './load.js';
 
 export interface Variant {
   name: string;
@@ -25,6 +26,9 @@ const DEFAULT_ORDER =
   'the reading (spec/contract/README.md#list-endpoints): no order is fixed for a list read without sort; offset traversal only needs it to be stable';
 const LIST_IDS =
   'the reading (spec/contract/README.md#create-application-key) and #delete-custom-api: only those ids must be UUIDs; the id format of list records is open, and sort=id is judged in the order the target sorts them';
+
+/** The capacity variant's pool: a run at 16 requests in flight stays within it, one that climbs to 64 does not (measured). */
+export const CAPACITY = { workers: 6, deadlineMs: 60, baseMs: 3, perRecordMs: 0.002 } as const;
 
 export const VARIANTS: readonly Variant[] = [
   {
@@ -309,5 +313,14 @@ export const VARIANTS: readonly Variant[] = [
       'the reading (spec/contract/README.md#keyset-traversal): timestamps close to the present may be incomplete (eventual consistency); the suite waits out its time buffer (spec/contract/README.md#states)',
     warns: [],
     behaviour: { listedAfterMs: 1000 },
+  },
+  // Capacity: a service that serves so many requests at once, and fails the rest after a deadline.
+  {
+    name: 'capacity',
+    choice: `a pool of ${CAPACITY.workers} workers, each request holding one ${CAPACITY.baseMs} ms plus ${CAPACITY.perRecordMs} ms per record it scans; a request that waited ${CAPACITY.deadlineMs} ms for one answers 500 with the Error shape`,
+    allowedBy:
+      'contract § Limits: how many requests a client may send is not stated (spec/contract/README.md#limits, limits.request-rate); § Errors: 500 with the Error shape is the answer of a platform that failed (spec/contract/README.md#errors), as one that keeps a query deadline does under overload',
+    warns: [],
+    behaviour: { around: [capacity(CAPACITY)] },
   },
 ];
