@@ -50,15 +50,26 @@ class Pool {
   get free(): number {
     return this.#free;
   }
-  /** Waits for a worker: how long it waited (ms). */
-  async take(): Promise<number> {
+  /** Waits for a worker, at most `deadlineMs` (then rejects with `late`, out of the queue). */
+  take(deadlineMs = Infinity, late?: () => Error): Promise<void> {
     if (this.#free > 0) {
       this.#free--;
-      return 0;
+      return Promise.resolve();
     }
-    const asked = performance.now();
-    await new Promise<void>((resolve) => this.#queue.push(resolve));
-    return performance.now() - asked;
+    return new Promise<void>((resolve, reject) => {
+      const turn = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer =
+        deadlineMs === Infinity
+          ? undefined
+          : setTimeout(() => {
+              this.#queue.splice(this.#queue.indexOf(turn), 1);
+              reject(late?.() ?? new Error('late'));
+            }, deadlineMs);
+      this.#queue.push(turn);
+    });
   }
   give(): void {
     const next = this.#queue.shift();
@@ -68,30 +79,22 @@ class Pool {
 }
 
 /**
- * A request served by a worker of `pool`: one that waited more than deadlineMs for it is
- * answered 500 with the Error shape (the worker that takes it up checks, as a query deadline
- * does); else it holds the worker baseMs plus perRecordMs per record it scans, and gives it
- * back unless `keep` (a leak).
- */
-async function served(pool: Pool, c: Capacity, held: Held, keep = false): Promise<void> {
-  if ((await pool.take()) > c.deadlineMs) {
-    pool.give();
-    throw new HttpError(500, `The query waited more than ${c.deadlineMs} ms for a database connection; try again later.`);
-  }
-  await sleep(c.baseMs + c.perRecordMs * recordsScanned(held));
-  if (!keep) pool.give();
-}
-
-/**
  * A fixed pool of workers (a database's connections): a request holds one for a time that grows
- * with the records it scans, and one that waited past the deadline for it answers 500, as a
- * service with a query deadline does under overload (the capacity variant).
+ * with the records it scans, and one still waiting for one at the deadline answers 500 with the
+ * Error shape, as a service with a query deadline does under overload (the capacity variant).
  */
 export function capacity(c: Capacity): Around {
   return {
     fresh() {
       const pool = new Pool(c.workers);
-      return { hold: (held) => served(pool, c, held) };
+      const late = (): Error => new HttpError(500, `The query waited more than ${c.deadlineMs} ms for a database connection; try again later.`);
+      return {
+        async hold(held) {
+          await pool.take(c.deadlineMs, late);
+          await sleep(c.baseMs + c.perRecordMs * recordsScanned(held));
+          pool.give();
+        },
+      };
     },
   };
 }

@@ -11,10 +11,11 @@ export const BREAKER_AFTER = 3;
 
 /**
  * Silence (ms) with requests in flight after which two failures at moments apart are enough:
- * a target that answered nothing for 20 s while the suite asked has stopped, and a third
- * round of timeouts (10 s each by default) would only make the run wait longer for it.
+ * two rounds of timeouts (10 s each by default; the first round ends a little under 10 s after
+ * the last answer, its requests sent before it) with nothing answered between, where a third
+ * round would only make the run wait longer. One slow round never opens it.
  */
-export const BREAKER_SILENT_MS = 20_000;
+export const BREAKER_SILENT_MS = 15_000;
 
 /**
  * Failures this close (ms) to the last one the breaker counted, of attempts sent before it,
