@@ -1,7 +1,7 @@
 // A reference server with a capacity (the capacity variant, server/load.ts), and the breaker
 // that stops a run once the target has answered nothing for a long while.
 import { describe, expect, it } from 'vitest';
-import { Breaker } from '../lib/transport/breaker.js';
+import { Breaker } from '../lib/transport/index.js';
 import { capacity } from '../server/load.js';
 import { CAPACITY } from '../server/variants.js';
 import { cli, TOKEN, withServer } from './support.js';
