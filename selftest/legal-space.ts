@@ -4,6 +4,8 @@
 // run through the CLI, to exit 0 on each. Plain data, so the shipped code needs no fast-check.
 import type { Behaviour } from '../server/behaviour.js';
 import { lenientQuery } from '../server/list-query.js';
+import { capacity } from '../server/load.js';
+import { CAPACITY } from '../server/variants.js';
 
 export type Dimension =
   | { name: string; options: ReadonlyArray<Partial<Behaviour>> }
@@ -51,6 +53,8 @@ export const LEGAL_SPACE: readonly Dimension[] = [
   { name: 'store page length over 100', options: [{}, { pageLengthOverMax: 422 }, { pageLengthOverMax: 'clamp' }] },
   // A new record listed a moment after its creation, well within the time buffer (eventual consistency)
   { name: 'list visibility', options: [{}, { listedAfterMs: 1000 }] },
+  // A pool of workers and a query deadline (the capacity variant): passes only a run whose in-flight bound follows the target's latency.
+  { name: 'capacity', options: [{}, { around: [capacity(CAPACITY)] }] },
 ];
 
 /** Whether an override is one option of the space (a range's make checked at its ends and inside). */
