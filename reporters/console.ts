@@ -171,6 +171,17 @@ export function loadLine(l: LoadReport): string {
   );
 }
 
+/**
+ * That the target stopped answering, with how many requests it answered first (as the breaker's
+ * reason, which each check not run carries, says it).
+ */
+function stoppedLine(results: readonly CheckResult[]): string {
+  const answered = results
+    .map((r) => (notRun(r) ? /stopped answering under the run after (\d+) answered requests/.exec(r.reason ?? '')?.[1] : undefined))
+    .find(Boolean);
+  return answered === undefined ? 'the target stopped answering' : `the target stopped answering under the run after ${answered} answered requests`;
+}
+
 /** What the transport went through, when anything happened: retries, rate-limit waits, the breaker. */
 export function transportLine(results: readonly CheckResult[]): string | undefined {
   const t = sumTransport(results.map((r) => r.transport));
@@ -184,7 +195,7 @@ export function transportLine(results: readonly CheckResult[]): string | undefin
     t.latencyLoweredTo !== undefined ? `requests in flight lowered to ${t.latencyLoweredTo} by timeouts` : '',
     // From the results: a check whose parallel requests failed on after it ended cannot carry
     // the breaker's own count.
-    results.some(notRun) ? `the target stopped answering: ${t.refused} request(s) not sent, ${results.filter(notRun).length} check(s) not run` : '',
+    results.some(notRun) ? `${stoppedLine(results)}: ${t.refused} request(s) not sent, ${results.filter(notRun).length} check(s) not run` : '',
   ].filter(Boolean);
   return parts.length ? `transport: ${t.requests} request(s); ${parts.join('; ')}` : undefined;
 }

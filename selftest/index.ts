@@ -16,6 +16,7 @@ import { ledgerPath, RunContext, runCheck, type Check, type CheckResult, cleanUp
 import { isDeepStrictEqual } from 'node:util';
 import { endpointsOf, loadCatalogSpec } from '../lib/contract/index.js';
 import type { Level } from '../lib/evidence/index.js';
+import { notRun, unanswered } from '../reporters/console.js';
 import { exitFor } from '../reporters/verdict.js';
 import type { RunReport } from '../reporters/model.js';
 import { FAULTS, resolveBehaviour, startReferenceServer, VARIANTS, type Fault, type ReferenceServerOptions, type Variant } from '../server/index.js';
@@ -231,7 +232,13 @@ export function mutantRow(fault: Fault, run: RunOutcome): MutantRow {
   const caughtBy = fault.caughtBy.filter((id) => failed.includes(id));
   const alsoFailed = failed.filter((id) => !fault.caughtBy.includes(id));
   const expectedExit = results.some((r) => r.outcome === 'fail' && r.level === 'MUST') ? 1 : 0;
-  const errored = run.code === 2 || run.suiteErrors.length > 0 || results.length === 0 || results.some((r) => r.outcome === 'error');
+  // A fault that stops answering leaves checks not run, or cut short, by the outage: its consequence, not errors of the suite.
+  const outage = fault.stops === true && results.some(notRun);
+  const errored =
+    run.code === 2 ||
+    run.suiteErrors.length > 0 ||
+    results.length === 0 ||
+    results.some((r) => r.outcome === 'error' && !(outage && (notRun(r) || unanswered(r))));
   const outcome = errored
     ? 'error'
     : !caughtBy.length

@@ -4,7 +4,9 @@
 // run through the CLI, to exit 0 on each. Plain data, so the shipped code needs no fast-check.
 import type { Behaviour } from '../server/behaviour.js';
 import { lenientQuery } from '../server/list-query.js';
-import { goQuery, phpQuery, qsQuery, rackQuery } from '../server/query-parsers.js';
+import { phpQuery, qsQuery, rackQuery } from '../server/query-parsers.js';
+import { capacity } from '../server/load.js';
+import { CAPACITY } from '../server/variants.js';
 
 export type Dimension =
   | { name: string; options: ReadonlyArray<Partial<Behaviour>> }
@@ -48,13 +50,15 @@ export const LEGAL_SPACE: readonly Dimension[] = [
   { name: 'store shape', options: [{}, { storeShape: 'realistic' }] },
   {
     name: 'values the contract does not define',
-    options: [{}, { readQuery: lenientQuery }, { readQuery: phpQuery }, { readQuery: rackQuery }, { readQuery: qsQuery }, { readQuery: goQuery }],
+    options: [{}, { readQuery: lenientQuery }, { readQuery: phpQuery }, { readQuery: rackQuery }, { readQuery: qsQuery }],
   },
   // The store's settings (after 'page length': a store without the endpoint keeps the contract's 25)
   { name: 'settings endpoint', options: [{}, { settingsEndpoint: false, pageLength: 25 }] },
   { name: 'store page length over 100', options: [{}, { pageLengthOverMax: 422 }, { pageLengthOverMax: 'clamp' }] },
   // A new record listed a moment after its creation, well within the time buffer (eventual consistency)
   { name: 'list visibility', options: [{}, { listedAfterMs: 1000 }] },
+  // A pool of workers and a query deadline (the capacity variant): passes only a run whose in-flight bound follows the target's latency.
+  { name: 'capacity', options: [{}, { around: [capacity(CAPACITY)] }] },
 ];
 
 /** Whether an override is one option of the space (a range's make checked at its ends and inside). */

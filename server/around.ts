@@ -52,8 +52,27 @@ export interface StoreAsked {
   initialPageLength: number;
 }
 
+/** What a hold is told of a request its route has taken: the request, its path and query as sent. */
+export interface Held {
+  asked: Asked;
+  /** The path, trailing slashes cut (a list's concrete path). */
+  path: string;
+  query: URLSearchParams;
+}
+
 /** One fault's or variant's transformations; each one it leaves out is the identity. */
 export interface Around {
+  /**
+   * A piece with state of its own (a pool of workers, a lock): each server built from the
+   * behaviour gets the piece this makes, so two servers in one process share nothing.
+   */
+  fresh?(): Around;
+  /**
+   * Holds a request its route has taken, before the route reads it, until the promise settles
+   * (a server with a capacity, or time for a race): what it throws is the answer. Never for
+   * the token endpoint, outside the contract.
+   */
+  hold?(held: Held): Promise<void> | void;
   /** The request's method and headers, before the server checks the token. */
   request?(asked: Asked): Asked;
   /** The text of a JSON body, before it is parsed: what it throws is the answer (a crash: a 500). */
@@ -81,6 +100,11 @@ export function through<K extends 'request' | 'body' | 'query' | 'answer' | 'pag
     if (f) out = f.call(piece, out, ...args);
   }
   return out;
+}
+
+/** The pieces, each with state of its own (Around.fresh) made anew: those of one server. */
+export function freshPieces(pieces: readonly Around[]): Around[] {
+  return pieces.map((p) => p.fresh?.() ?? p);
 }
 
 /** Whether some piece has `step`: the plain path takes no detour without one. */

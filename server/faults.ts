@@ -13,6 +13,7 @@ import { filterOf, filterTexts, parseFilter, parseInstant, SORT_FIELDS } from '.
 import { bodyOf, empty, HttpError, json, restatus, withBody, type Answer } from './http.js';
 import { relink } from './lists.js';
 import { S } from './list-data.js';
+import { keyCreation, leaking, lock500, sharedQuery } from './load.js';
 import { endpointsOf, loadCatalogSpec } from '../lib/contract/index.js';
 
 /** The query with parameter `name` as a faulty parser reads it. */
@@ -191,6 +192,11 @@ export interface Fault {
    * selftest's figure of what the model and the exploration catch alone counts these.
    */
   explored?: boolean;
+  /**
+   * The service stops answering under the run (connection-leak): the checks the outage leaves
+   * not run, or cuts short, are its consequence, and the selftest does not count them as errors.
+   */
+  stops?: boolean;
 }
 
 /** A fault of the store's own lists, with a knob of its own and nothing else (suites/state/). */
@@ -1116,4 +1122,26 @@ export const FAULTS: readonly Fault[] = [
     deletedStaysListed: true,
   }),
   stateFault('created-key-unlisted', 'a created key appears in its list', ['state.sequence.created', 'state.sequence.total'], { keysListedOnceUsed: true }),
+  // Under load: bugs that show only when requests overlap in time (server/load.ts).
+  {
+    name: 'shared-query-under-load',
+    breaks:
+      "each list request is answered for its own parameters (one request's query, kept where every request reads it, serves another that overlaps it in time)",
+    caughtBy: ['list.limit.exact', 'list.offset.records', 'list.page.arithmetic'],
+    behaviour: { around: [sharedQuery(2)] },
+  },
+  {
+    name: 'lock-500',
+    breaks: 'no request is answered with a 5xx (two reads of one list, or two writes, that overlap in time: the second is answered 500)',
+    caughtBy: ['list.params.invalid', 'list.offset.traversal', 'create.valid.2xx'],
+    behaviour: { around: [lock500(3)] },
+  },
+  {
+    name: 'connection-leak',
+    breaks:
+      'no request is answered with a 5xx (each key creation keeps a worker of a pool of four for good: once none is left, a write answers 500 and every other request waits, unanswered)',
+    caughtBy: ['create.reject.not-json', 'create.request.open-shapes', 'create.keys.distinct'],
+    behaviour: { around: [leaking(4, 2, keyCreation)] },
+    stops: true,
+  },
 ];

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { combineBehaviours, namedBehaviours, type Behaviour } from './behaviour.js';
-import { has, through, type Asked } from './around.js';
+import { freshPieces, has, through, type Around, type Asked, type Held } from './around.js';
 import { errorAnswer, HttpError, requestUrl, writeAnswer, type Reply, type RequestUrl } from './http.js';
 import { listRoute, ROUTES, type Route, type RouteContext } from './routes.js';
 import { Store } from './store.js';
@@ -101,6 +101,11 @@ function requireToken(options: Partial<Pick<ReferenceServerOptions, 'token'>> | 
   return token;
 }
 
+/** The request held by each piece that holds, one after another. */
+async function hold(pieces: readonly Around[], held: Held): Promise<void> {
+  for (const piece of pieces) await piece.hold?.(held);
+}
+
 export function createReferenceHandler(
   options: ReferenceServerOptions,
   given?: Store,
@@ -110,7 +115,9 @@ export function createReferenceHandler(
   store: Store;
 } {
   const token = Buffer.from(requireToken(options, 'createReferenceHandler'));
-  const b = resolveBehaviour(options);
+  const resolved = resolveBehaviour(options);
+  // Pieces with state (a pool, a lock) are this server's own.
+  const b = has(resolved.around, 'fresh') ? { ...resolved, around: freshPieces(resolved.around) } : resolved;
   // The list data follows the behaviour: microsecond times for the micros style, its id format.
   const store =
     given ??
@@ -132,6 +139,7 @@ export function createReferenceHandler(
   const tokenText = token.toString();
   const requests = has(b.around, 'request');
   const answers = has(b.around, 'answer');
+  const holds = has(b.around, 'hold');
 
   /**
    * Throws a refusal, or hands the request to its route (which may answer later: its promise).
@@ -182,21 +190,26 @@ export function createReferenceHandler(
     }
     if (!params) throw new HttpError(400, 'The request path is not correctly percent-encoded.');
     asked.handled = true;
-    const ctx: RouteContext = {
-      req,
-      res,
-      reply: route.outsideContract ? (answer) => writeAnswer(res, answer) : reply,
-      params,
-      url,
-      query: new URLSearchParams(url.search),
-      store,
-      b,
-      ...(store.pageLength !== undefined ? { pageLength: store.pageLength } : {}),
-      baseUrl: `http://${host}`,
-      authenticated,
-      asked,
+    // The route reads the store as it is once the request is let through (after any hold).
+    const run = (): void | Promise<void> => {
+      const ctx: RouteContext = {
+        req,
+        res,
+        reply: route.outsideContract ? (answer) => writeAnswer(res, answer) : reply,
+        params,
+        url,
+        query: new URLSearchParams(url.search),
+        store,
+        b,
+        ...(store.pageLength !== undefined ? { pageLength: store.pageLength } : {}),
+        baseUrl: `http://${host}`,
+        authenticated,
+        asked,
+      };
+      return route.handle(ctx);
     };
-    return route.handle(ctx);
+    if (!holds || route.outsideContract) return run();
+    return hold(b.around, { asked, path, query: new URLSearchParams(url.search) }).then(run);
   }
 
   // Most routes answer at once; only those that read a body return a promise.

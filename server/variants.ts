@@ -4,7 +4,8 @@
 // own words.
 import type { Behaviour } from './behaviour.js';
 import { lenientQuery } from './list-query.js';
-import { goQuery, phpQuery, qsQuery, rackQuery } from './query-parsers.js';
+import { capacity } from './load.js';
+import { phpQuery, qsQuery, rackQuery } from './query-parsers.js';
 
 export interface Variant {
   name: string;
@@ -28,6 +29,9 @@ const QUERY_READINGS =
   'the reading (spec/contract/README.md#query-readings): a request the contract does not define (a paging parameter repeated, as an array, beside a bare page=) may be read as any mainstream parser reads it, or refused with a 4xx and the Error shape';
 const LIST_IDS =
   'the reading (spec/contract/README.md#create-application-key) and #delete-custom-api: only those ids must be UUIDs; the id format of list records is open, and sort=id is judged in the order the target sorts them';
+
+/** The capacity variant's pool: a run at 16 requests in flight stays within it, one that climbs to 64 does not (measured). */
+export const CAPACITY = { workers: 6, deadlineMs: 80, baseMs: 3, perRecordMs: 0.002 } as const;
 
 export const VARIANTS: readonly Variant[] = [
   {
@@ -313,6 +317,15 @@ export const VARIANTS: readonly Variant[] = [
     warns: [],
     behaviour: { listedAfterMs: 1000 },
   },
+  // Capacity: a service that serves so many requests at once, and fails the rest after a deadline.
+  {
+    name: 'capacity',
+    choice: `a pool of ${CAPACITY.workers} workers, each request holding one ${CAPACITY.baseMs} ms plus ${CAPACITY.perRecordMs} ms per record it scans; a request that waited ${CAPACITY.deadlineMs} ms for one answers 500 with the Error shape`,
+    allowedBy:
+      'contract § Limits: how many requests a client may send is not stated (spec/contract/README.md#limits, limits.request-rate); § Errors: 500 with the Error shape is the answer of a platform that failed (spec/contract/README.md#errors), as one that keeps a query deadline does under overload',
+    warns: [],
+    behaviour: { around: [capacity(CAPACITY)] },
+  },
   // The query as mainstream frameworks parse it (server/query-parsers.ts)
   {
     name: 'query-php',
@@ -337,13 +350,5 @@ export const VARIANTS: readonly Variant[] = [
     allowedBy: QUERY_READINGS,
     warns: [],
     behaviour: { readQuery: qsQuery },
-  },
-  {
-    name: 'query-go',
-    choice:
-      "the query read as Go's net/url and strconv.Atoi do: page, page[] and page[limit][] are names of their own (ignored), the first of a repeated name wins, a number Atoi refuses (a word, past 2^63) is ignored: an offset past 2^64 serves the first page",
-    allowedBy: QUERY_READINGS,
-    warns: [],
-    behaviour: { readQuery: goQuery },
   },
 ];

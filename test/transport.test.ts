@@ -551,7 +551,7 @@ describe('a target that stops answering', () => {
     expect(down.length).toBeGreaterThan(10);
     expect(down[0]).toMatch(
       new RegExp(
-        `the target stopped answering after \\d+ answered requests \\(${BREAKER_AFTER} failures in a row, at moments apart in time; the last: TIMEOUT`,
+        `the target stopped answering under the run after \\d+ answered requests \\(nothing answered for \\d+ s with requests in flight; ${BREAKER_AFTER} failures in a row, at moments apart in time; the last: TIMEOUT`,
       ),
     );
     expect(r.http.stats.breakerOpenedAfter).toBe(BREAKER_AFTER);
@@ -605,7 +605,9 @@ describe('through the CLI', () => {
         expect(r.stdout).toMatch(
           /Not run \(\d+\): errors of the suite, not failures of the target\n  \d+ check\(s\): TARGET_DOWN: .*(not sent|sent, no answer)(: |.*; )the target stopped answering/,
         );
-        expect(r.stdout).toMatch(/transport: \d+ request\(s\);.*the target stopped answering: \d+ request\(s\) not sent, \d+ check\(s\) not run/);
+        expect(r.stdout).toMatch(
+          /transport: \d+ request\(s\);.*the target stopped answering under the run after \d+ answered requests: \d+ request\(s\) not sent, \d+ check\(s\) not run/,
+        );
         expect(r.stdout).toMatch(/the target stopped answering during the run.*'conformance cleanup --run [0-9a-f]{8}' deletes them/);
         expect(r.stdout).not.toMatch(/left over:/);
         expect(lines.length).toBeLessThan(150);

@@ -41,10 +41,11 @@ export function postponeCleanUp(ledgerPath: string, why: string): CleanupReport 
 
 /**
  * How long a run whose target stopped answering waits for it to answer again before it cleans
- * up: one timeout, from 5 s to 30 s (the breaker itself has waited several before it opened).
+ * up: half a timeout, from 5 s to 30 s (the breaker itself has waited two or three before it
+ * opened, and the ledger keeps what is left for `conformance cleanup`).
  */
 export function outageWaitMs(timeoutMs: number): number {
-  return Math.min(30_000, Math.max(5_000, timeoutMs));
+  return Math.min(30_000, Math.max(5_000, timeoutMs / 2));
 }
 
 /**

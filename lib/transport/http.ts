@@ -961,12 +961,14 @@ export class HttpClient {
   /**
    * An attempt of `a` failed in transport (a timeout, a refused or reset connection): it counts
    * toward the breaker unless it is part of a moment already counted (see Breaker.count), and
-   * `breakerAfter` such moments with no answer between open it.
+   * `breakerAfter` such moments with no answer between open it, or two after a long silence
+   * (Breaker.opens).
    */
   #failed(e: SuiteError, a: Attempts): void {
     const b = this.#breaker;
-    if (b.down || !b.count(a.sentAt) || b.failures < this.#breakerAfter) return;
-    b.down = `the target stopped answering after ${b.answered} answered requests (${b.failures} failures in a row, at moments apart in time; the last: ${e.code}: ${e.message}); nothing more is sent to it`;
+    if (b.down || !b.count(a.sentAt) || !b.opens(this.#breakerAfter)) return;
+    const silent = Math.round(b.silentFor() / 1000);
+    b.down = `the target stopped answering under the run after ${b.answered} answered requests (nothing answered for ${silent} s with requests in flight; ${b.failures} failures in a row, at moments apart in time; the last: ${e.code}: ${e.message}); nothing more is sent to it`;
     const after = b.failures;
     a.count((s) => (s.breakerOpenedAfter = after));
   }

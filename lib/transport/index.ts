@@ -3,7 +3,7 @@
 // by its name. http.ts loads undici on its first request, not on import.
 export { HttpClient, HttpResponse, maskAuthorization, responseOf, transient, type Auth, type HttpClientOptions, type RequestSpec } from './http.js';
 export { DEFAULT_RETRY, retryAfterMs, type RetryPolicy } from './retry.js';
-export { Breaker, BREAKER_AFTER, BREAKER_GAP_MS } from './breaker.js';
+export { Breaker, BREAKER_AFTER, BREAKER_GAP_MS, BREAKER_SILENT_MS } from './breaker.js';
 export { BODY_BUDGET_BYTES, BodyBudget } from './body-budget.js';
 export { noTransport, sumTransport, type TransportStats } from './transport-stats.js';
 export { findByName, findNames } from './find.js';
