@@ -4,7 +4,7 @@
 // run through the CLI, to exit 0 on each. Plain data, so the shipped code needs no fast-check.
 import type { Behaviour } from '../server/behaviour.js';
 import { lenientQuery } from '../server/list-query.js';
-import { phpQuery, qsQuery, rackQuery } from '../server/query-parsers.js';
+import { goQuery, phpQuery, qsQuery, rackQuery } from '../server/query-parsers.js';
 import { capacity } from '../server/load.js';
 import { CAPACITY } from '../server/variants.js';
 
@@ -50,7 +50,7 @@ export const LEGAL_SPACE: readonly Dimension[] = [
   { name: 'store shape', options: [{}, { storeShape: 'realistic' }] },
   {
     name: 'values the contract does not define',
-    options: [{}, { readQuery: lenientQuery }, { readQuery: phpQuery }, { readQuery: rackQuery }, { readQuery: qsQuery }],
+    options: [{}, { readQuery: lenientQuery }, { readQuery: phpQuery }, { readQuery: rackQuery }, { readQuery: qsQuery }, { readQuery: goQuery }],
   },
   // The store's settings (after 'page length': a store without the endpoint keeps the contract's 25)
   { name: 'settings endpoint', options: [{}, { settingsEndpoint: false, pageLength: 25 }] },

@@ -5,7 +5,7 @@
 import type { Behaviour } from './behaviour.js';
 import { lenientQuery } from './list-query.js';
 import { capacity } from './load.js';
-import { phpQuery, qsQuery, rackQuery } from './query-parsers.js';
+import { goQuery, phpQuery, qsQuery, rackQuery } from './query-parsers.js';
 
 export interface Variant {
   name: string;
@@ -31,7 +31,7 @@ const LIST_IDS =
   'the reading (spec/contract/README.md#create-application-key) and #delete-custom-api: only those ids must be UUIDs; the id format of list records is open, and sort=id is judged in the order the target sorts them';
 
 /** The capacity variant's pool: a run at 16 requests in flight stays within it, one that climbs to 64 does not (measured). */
-export const CAPACITY = { workers: 6, deadlineMs: 80, baseMs: 3, perRecordMs: 0.002 } as const;
+export const CAPACITY = { workers: 4, deadlineMs: 500, baseMs: 2, perRecordMs: 0.005 } as const;
 
 export const VARIANTS: readonly Variant[] = [
   {
@@ -350,5 +350,13 @@ export const VARIANTS: readonly Variant[] = [
     allowedBy: QUERY_READINGS,
     warns: [],
     behaviour: { readQuery: qsQuery },
+  },
+  {
+    name: 'query-go',
+    choice:
+      "the query read as Go's net/url and strconv.Atoi do: page, page[] and page[limit][] are names of their own (ignored), the first of a repeated name wins, a number Atoi refuses (a word, past 2^63) is ignored: an offset past 2^64 serves the first page",
+    allowedBy: QUERY_READINGS,
+    warns: [],
+    behaviour: { readQuery: goQuery },
   },
 ];

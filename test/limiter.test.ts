@@ -44,9 +44,9 @@ describe('Limiter', () => {
     }
   });
 
-  it('takes jitter of a fast target for no climb: a 1 ms baseline, then 3 to 30 ms', () => {
+  it('takes jitter of a fast target for no climb: a 1 ms baseline, then 3 to 15 ms', () => {
     const l = new Limiter(64);
-    feed(l, 500, (i) => (i === 0 ? 1 : 3 + (i % 28)));
+    feed(l, 500, (i) => (i === 0 ? 1 : 3 + (i % 13)));
     expect(l.limit).toBe(64);
   });
 

@@ -52,13 +52,13 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 };
 
-/** How many times each request (method and URL) has arrived, the current one included. */
-/** Fast GETs of `path` in batches as large as the bound (so that it is used, and grows) until it is `to`. */
+/** Fast GETs of `path` in batches as large as the bound (so that it is used, and grows) until it is `to`, two batches at least (the baselines). */
 async function warm(http: HttpClient, to: number, path = '/v2/warm'): Promise<void> {
-  for (let i = 0; i < 100 && http.concurrency < to; i++)
+  for (let i = 0; i < 100 && (i < 2 || http.concurrency < to); i++)
     await Promise.all(Array.from({ length: http.concurrency }, () => http.request({ method: 'GET', path })));
 }
 
+/** How many times each request (method and URL) has arrived, the current one included. */
 function repeats(): (req: IncomingMessage) => number {
   const seen = new Map<string, number>();
   return (req) => {
@@ -293,7 +293,9 @@ describe('the in-flight bound follows latency as well as 429s', () => {
     const all = await Promise.all(Array.from({ length: 8 }, (_, i) => http.request({ method: 'GET', path: `/v2/accounts/${i}` })));
     expect(all.map((r) => r.status)).toEqual(Array(8).fill(200));
     expect(http.stats).toMatchObject({ timeoutRetries: 8, latencyLoweredTo: 4 });
-    expect(http.concurrency).toBe(4);
+    // Halved once to 4; the retries, answered fast, may have let it grow back a step since.
+    expect(http.load().backoffs.timeout).toBe(1);
+    expect(http.concurrency).toBeLessThan(8);
   });
 });
 

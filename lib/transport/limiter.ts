@@ -11,11 +11,11 @@
 export type BackoffCause = 'latency' | 'rate-limited' | 'timeout';
 
 /** Where the limit starts when the ceiling is higher. */
-export const START_LIMIT = 4;
+export const START_LIMIT = 8;
 /** An answer is no slower than unloaded while within this many times its class's baseline, plus ABSOLUTE_MS. */
 const TOLERANCE = 2;
 /** Jitter of a fast target (a 1 ms baseline, then 20 ms) and of this process's own busy moments is no climb. */
-const ABSOLUTE_MS = 50;
+const ABSOLUTE_MS = 15;
 /** A window's mean gradient below this shrinks the limit; at or above GROW_AT it may grow. */
 const SHRINK_AT = 0.9;
 const GROW_AT = 0.97;
