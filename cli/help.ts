@@ -84,8 +84,9 @@ Run:
   --seed N              seed for generated data (default: random, printed); replays a run
   --concurrency N       requests in flight at most (default 64; env CONFORMANCE_CONCURRENCY):
                         the run starts at 8, grows while the target answers as fast as it did
-                        unloaded, shrinks as its latency climbs, halves on a 429; for a target
-                        that drops connections beyond a limit, set it at or below that
+                        unloaded, shrinks as its latency climbs, halves on a 429 or a
+                        timeout; for a target that drops connections beyond a limit, set it
+                        at or below that
   --max-rate N          requests sent a second at most, evenly spaced, for a service shared
                         with others (default: no cap; env CONFORMANCE_MAX_RATE)
   --timeout MS          per-request timeout (default 10000; env CONFORMANCE_TIMEOUT_MS)

@@ -454,6 +454,8 @@ export class HttpClient {
   readonly #stats = noTransport();
   readonly #limiter: Limiter;
   readonly #rate: RateCap | undefined;
+  /** Requests holding a slot while they wait for the rate cap's turn (see #turn). */
+  #turnWaiting = 0;
   readonly #load: LoadRecorder;
   #stopped = false;
   /**
@@ -556,8 +558,13 @@ export class HttpClient {
   /** Waits for the rate cap's turn (--max-rate), holding the slot just taken, and notes the send. */
   async #turn(): Promise<void> {
     const wait = this.#rate?.turn(performance.now()) ?? 0;
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    this.#load.sent(performance.now(), this.#slots.active, this.#slots.limit);
+    if (wait > 0) {
+      // Slots held while waiting for a turn are not in flight at the target.
+      this.#turnWaiting++;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      this.#turnWaiting--;
+    }
+    this.#load.sent(performance.now(), this.#slots.active - this.#turnWaiting, this.#slots.limit);
   }
 
   /** Sends one request; `stats` (a Session's) counts what it took besides the client's own. */

@@ -437,9 +437,13 @@ export function judgeIllegal(m: ListModel, il: Illegal, path: string, page: List
       (r.q.limit === undefined || Math.min(100, r.q.limit) === page.meta?.page?.limit),
   );
   const own = applied >= 0 ? broke[applied]!.find((y) => !PAGING_RULES.has(y.checkId))?.checkId : undefined;
+  // A page that says it applied an offset no reading gives (2 read as 42) misread the request:
+  // the records it then lacks are of that misreading, not of a filter or sort beside it.
+  const at = page.meta?.page?.offset;
+  const misread = page.records.length > 0 && typeof at === 'number' && !il.readings.some((r) => 'q' in r && (r.q.offset ?? 0) === at);
   return [
     {
-      checkId: shared ?? own ?? 'list.params.invalid',
+      checkId: misread ? 'list.params.invalid' : (shared ?? own ?? 'list.params.invalid'),
       message: `${asked}: a page right for no reading of ${il.what}`,
       expected: `a refusal (4xx with the Error shape), or a page right for one of: ${il.readings.map((r) => r.label).join('; ')}`,
       actual: il.readings
