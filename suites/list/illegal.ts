@@ -19,7 +19,7 @@ import fc from 'fast-check';
 import { OPAQUE, paramsOf, queryOfUrl, type ListModel, type ListQuery, type Prediction } from './model.js';
 import { judge, judgeInvalid, type Disagreement } from './judge.js';
 import type { ListPage } from './pages.js';
-import { readingsFor, startsWithNoNumber, type Shape } from './readings.js';
+import { readingsFor, startsWithNoNumber, undefinedPagingParts, type Shape } from './readings.js';
 
 export type { Shape } from './readings.js';
 
@@ -479,9 +479,7 @@ export function illegalOfUrl(url: string, m: ListModel, selected: number): Illeg
   }
   const names = [...params.keys()];
   const paging = ['page[limit]', 'page[offset]'] as const;
-  const odd = [...new Set(names.filter((k) => k === 'page' || (k.startsWith('page[') && !(paging as readonly string[]).includes(k))))];
-  const many = paging.filter((p) => params.getAll(p).length > 1);
-  const bad = paging.filter((p) => params.getAll(p).length === 1 && readingsFor('plain', params.get(p)!, p).has('ignored'));
+  const { odd, many, bad } = undefinedPagingParts(params);
   if (odd.length + many.length + bad.length !== 1 || params.getAll(odd[0] ?? '').length > 1) return undefined;
   let plan: Extract<IllegalPlan, { param: 'page[limit]' | 'page[offset]' }>;
   const number = (text: string): NumberText => ({ text, numbers: spelledNumbers(text), kind: 'as sent' });

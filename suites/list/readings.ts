@@ -62,20 +62,35 @@ export function readingsFor(shape: Shape, text: string, param: PagingParam): Map
 /** Whether `text` starts with no whole number (after the whitespace an integer cast skips): the `zero` reading. */
 export const startsWithNoNumber = (text: string): boolean => !/^[ \t\n\r\v\f]*[+-]?\d/.test(text);
 
+/** The paging parameters of a query sent in a shape the table lists, or with a value a store may ignore. */
+export interface UndefinedPaging {
+  /** Names of the page group other than page[limit] and page[offset] (`page`, `page[]`, `page[limit][]`), each once. */
+  odd: string[];
+  /** page[limit] or page[offset] sent more than once. */
+  many: PagingParam[];
+  /** page[limit] or page[offset] sent once, with a value a store may ignore (no whole number, 0 for page[limit], past 2^64). */
+  bad: PagingParam[];
+}
+
+const PAGING: readonly PagingParam[] = ['page[limit]', 'page[offset]'];
+
+/** What of `params` is paging the contract does not define (see UndefinedPaging). */
+export function undefinedPagingParts(params: URLSearchParams): UndefinedPaging {
+  const odd = [...new Set([...params.keys()].filter((k) => k === 'page' || (k.startsWith('page[') && !(PAGING as readonly string[]).includes(k))))];
+  const many = PAGING.filter((p) => params.getAll(p).length > 1);
+  const bad = PAGING.filter((p) => params.getAll(p).length === 1 && readingsFor('plain', params.get(p)!, p).has('ignored'));
+  return { odd, many, bad };
+}
+
 /**
  * The first paging parameter of a query sent in a shape the table lists, or with a value a store
- * may ignore (no whole number, 0 for page[limit], past 2^64), as sent: such a request is judged as list.params.invalid
- * judges its own, never as the one legal request a single reading would make of it.
+ * may ignore, as sent: such a request is judged as list.params.invalid judges its own, never as
+ * the one legal request a single reading would make of it.
  */
 export function undefinedPaging(params: URLSearchParams): string | undefined {
-  for (const key of new Set(params.keys())) {
-    if (key === 'page' || (key.startsWith('page[') && key !== 'page[limit]' && key !== 'page[offset]')) return `${key}=${params.get(key) ?? ''}`;
-  }
-  for (const name of ['page[limit]', 'page[offset]'] as const) {
-    const all = params.getAll(name);
-    if (all.length > 1) return `${name}=${all.join(`&${name}=`)}`;
-    // A value the table lets a store ignore is one the contract does not define (a word, past 2^64).
-    for (const v of all) if (readingsFor('plain', v, name).has('ignored')) return `${name}=${v}`;
-  }
-  return undefined;
+  const { odd, many, bad } = undefinedPagingParts(params);
+  if (odd[0] !== undefined) return `${odd[0]}=${params.get(odd[0]) ?? ''}`;
+  const name = PAGING.find((p) => many.includes(p) || bad.includes(p));
+  if (name === undefined) return undefined;
+  return many.includes(name) ? `${name}=${params.getAll(name).join(`&${name}=`)}` : `${name}=${params.get(name)!}`;
 }
