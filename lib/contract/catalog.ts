@@ -11,7 +11,15 @@ export interface RecordLocations {
   updated_at: string;
 }
 
-export type ParentSource = { from: string; field: string } | { value: string };
+/**
+ * Where a placeholder's values come from: the records of a list (`from`, `field` in its
+ * records; `also` values every target accepts beside them, `first` the records tried first),
+ * or one fixed `value`. `configured`: the user's settings file gave it, and it is used as
+ * given on every path (parentSourceIn does not chain it).
+ */
+export type ParentSource =
+  | { from: string; field: string; also?: string[]; first?: { field: string; equals: string }; configured?: boolean }
+  | { value: string; configured?: boolean };
 
 export interface OperationSpec {
   id: string;
@@ -101,7 +109,32 @@ export function mergeCatalog(spec: CatalogSpec, overrides: CatalogOverrides = {}
       });
     }
   }
-  return { ...spec, parents: { ...spec.parents, ...overrides.parents }, operations };
+  const configured = Object.fromEntries(Object.entries(overrides.parents ?? {}).map(([name, source]) => [name, { ...source, configured: true }]));
+  return { ...spec, parents: { ...spec.parents, ...configured }, operations };
+}
+
+/**
+ * Where placeholder `name` of `path` is filled from, as the contract's lists chain: from the
+ * list the path itself names before it (the path up to `/{name}`) when that is one of `lists`
+ * (the catalog's list paths, parent lists included), under the same parents as the path;
+ * else from `parents[name]`. So a by-release path's hierarchy comes from that release's
+ * hierarchies, and the latest release's from /catalog/hierarchies. A source the user
+ * configured is used as given.
+ */
+export function parentSourceIn(parents: Record<string, ParentSource>, lists: ReadonlySet<string>, path: string, name: string): ParentSource | undefined {
+  const source = parents[name];
+  if (!source || source.configured || !('from' in source)) return source;
+  const at = path.indexOf(`/{${name}}`);
+  const before = at > 0 ? path.slice(0, at) : undefined;
+  return before !== undefined && before !== source.from && lists.has(before) ? { ...source, from: before } : source;
+}
+
+/** Every list path of a catalog: its operations' paths and the parent lists. */
+export function listPathsOf(spec: Pick<CatalogSpec, 'operations' | 'parents'>): Set<string> {
+  const out = new Set<string>();
+  for (const o of spec.operations) for (const p of Object.values(o.paths)) out.add(p);
+  for (const p of Object.values(spec.parents)) if ('from' in p) out.add(p.from);
+  return out;
 }
 
 export function endpointsOf(spec: CatalogSpec): Endpoint[] {

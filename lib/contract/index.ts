@@ -4,8 +4,10 @@
 export { clauseLink, clauseText, CONTRACT_DOCUMENT, CONTRACT_SECTIONS, isContractAnchor, sectionPath, statementLink, type Clause } from './clauses.js';
 export {
   endpointsOf,
+  listPathsOf,
   loadCatalogSpec,
   mergeCatalog,
+  parentSourceIn,
   placeholders,
   type CatalogOverrides,
   type CatalogSpec,

@@ -70,6 +70,7 @@ async function resolveParam(ctx: CheckContext, e: Endpoint, name: string, depth 
     from = from.replace(`{${inner}}`, encodeURIComponent(r.value));
   }
   const page = await parentPage(ctx, e, from);
+  if (!page.ok && source.also?.length) return { ok: true, value: source.also[0]! };
   if (page.res.status === 404)
     return { ok: false, reason: `no parent id for {${name}}: GET ${from} answered 404; set parents.${name} in conformance.config.yaml` };
   const first = page.ok ? page.first : undefined;
@@ -166,7 +167,13 @@ async function searchParents(ctx: CheckContext, e: Endpoint): Promise<Candidate[
     placeholders(path).reduce((p, n) => p.replace(`{${n}}`, encodeURIComponent(env.get(n)!)), path);
 
   /** The values a parent list offers for its field: its page's records, spread to `breadth`. */
-  async function candidates(from: string, field: string): Promise<string[]> {
+  async function candidates(from: string, field: string, also: readonly string[] = []): Promise<string[]> {
+    const values = await listed(from, field);
+    const extra = also.filter((v) => !values.includes(v));
+    return [...spread(values, Math.max(1, breadth - extra.length)), ...extra];
+  }
+
+  async function listed(from: string, field: string): Promise<string[]> {
     if (!lists.has(from) && lists.size >= MAX_PARENT_LISTS) return [];
     lists.add(from);
     let page: ListPage;
@@ -186,7 +193,7 @@ async function searchParents(ctx: CheckContext, e: Endpoint): Promise<Candidate[
     if (page.records[0]?.id === values[0]) {
       for (const r of page.records.slice(1)) if (typeof r.id === 'string' && !values.includes(r.id)) values.push(r.id);
     }
-    return spread(values, breadth);
+    return values;
   }
 
   /** Every assignment of `names` extending env, the parent lists of one level read at once. */
@@ -201,7 +208,7 @@ async function searchParents(ctx: CheckContext, e: Endpoint): Promise<Candidate[
     const inners = await combinations(placeholders(source.from), env, depth + 1);
     const each = await Promise.all(
       inners.map(async (inner) => {
-        const values = await candidates(fill(source.from, inner), source.field);
+        const values = await candidates(fill(source.from, inner), source.field, source.also);
         return (await Promise.all(values.map((v) => combinations(rest, new Map(inner).set(name, v), depth)))).flat();
       }),
     );
