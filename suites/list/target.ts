@@ -3,17 +3,21 @@
 //
 // A nested list is not judged under one parent alone, nor under the first that has children:
 // in a real store the first parent often holds nothing or a single record, the big ones come
-// later, and the oldest catalog may never have been published. Its placeholders are searched
-// over the records of a page of PAGE records of each parent list (spread over the page when
-// there are more than the search may read), and each parent combination's list is read with
-// page[limit]=1, whose meta.results.total says how many records it holds. The checks judge the
-// combination that holds the most; a 404 under one parent is that parent's answer, and the
-// operation is absent only when every parent tried answers 404
-// (spec/contract/README.md#list-operations). At most MAX_PARENTS combinations per operation,
-// read a few at a time, every read counted against its request budget and memoised like any.
+// later, few catalogs have a published release and the oldest may never have had one, and a
+// release holds hierarchies, nodes and products of its own. So a placeholder is filled from the
+// list that holds it under the path's own parents, as the contract's lists chain (a by-release
+// path's hierarchy from that release's hierarchies, a release from its catalog's releases,
+// published first, beside latestPublished), and every record of a page of PAGE records of each
+// parent list is a candidate. Each combination's list is read with page[limit]=1, whose
+// meta.results.total says how many records it holds. The checks judge the combination that
+// holds the most; a 404 under one parent is that parent's answer, and the operation is absent
+// only when every combination the store's own lists reveal answers 404
+// (spec/contract/README.md#list-operations). Reads go a few at a time, each counted against the
+// operation's request budget and memoised like any.
 import type { CheckContext } from '../../lib/runner/index.js';
-import { placeholders, type Endpoint } from '../../lib/contract/index.js';
-import { BudgetSpent, dig, metaInt, pagination, readPage, readParentPage, refusesFeature, type ListPage, type Params } from './pages.js';
+import { listPathsOf, parentSourceIn, placeholders, type Endpoint, type ParentSource } from '../../lib/contract/index.js';
+import type { HttpResponse } from '../../lib/transport/index.js';
+import { BudgetSpent, dig, metaInt, pagination, readPage, readParentPage, spend, type ListPage, type Params } from './pages.js';
 import { cap, PAGE } from './walks.js';
 
 export type Resolution =
@@ -33,10 +37,8 @@ export type Resolution =
     }
   | { ok: false; reason: string };
 
-/** Parent combinations whose list is read per operation, at most (within an eighth of its budget, as a traversal). */
-export const MAX_PARENTS = 24;
-/** Parent lists read by one search, at most (a parent whose own list of children is empty yields no combination). */
-const MAX_PARENT_LISTS = 12;
+/** Parents at one level whose own lists are read further: those whose lists hold the most. */
+const FRONTIER = 8;
 /** Reads of one search in flight at once: each is a round trip to a target that may be far away. */
 export const IN_FLIGHT = 8;
 /** Concrete paths exploredPaths gives, at most. */
@@ -48,61 +50,95 @@ const COUNT_PAGE: Params = { 'page[limit]': 1 };
 /** How to point the suite at other parents, said where the ones it found fall short. */
 const ELSEWHERE = 'set parents: in conformance.config.yaml to choose others';
 
+/** What a parent list offers a placeholder: the values of `field` in a page of its records. */
+interface ParentList {
+  status: number;
+  /** It answered with a list. */
+  ok: boolean;
+  /** The values of `field`, as strings, those the source tries first ahead (ParentSource.first). */
+  values: string[];
+}
+
 /**
- * A page of PARENT_PAGE records of a parent list, read for `e` (once per run, whoever asks
- * first); the list as it comes, without page[limit], where a target refuses that.
+ * A page of PARENT_PAGE records of a parent list, read as the values of `source.field` (once per
+ * run and list, whichever operation asks first); the list as it comes, without page[limit],
+ * where a target refuses that. Its records are read here, not as the list's own records: a
+ * parent's id may sit elsewhere than the list operation's id, and a release is tried first for
+ * a field that is no id (meta.release_status).
  */
-async function parentPage(ctx: CheckContext, e: Endpoint, from: string): Promise<ListPage> {
-  const page = await readParentPage(ctx, e, from, PARENT_PAGE);
-  return refusesFeature(page) ? readParentPage(ctx, e, from) : page;
+function parentList(ctx: CheckContext, e: Endpoint, path: string, source: Extract<ParentSource, { from: string }>): Promise<ParentList> {
+  const key = `parent list ${path} ${source.field}${source.first ? ` ${source.first.field}=${source.first.equals}` : ''}`;
+  return ctx.shared(key, async (s) => {
+    const read = (query: Params): Promise<HttpResponse> => {
+      spend(ctx, e);
+      return s.request({ method: 'GET', path, query });
+    };
+    let res = await read(PARENT_PAGE);
+    if (res.status === 400 || res.status === 422) res = await read({});
+    const data = res.status === 200 && res.isJson ? dig(res.json(), 'data') : undefined;
+    if (!Array.isArray(data)) return { status: res.status, ok: false, values: [] };
+    const ahead: string[] = [];
+    const rest: string[] = [];
+    for (const record of data as unknown[]) {
+      const v = dig(record, source.field);
+      if (typeof v !== 'string' && typeof v !== 'number') continue;
+      const value = String(v);
+      if (ahead.includes(value) || rest.includes(value)) continue;
+      (source.first && dig(record, source.first.field) === source.first.equals ? ahead : rest).push(value);
+    }
+    return { status: res.status, ok: true, values: [...ahead, ...rest] };
+  });
+}
+
+/** The lists a catalog path may name before a placeholder: every operation's path and every parent list. */
+function listPaths(ctx: CheckContext): Set<string> {
+  const { endpoints, parents } = pagination(ctx);
+  return listPathsOf({ operations: [{ id: '', name: '', paths: Object.fromEntries(endpoints.map((x) => [x.key, x.path])) }], parents });
+}
+
+/** Where placeholder `name` of `e`'s path is filled from, its lists chained (parentSourceIn). */
+function sourceOf(ctx: CheckContext, e: Endpoint, name: string): ParentSource | undefined {
+  return parentSourceIn(pagination(ctx).parents, listPaths(ctx), e.path, name);
 }
 
 /** The first record of a parent list: the original resolution, and its reasons when it fails. */
-async function resolveParam(ctx: CheckContext, e: Endpoint, name: string, depth = 0): Promise<{ ok: true; value: string } | { ok: false; reason: string }> {
-  const source = pagination(ctx).parents[name];
+async function resolveParam(
+  ctx: CheckContext,
+  e: Endpoint,
+  name: string,
+  env: Map<string, string>,
+  depth = 0,
+): Promise<{ ok: true; value: string } | { ok: false; reason: string }> {
+  const source = sourceOf(ctx, e, name);
   if (!source) return { ok: false, reason: `no parent id for {${name}}: set parents.${name} in conformance.config.yaml` };
   if ('value' in source) return { ok: true, value: source.value };
   if (depth > 5) return { ok: false, reason: `parents nest too deep at {${name}}` };
   let from = source.from;
-  for (const inner of [...from.matchAll(/\{([A-Za-z_]+)\}/g)].map((m) => m[1]!)) {
-    const r = await resolveParam(ctx, e, inner, depth + 1);
+  for (const inner of placeholders(from)) {
+    const r = env.has(inner) ? { ok: true as const, value: env.get(inner)! } : await resolveParam(ctx, e, inner, env, depth + 1);
     if (!r.ok) return r;
     from = from.replace(`{${inner}}`, encodeURIComponent(r.value));
   }
-  const page = await parentPage(ctx, e, from);
-  if (!page.ok && source.also?.length) return { ok: true, value: source.also[0]! };
-  if (page.res.status === 404)
-    return { ok: false, reason: `no parent id for {${name}}: GET ${from} answered 404; set parents.${name} in conformance.config.yaml` };
-  const first = page.ok ? page.first : undefined;
-  const value = dig(first, source.field);
-  if (typeof value !== 'string' && typeof value !== 'number') {
-    return {
-      ok: false,
-      reason: `no parent id for {${name}}: GET ${from} gave no record with ${source.field} (status ${page.res.status}); set parents.${name} in conformance.config.yaml`,
-    };
-  }
-  return { ok: true, value: String(value) };
+  const list = await parentList(ctx, e, from, source);
+  const value = list.values[0] ?? source.also?.[0];
+  if (value !== undefined) return { ok: true, value };
+  if (list.status === 404) return { ok: false, reason: `no parent id for {${name}}: GET ${from} answered 404; set parents.${name} in conformance.config.yaml` };
+  return {
+    ok: false,
+    reason: `no parent id for {${name}}: GET ${from} gave no record with ${source.field} (status ${list.status}); set parents.${name} in conformance.config.yaml`,
+  };
 }
 
 async function firstRecordsPath(ctx: CheckContext, e: Endpoint): Promise<Resolution> {
   let path = e.path;
+  const env = new Map<string, string>();
   for (const name of e.placeholders) {
-    const r = await resolveParam(ctx, e, name);
+    const r = await resolveParam(ctx, e, name, env);
     if (!r.ok) return r;
+    env.set(name, r.value);
     path = path.replace(`{${name}}`, encodeURIComponent(r.value));
   }
   return { ok: true, path };
-}
-
-/** `e` with its records' id read at `field`: a parent list's records give that field as candidates. */
-const byField = new WeakMap<Endpoint, Map<string, Endpoint>>();
-function parentReader(e: Endpoint, field: string): Endpoint {
-  if (e.record.id === field) return e;
-  let m = byField.get(e);
-  if (!m) byField.set(e, (m = new Map<string, Endpoint>()));
-  let out = m.get(field);
-  if (!out) m.set(field, (out = { ...e, record: { ...e.record, id: field } }));
-  return out;
 }
 
 /** One parent combination, as its list answered. */
@@ -132,113 +168,137 @@ function limiter(n: number): <T>(work: () => Promise<T>) => Promise<T> {
   };
 }
 
-/** At most `k` of `values`, spread evenly from the first to the last: the big parents may come late. */
-function spread<T>(values: readonly T[], k: number): T[] {
-  if (values.length <= k) return [...values];
-  if (k <= 1) return values.slice(0, 1);
-  return Array.from({ length: k }, (_, i) => values[Math.round((i * (values.length - 1)) / (k - 1))]!);
-}
-
-/** The placeholders of `names` whose values come from a parent list, theirs included. */
-function listPlaceholders(parents: ReturnType<typeof pagination>['parents'], names: readonly string[], seen = new Set<string>(), depth = 0): Set<string> {
-  for (const name of names) {
-    const source = parents[name];
-    if (seen.has(name) || !source || 'value' in source || depth > 5) continue;
-    seen.add(name);
-    listPlaceholders(parents, placeholders(source.from), seen, depth + 1);
+/**
+ * At most `k` of the values of `groups` (each a parent's candidates), as many of each group as
+ * the others, each group's spread evenly from its first to its last: the big parents may come late.
+ */
+function spreadOver<T>(groups: ReadonlyArray<readonly T[]>, k: number): T[] {
+  const total = groups.reduce((n, g) => n + g.length, 0);
+  if (total <= k) return groups.flat();
+  const out: T[] = [];
+  let share = Math.max(1, Math.floor(k / Math.max(1, groups.length)));
+  // Room a short group leaves goes to the longer ones.
+  for (let left = k, pending = [...groups]; left > 0 && pending.length;) {
+    share = Math.max(1, Math.floor(left / pending.length));
+    const next: Array<readonly T[]> = [];
+    for (const g of pending) {
+      if (g.length <= share) {
+        out.push(...g);
+        left -= g.length;
+      } else next.push(g);
+    }
+    if (next.length === pending.length) {
+      for (const g of next) {
+        if (left <= 0) break;
+        const n = Math.min(share, left);
+        out.push(...(n <= 1 ? g.slice(0, 1) : Array.from({ length: n }, (_, i) => g[Math.round((i * (g.length - 1)) / (n - 1))]!)));
+        left -= n;
+      }
+      break;
+    }
+    pending = next;
   }
-  return seen;
+  return out.slice(0, k);
 }
 
 /**
- * Every parent combination of `e` the search reads, with what its list answered: the
- * combinations of the candidates of each parent list, as many of each as keep their product
- * within MAX_PARENTS (and an eighth of the budget), in the order the parent lists give them.
- * Empty when no combination could be formed (a parent list empty, absent, or not configured).
+ * Every parent combination of `e` the search reads, with what its list answered. The lists
+ * chain as the contract's do (parentSourceIn): a placeholder is filled from the list that holds
+ * it under the path's own parents, level by level. Every record of a parent page (up to PAGE) is
+ * a candidate: each one's list at the next level is counted with page[limit]=1, and the
+ * FRONTIER that hold the most are read further; a release list is read under every catalog, as
+ * its latestPublished stands for a release even where the list itself is not served. At the
+ * last level, each combination's own list is counted, at most `bound` of them, spread over the
+ * parents above. Empty when no combination could be formed.
  */
 async function searchParents(ctx: CheckContext, e: Endpoint): Promise<Candidate[]> {
-  const parents = pagination(ctx).parents;
-  const bound = Math.min(MAX_PARENTS, cap(ctx));
-  const breadth = Math.max(1, Math.floor(bound ** (1 / Math.max(1, listPlaceholders(parents, e.placeholders).size)) + 1e-9));
+  const bound = Math.min(PAGE, cap(ctx));
   const gate = limiter(IN_FLIGHT);
-  const lists = new Set<string>();
   let spent: BudgetSpent | undefined;
-  const fill = (path: string, env: Map<string, string>): string =>
+  const sources = e.placeholders.map((name) => sourceOf(ctx, e, name));
+  if (sources.some((s) => s === undefined)) return [];
+  const fill = (path: string, env: ReadonlyMap<string, string>): string =>
     placeholders(path).reduce((p, n) => p.replace(`{${n}}`, encodeURIComponent(env.get(n)!)), path);
-
-  /** The values a parent list offers for its field: its page's records, spread to `breadth`. */
-  async function candidates(from: string, field: string, also: readonly string[] = []): Promise<string[]> {
-    const values = await listed(from, field);
-    const extra = also.filter((v) => !values.includes(v));
-    return [...spread(values, Math.max(1, breadth - extra.length)), ...extra];
-  }
-
-  async function listed(from: string, field: string): Promise<string[]> {
-    if (!lists.has(from) && lists.size >= MAX_PARENT_LISTS) return [];
-    lists.add(from);
-    let page: ListPage;
+  const guarded = async <T>(work: () => Promise<T>): Promise<T | undefined> => {
     try {
-      page = await gate(() => parentPage(ctx, parentReader(e, field), from));
-    } catch (err) {
-      if (!(err instanceof BudgetSpent)) throw err;
-      spent = err;
-      return [];
-    }
-    if (!page.ok) return [];
-    const first = dig(page.first, field);
-    if (typeof first !== 'string' && typeof first !== 'number') return [];
-    const values = [String(first)];
-    // A page is read once per run, by whichever operation asks first: its records give
-    // `field` only if they were read with it as their id (the first record says so).
-    if (page.records[0]?.id === values[0]) {
-      for (const r of page.records.slice(1)) if (typeof r.id === 'string' && !values.includes(r.id)) values.push(r.id);
-    }
-    return values;
-  }
-
-  /** Every assignment of `names` extending env, the parent lists of one level read at once. */
-  async function combinations(names: readonly string[], env: Map<string, string>, depth: number): Promise<Array<Map<string, string>>> {
-    if (!names.length) return [env];
-    const [name, ...rest] = names as [string, ...string[]];
-    if (env.has(name)) return combinations(rest, env, depth);
-    const source = parents[name];
-    if (!source) return [];
-    if ('value' in source) return combinations(rest, new Map(env).set(name, source.value), depth);
-    if (depth > 5) return [];
-    const inners = await combinations(placeholders(source.from), env, depth + 1);
-    const each = await Promise.all(
-      inners.map(async (inner) => {
-        const values = await candidates(fill(source.from, inner), source.field, source.also);
-        return (await Promise.all(values.map((v) => combinations(rest, new Map(inner).set(name, v), depth)))).flat();
-      }),
-    );
-    return each.flat();
-  }
-
-  /** What the list under one combination holds: meta.results.total of a page of one record. */
-  async function count(path: string): Promise<Candidate | undefined> {
-    try {
-      return await gate(async () => {
-        const page = await readParentPage(ctx, e, path, COUNT_PAGE);
-        if (!page.ok) return { path, status: page.res.status, list: false, records: 0 };
-        const total = metaInt(page, 'results.total');
-        if (total !== undefined && total >= 0) return { path, status: page.res.status, list: true, records: Math.max(total, page.records.length) };
-        // No total to read: the records a full page serves stand for it.
-        const full = await readParentPage(ctx, e, path, PARENT_PAGE);
-        return { path, status: page.res.status, list: true, records: Math.max(page.records.length, full.ok ? full.records.length : 0) };
-      });
+      return await gate(work);
     } catch (err) {
       if (!(err instanceof BudgetSpent)) throw err;
       spent = err;
       return undefined;
     }
-  }
+  };
+  /** The index of the next placeholder after `i` filled from a list, or -1. */
+  const nextList = (i: number): number => sources.findIndex((s, j) => j > i && s !== undefined && 'from' in s);
+  /** Fixed values of the placeholders after `i` up to `to` (exclusive), set in `env`. */
+  const fixed = (env: Map<string, string>, i: number, to: number): Map<string, string> => {
+    for (let j = i + 1; j < to; j++) {
+      const s = sources[j]!;
+      if ('value' in s) env.set(e.placeholders[j]!, s.value);
+    }
+    return env;
+  };
 
-  const paths = [...new Set((await combinations(e.placeholders, new Map(), 0)).map((env) => fill(e.path, env)))].slice(0, bound);
-  const read = (await Promise.all(paths.map(count))).filter((c): c is Candidate => c !== undefined);
-  // Out of budget before anything was read: nothing to judge under, as for any check.
-  if (!read.length && spent) throw spent;
-  return read;
+  /** What the list at `path` holds: meta.results.total of a page of one record. */
+  const count = (path: string): Promise<Candidate | undefined> =>
+    guarded(async () => {
+      const page = await readParentPage(ctx, e, path, COUNT_PAGE);
+      if (!page.ok) return { path, status: page.res.status, list: false, records: 0 };
+      const total = metaInt(page, 'results.total');
+      if (total !== undefined && total >= 0) return { path, status: page.res.status, list: true, records: Math.max(total, page.records.length) };
+      // No total to read: the records a full page serves stand for it.
+      const full = await readParentPage(ctx, e, path, PARENT_PAGE);
+      return { path, status: page.res.status, list: true, records: Math.max(page.records.length, full.ok ? full.records.length : 0) };
+    });
+
+  const first = nextList(-1);
+  if (first < 0) {
+    // Fixed values alone (given in the settings file): the one path.
+    const c = await count(fill(e.path, fixed(new Map(), -1, e.placeholders.length)));
+    if (!c && spent) throw spent;
+    return c ? [c] : [];
+  }
+  let frontier: Array<Map<string, string>> = [fixed(new Map(), -1, first)];
+  for (let i = first; i >= 0;) {
+    const source = sources[i] as Extract<ParentSource, { from: string }>;
+    const name = e.placeholders[i]!;
+    const after = nextList(i);
+    const groups = await Promise.all(
+      frontier.map(async (env) => {
+        const list = await guarded(() => parentList(ctx, e, fill(source.from, env), source));
+        const values = [...(list?.values ?? [])];
+        for (const v of source.also ?? []) if (!values.includes(v)) values.splice(source.first ? values.length : 0, 0, v);
+        return values.map((v) => fixed(new Map(env).set(name, v), i, after < 0 ? e.placeholders.length : after));
+      }),
+    );
+    if (after < 0) {
+      const paths = [...new Set(spreadOver(groups, bound).map((env) => fill(e.path, env)))];
+      const read = (await Promise.all(paths.map(count))).filter((c): c is Candidate => c !== undefined);
+      // Out of budget before anything was read: nothing to judge under, as for any check.
+      if (!read.length && spent) throw spent;
+      return read;
+    }
+    const next = sources[after] as Extract<ParentSource, { from: string }>;
+    const envs = groups.flat().slice(0, PAGE);
+    if (next.also?.length) {
+      // The next list stands for values of its own (latestPublished): every combination goes on.
+      frontier = envs;
+    } else {
+      const counted = await Promise.all(envs.map((env) => count(fill(next.from, env))));
+      frontier = envs
+        .map((env, k) => ({ env, c: counted[k] }))
+        .filter((x) => x.c?.list && x.c.records > 0)
+        .sort((a, b) => b.c!.records - a.c!.records)
+        .slice(0, FRONTIER)
+        .map((x) => x.env);
+    }
+    if (!frontier.length) {
+      if (spent) throw spent;
+      return [];
+    }
+    i = after;
+  }
+  return [];
 }
 
 /** The search of `e`'s parents, once per run. */
@@ -261,7 +321,7 @@ export function resolvePath(ctx: CheckContext, e: Endpoint): Promise<Resolution>
     if (best?.records === 0) return { ok: true, path: best.path, emptyUnder: read.length };
     // Parents given as fixed values in the configuration were chosen by the user: nothing was
     // searched, and the skips say nothing of other parents.
-    const tried = listPlaceholders(pagination(ctx).parents, e.placeholders).size ? read.length : undefined;
+    const tried = e.placeholders.some((n) => 'from' in (sourceOf(ctx, e, n) ?? {})) ? read.length : undefined;
     const counted = tried === undefined ? {} : { tried };
     if (best) return { ok: true, path: best.path, ...counted };
     // No list under any parent: absent when every one answered 404, else the first other answer is the operation's.
