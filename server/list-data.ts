@@ -217,8 +217,9 @@ export class ListData {
   /**
    * The collection of a concrete path. `under` (the list route's: the path's placeholder values
    * and the behaviour served) lets firstParentEmpty empty a nested list under the first record
-   * of a parent list, and storeShape 'realistic' size it by where its parents stand in their
-   * lists; without it, or with the knobs off, the data is the same as ever.
+   * of a parent list, a storeShape other than 'even' size it by where its parents stand in their
+   * lists and say which of a catalog's releases were published (every one in an even store);
+   * without it, or with the knobs off, the data is the same as ever.
    */
   collection(t: ListTemplate, concrete: string, under?: ParentValues): Collection {
     const empty = under !== undefined && under.b.firstParentEmpty && this.firstParents(t, under).some((first) => first);
@@ -231,17 +232,8 @@ export class ListData {
     if (!c) {
       const { seed, now, recent, shape } = this.options;
       const statuses = releases ? this.#releaseStatuses(t, concrete, under) : undefined;
-      const size = empty
-        ? 0
-        : statuses
-          ? statuses.length
-          : shaped.length
-            ? this.#realisticSize(
-                t,
-                concrete,
-                shaped.map((name) => this.placeOf(t, name, under!)),
-              )
-            : this.#sizeOf(t, concrete);
+      const places = shaped.map((name) => this.placeOf(t, name, under!));
+      const size = empty ? 0 : statuses ? statuses.length : places.length ? this.#realisticSize(t, concrete, places) : this.#sizeOf(t, concrete);
       const records = generateRecords(seed, concrete, size, now, recent, shape);
       // Oldest first: the newest release is the last of them.
       if (statuses) records.sort(byAge).forEach((r, i) => ((r as Draft).status = statuses[i]));
