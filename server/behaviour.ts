@@ -114,8 +114,11 @@ export interface Options {
    * holds a full list), or 'realistic', as stores grow: the first parents hold nothing or a single
    * record and the big ones come later, a parent's own list of children may be empty, and the
    * oldest catalog was never published (its latestPublished release answers 404). A choice.
+   * 'few-published': as 'realistic', but three catalogs alone have a published release, at places
+   * 1, 3 and 6 of their list, each with a history of releases whose newest may not be published.
+   * In every shape a release holds lists of its own: their ids are not the default catalog's.
    */
-  storeShape: 'even' | 'realistic';
+  storeShape: 'even' | 'realistic' | 'few-published';
   /**
    * meta.page.current for an offset that is not a multiple of the limit: floor(offset/limit) + 1
    * or ceil(offset/limit) + 1 (the contract fixes the formula only for multiples).

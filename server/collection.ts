@@ -21,6 +21,8 @@ export interface ListRecord {
   /** Epoch microseconds (a double holds them exactly until the year 2255). */
   readonly created: number;
   readonly updated: number;
+  /** A release's status (meta.release_status): only the records of a catalog's releases have one. */
+  readonly status?: string;
 }
 
 export function slugOf(r: ListRecord): string {

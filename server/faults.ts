@@ -207,6 +207,9 @@ const BY_RELEASE = endpointsOf(loadCatalogSpec())
   .filter((e) => e.variant === 'by-release')
   .map((e) => e.path);
 
+/** The by-release paths nested under a release's own records (its hierarchies, nodes, products): filled from that release's lists alone. */
+const BY_RELEASE_NESTED = BY_RELEASE.filter((path) => /\{release_id\}\/.*\{/.test(path));
+
 export const FAULTS: readonly Fault[] = [
   // Delete a Custom API
   {
@@ -833,6 +836,17 @@ export const FAULTS: readonly Fault[] = [
     breaks: 'results.total counts the records after the filter (wrong on the by-release lists of every catalog but the oldest, which was never published)',
     caughtBy: ['list.total.filtered'],
     behaviour: { storeShape: 'realistic', totalIgnoresFilter: true, listFaultScope: { paths: BY_RELEASE, parents: 'later' } },
+  },
+  // In a store whose releases hold ids of their own (few-published: three catalogs published,
+  // never the first): a suite that fills a by-release nested path from /catalog/hierarchies (the
+  // default catalog's) gets 404 under every release and never pages these lists
+  {
+    name: 'by-release-offset-shift',
+    breaks:
+      "page[offset] skips that many records (off by one on the lists nested under a release: its hierarchies' nodes and children, its nodes' and products' children and products)",
+    caughtBy: ['list.offset.records', 'list.offset.traversal'],
+    behaviour: { storeShape: 'few-published', dropPageBoundary: true, listFaultScope: { paths: BY_RELEASE_NESTED } },
+    operations: ['hierarchy-nodes@by-release', 'products-by-node@by-release'],
   },
 
   // Lists: the illegal side of the parameters (drawn by exploration: numbers past 2^64, arrays,

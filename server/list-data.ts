@@ -8,7 +8,7 @@ import { faker as english } from '@faker-js/faker/locale/en';
 import { scopedBehaviour, type Behaviour } from './behaviour.js';
 import { Collection, slugOf, timeIndex, type ListRecord, type Query } from './collection.js';
 import { HttpError } from './http.js';
-import { endpointsOf, loadCatalogSpec, placeholders, type ParentSource } from '../lib/contract/index.js';
+import { endpointsOf, listPathsOf, loadCatalogSpec, parentSourceIn, placeholders, type ParentSource } from '../lib/contract/index.js';
 import { hash32, seededRandom } from '../lib/runner/index.js';
 
 export const HARD_OFFSET_LIMIT = 10_000;
@@ -31,7 +31,7 @@ function compile(template: string): { pattern: RegExp; params: string[] } {
   return { pattern: new RegExp(`^${source}$`), params };
 }
 
-export function listTemplates(): { templates: ListTemplate[]; parents: Record<string, ParentSource> } {
+export function listTemplates(): { templates: ListTemplate[]; parents: Record<string, ParentSource>; lists: Set<string> } {
   const spec = loadCatalogSpec();
   const templates: ListTemplate[] = [];
   const seen = new Set<string>();
@@ -47,7 +47,7 @@ export function listTemplates(): { templates: ListTemplate[]; parents: Record<st
   for (const p of Object.values(spec.parents)) if ('from' in p) add(p.from, 'parent', false);
   // A literal path must win over a pattern that also matches it (/pcm/catalogs/rules).
   templates.sort((a, b) => a.params.length - b.params.length);
-  return { templates, parents: spec.parents };
+  return { templates, parents: spec.parents, lists: listPathsOf(spec) };
 }
 
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
@@ -183,12 +183,26 @@ export class ListData {
   readonly options: ListOptions;
   readonly templates: ListTemplate[];
   readonly parents: Record<string, ParentSource>;
+  /** Every list path of the catalog, for parentSourceIn. */
+  readonly #lists: ReadonlySet<string>;
+  /** A catalog's releases (the list parents.release_id comes from), and the placeholders of a release: its catalog and itself. */
+  readonly #releases: string | undefined;
+  readonly #releaseParams: ReadonlySet<string>;
 
   constructor(options: ListOptions) {
     this.options = options;
-    const { templates, parents } = listTemplates();
+    const { templates, parents, lists } = listTemplates();
     this.templates = templates;
     this.parents = parents;
+    this.#lists = lists;
+    const release = parents[RELEASE];
+    this.#releases = release && 'from' in release ? release.from : undefined;
+    this.#releaseParams = new Set(this.#releases ? [RELEASE, ...placeholders(this.#releases)] : []);
+  }
+
+  /** Where placeholder `name` of `t` is filled from: the list its path names before it, as the contract's lists chain (parentSourceIn). */
+  sourceOf(t: ListTemplate, name: string): ParentSource | undefined {
+    return parentSourceIn(this.parents, this.#lists, t.template, name);
   }
 
   #sizeOf(t: ListTemplate, concrete: string): number {
@@ -203,21 +217,53 @@ export class ListData {
   /**
    * The collection of a concrete path. `under` (the list route's: the path's placeholder values
    * and the behaviour served) lets firstParentEmpty empty a nested list under the first record
-   * of a parent list, and storeShape 'realistic' size it by where its parents stand in their
-   * lists; without it, or with the knobs off, the data is the same as ever.
+   * of a parent list, a storeShape other than 'even' size it by where its parents stand in their
+   * lists and say which of a catalog's releases were published (every one in an even store);
+   * without it, or with the knobs off, the data is the same as ever.
    */
   collection(t: ListTemplate, concrete: string, under?: ParentValues): Collection {
     const empty = under !== undefined && under.b.firstParentEmpty && this.firstParents(t, under).some((first) => first);
-    const realistic = !empty && under !== undefined && under.b.storeShape === 'realistic' && this.listParams(t).length > 0;
-    const key = empty ? `${concrete}\n(first parent)` : realistic ? `${concrete}\n(realistic)` : concrete;
+    const storeShape = under?.b.storeShape ?? 'even';
+    const releases = !empty && t.template === this.#releases;
+    // A by-release list is sized by its parents inside the release, the release's own lists by none.
+    const shaped = releases || empty || storeShape === 'even' ? [] : this.listParams(t).filter((name) => !this.#releaseParams.has(name));
+    const key = empty ? `${concrete}\n(first parent)` : releases || shaped.length ? `${concrete}\n(${storeShape})` : concrete;
     let c = this.#collections.get(key);
     if (!c) {
       const { seed, now, recent, shape } = this.options;
-      const size = empty ? 0 : realistic ? this.#realisticSize(t, concrete, this.parentIndices(t, under!)) : this.#sizeOf(t, concrete);
-      c = new Collection(generateRecords(seed, concrete, size, now, recent, shape), { idOrder: shape.ids === 'numeric' ? 'numeric' : 'string' });
+      const statuses = releases ? this.#releaseStatuses(t, concrete, under) : undefined;
+      const places = shaped.map((name) => this.placeOf(t, name, under!));
+      const size = empty ? 0 : statuses ? statuses.length : places.length ? this.#realisticSize(t, concrete, places) : this.#sizeOf(t, concrete);
+      const records = generateRecords(seed, concrete, size, now, recent, shape);
+      // Oldest first: the newest release is the last of them.
+      if (statuses) records.sort(byAge).forEach((r, i) => ((r as Draft).status = statuses[i]));
+      c = new Collection(records, { idOrder: shape.ids === 'numeric' ? 'numeric' : 'string' });
       this.#collections.set(key, c);
     }
     return c;
+  }
+
+  /**
+   * The statuses of a catalog's releases, oldest first, by the store's shape and the catalog's
+   * place in its list: every release published in an even store; in a realistic one the oldest
+   * catalog (and the next) never published, a third of the later ones published; in a
+   * few-published one three catalogs alone (PUBLISHED_AT), each with a history whose newest
+   * release may not be published.
+   */
+  #releaseStatuses(t: ListTemplate, concrete: string, under: ParentValues | undefined): readonly string[] {
+    if (!under || under.b.storeShape === 'even') return EVEN_RELEASES;
+    const [catalog] = this.listParams(t);
+    const few = under.b.storeShape === 'few-published';
+    const place = catalog === undefined ? 0 : this.placeOf(t, catalog, under, few ? PUBLISHED_AT.at(-1)! + 1 : FAR);
+    // Two draws from the catalog's path: whether it was published, and which history.
+    const h = hash32(concrete);
+    const never = NEVER_PUBLISHED[(h >>> 8) % NEVER_PUBLISHED.length]!;
+    if (few) {
+      const at = PUBLISHED_AT.indexOf(place as (typeof PUBLISHED_AT)[number]);
+      return at >= 0 ? HISTORIES[at]! : place === 0 ? NEVER_PUBLISHED[1]! : never;
+    }
+    if (place < 2) return NEVER_PUBLISHED[place + 1]!;
+    return place === 2 || h % 3 === 0 ? HISTORIES[(h >>> 8) % HISTORIES.length]! : never;
   }
 
   /**
@@ -233,10 +279,10 @@ export class ListData {
     return k < FAR ? 1 : this.#sizeOf(t, concrete);
   }
 
-  /** The placeholders of `t` filled from a parent list (a fixed `value`, such as release_id, is not). */
+  /** The placeholders of `t` filled from a parent list (a fixed `value` is not). */
   listParams(t: ListTemplate): string[] {
     return t.params.filter((name) => {
-      const source = this.parents[name];
+      const source = this.sourceOf(t, name);
       return source !== undefined && !('value' in source) && this.templates.some((x) => x.template === source.from);
     });
   }
@@ -246,19 +292,19 @@ export class ListData {
    * of the record `under.values` gives it (placeOf).
    */
   parentIndices(t: ListTemplate, under: ParentValues): number[] {
-    return this.listParams(t).map((name) => this.placeOf(name, under));
+    return this.listParams(t).map((name) => this.placeOf(t, name, under));
   }
 
   /**
-   * The place of the record `under.values` gives placeholder `name` (filled from a parent list)
-   * in that list, in the order a client reading it without parameters meets them: 0 for the
-   * first, and FAR for any past the first FAR (or not there): only the first few are told apart,
-   * so that a request under a parent list of many records does not read them all.
+   * The place of the record `under.values` gives placeholder `name` of `t` (filled from a parent
+   * list) in that list, in the order a client reading it without parameters meets them: 0 for
+   * the first, and `far` for any past the first `far` (or not there): only the first few are told
+   * apart, so that a request under a parent list of many records does not read them all.
    */
-  placeOf(name: string, under: ParentValues): number {
-    const source = this.parents[name] as Extract<ParentSource, { from: string }>;
+  placeOf(t: ListTemplate, name: string, under: ParentValues, far = FAR): number {
+    const source = this.sourceOf(t, name) as Extract<ParentSource, { from: string }>;
     const parentTemplate = this.templates.find((x) => x.template === source.from)!;
-    const concrete = parentTemplate.params.reduce((p, n) => p.replace(`{${n}}`, under.values[n]!), parentTemplate.template);
+    const concrete = fill(parentTemplate, under.values);
     const parent = this.collection(parentTemplate, concrete, under);
     // The order a read of the parent list without parameters is served in: a fault scoped to
     // other lists or requests (ListFaultScope) leaves it the conforming one.
@@ -268,9 +314,9 @@ export class ListData {
       new URLSearchParams(),
       under.b.listFaultScope?.parents === 'later' && this.laterParent(parentTemplate, under),
     );
-    const records = parent.query({ offset: 0, limit: FAR, sort: defaultOrder(seen), filters: [] }).records;
+    const records = parent.query({ offset: 0, limit: far, sort: defaultOrder(seen), filters: [] }).records;
     const place = records.findIndex((r) => (source.field === 'slug' ? slugOf(r) : r.id) === under.values[name]);
-    return place < 0 ? FAR : place;
+    return place < 0 ? far : place;
   }
 
   /** For each placeholder of `t` filled from a parent list, whether `under.values` gives it the first record of that list. */
@@ -286,29 +332,67 @@ export class ListData {
     return this.firstParents(t, under).some((first) => !first);
   }
 
-  /** The concrete path of a parent list, or a 404 when a parent id does not exist. */
-  checkParents(t: ListTemplate, values: Record<string, string>, b?: Behaviour): void {
-    let before: string | undefined;
+  /**
+   * The placeholder values of a concrete path of `t` as its lists name them (an alias of the
+   * list's `also`, latestPublished, as the id of the catalog's newest published release), or a
+   * 404 with the Error shape where a value is not a record of the list the path fills it from
+   * (sourceOf: a by-release path's hierarchy from that release's own hierarchies, never from
+   * /catalog/hierarchies) or is a release that was not published. A parent list's placeholders
+   * come before it in the path, as the contract's lists chain: they are resolved by then.
+   */
+  resolveParents(t: ListTemplate, values: Readonly<Record<string, string>>, b: Behaviour): Record<string, string> {
+    const out = { ...values };
     for (const name of t.params) {
-      const source = this.parents[name];
-      const value = values[name]!;
+      const source = this.sourceOf(t, name);
+      const value = out[name]!;
       if (!source) throw new HttpError(404, 'Not found');
       if ('value' in source) {
-        if (value !== source.value) throw new HttpError(404, `Release '${value}' not found`);
-        // storeShape 'realistic': the oldest catalog (the first record of the list before the
-        // release in the path) was never published, so its latestPublished release is not there.
-        if (b?.storeShape === 'realistic' && before !== undefined && this.placeOf(before, { values, b }) === 0)
-          throw new HttpError(404, `Catalog '${values[before]}' has no published release '${value}'`);
+        if (value !== source.value) throw new HttpError(404, `'${value}' not found`);
         continue;
       }
-      before = name;
       const parentTemplate = this.templates.find((x) => x.template === source.from)!;
-      this.checkParents(parentTemplate, values, b);
-      const concrete = parentTemplate.params.reduce((p, n) => p.replace(`{${n}}`, values[n]!), parentTemplate.template);
-      const parent = this.collection(parentTemplate, concrete, b ? { values, b } : undefined);
-      if (!parent.find(source.field === 'slug' ? 'slug' : 'id', value)) throw new HttpError(404, `Parent '${value}' not found`);
+      const concrete = fill(parentTemplate, out);
+      const parent = this.collection(parentTemplate, concrete, { values: out, b });
+      const alias = source.also?.includes(value) === true;
+      const record = alias ? newestPublished(parent) : parent.find(source.field === 'slug' ? 'slug' : 'id', value);
+      if (!record) throw new HttpError(404, alias ? `${concrete} holds no published release ('${value}')` : `Parent '${value}' not found in ${concrete}`);
+      if (record.status !== undefined && record.status !== PUBLISHED)
+        throw new HttpError(404, `Release '${value}' is ${record.status}: only a published release is served`);
+      out[name] = source.field === 'slug' ? slugOf(record) : record.id;
     }
+    return out;
   }
+}
+
+/** A concrete path of `t` with `values` put in. */
+export function fill(t: ListTemplate, values: Readonly<Record<string, string>>): string {
+  return t.params.reduce((p, n) => p.replace(`{${n}}`, values[n]!), t.template);
+}
+
+/** The placeholder of a catalog's release (spec/list-operations.yaml parents.release_id). */
+const RELEASE = 'release_id';
+/** The status of a release whose lists are served (the real platform's meta.release_status). */
+const PUBLISHED = 'PUBLISHED';
+/** Every release published: the even store. */
+const EVEN_RELEASES = [PUBLISHED, PUBLISHED, PUBLISHED, PUBLISHED];
+/** The releases of a catalog that was published, oldest first: the newest may have failed or be pending. */
+const HISTORIES: ReadonlyArray<readonly string[]> = [
+  [PUBLISHED, 'FAILED'],
+  [PUBLISHED, PUBLISHED, 'PENDING'],
+  ['FAILED', PUBLISHED, PUBLISHED],
+];
+/** The releases of a catalog never published: none, one that failed, one pending. */
+const NEVER_PUBLISHED: ReadonlyArray<readonly string[]> = [[], ['FAILED'], ['PENDING']];
+/** The places of the few-published store's published catalogs in their list: never the first. */
+const PUBLISHED_AT = [1, 3, 6] as const;
+
+/** Oldest first; among records created together, in the order of generation. */
+const byAge = (a: ListRecord, b: ListRecord): number => a.created - b.created || a.seq - b.seq;
+
+/** The newest published record of a list of releases (byAge), if any. */
+function newestPublished(releases: Collection): ListRecord | undefined {
+  const all = releases.query({ offset: 0, limit: Number.MAX_SAFE_INTEGER, sort: { field: 'insertion', descending: false }, filters: [] }).records;
+  return all.filter((r) => r.status === PUBLISHED).reduce<ListRecord | undefined>((newest, r) => (!newest || byAge(newest, r) < 0 ? r : newest), undefined);
 }
 
 /**

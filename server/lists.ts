@@ -13,6 +13,7 @@ import { parseQuery, type PageRequest } from './list-query.js';
 
 export {
   dataShapeOf,
+  fill,
   generateRecords,
   HARD_OFFSET_LIMIT,
   ListData,
@@ -89,17 +90,19 @@ const quote = (s: string): string => (ESCAPED.test(s) ? JSON.stringify(s) : `"${
 
 /**
  * A list record's JSON, as JSON.stringify writes the object
- * { id, type, name, slug, meta: { timestamps, owner }, attributes: { ...timestamps, status } }
+ * { id, type, name, slug, meta: { timestamps, owner, release_status }, attributes: { ...timestamps, status } }
  * of the behaviour's layout: the timestamps at meta.timestamps (the catalog) or among the
- * attributes; owner and status only with extra fields. The knobs read here make its shape
+ * attributes; owner and status only with extra fields, release_status only on a release. The knobs read here make its shape
  * (recordShape).
  */
 function recordText(r: ListRecord, b: Behaviour): string {
   // Timestamps (digits, - : . T Z +) and slugs (a-z, 0-9, -) hold nothing to escape.
   const timestamps = `"created_at":"${renderTimestamp(r.created, b, r.seq)}","updated_at":"${renderTimestamp(r.updated, b, r.seq + 3)}"`;
   let out = `{"id":${quote(r.id)},"type":${quote(r.type)},"name":${quote(r.name)},"slug":"${slugOf(r)}"`;
-  if (b.timestampsAt === 'meta') out += b.extraFields ? `,"meta":{"timestamps":{${timestamps}},"owner":"store"}` : `,"meta":{"timestamps":{${timestamps}}}`;
-  else if (b.extraFields) out += ',"meta":{"owner":"store"}';
+  let meta = b.timestampsAt === 'meta' ? `"timestamps":{${timestamps}}` : '';
+  if (b.extraFields) meta += `${meta && ','}"owner":"store"`;
+  if (r.status !== undefined) meta += `${meta && ','}"release_status":${quote(r.status)}`;
+  if (meta) out += `,"meta":{${meta}}`;
   if (b.timestampsAt === 'attributes') out += b.extraFields ? `,"attributes":{${timestamps},"status":"live"}` : `,"attributes":{${timestamps}}`;
   else if (b.extraFields) out += ',"attributes":{"status":"live"}';
   return `${out}}`;

@@ -8,7 +8,7 @@ import type { Behaviour } from './behaviour.js';
 import { empty, HttpError, json, readJson } from './http.js';
 import type { ApplicationKey, CustomApi, Store } from './store.js';
 import { Collection, type ListRecord } from './collection.js';
-import { renderTimestamp, sendPage, type ListTemplate, type PageRequest } from './lists.js';
+import { fill, renderTimestamp, sendPage, type ListTemplate, type PageRequest } from './lists.js';
 
 /** A request as a route sees it: what a list page reads (its URL against `baseUrl`), and more. */
 export interface RouteContext extends PageRequest {
@@ -260,10 +260,10 @@ export function listRoute(t: ListTemplate): Route {
     method: 'GET',
     pattern: t.pattern,
     handle(ctx) {
-      const values = Object.fromEntries(t.params.map((n, i) => [n, ctx.params[i]!]));
       const lists = ctx.store.lists;
-      lists.checkParents(t, values, ctx.b);
-      const concrete = t.params.reduce((p, n) => p.replace(`{${n}}`, values[n]!), t.template);
+      // An alias (latestPublished) served as the release it names: the same collection.
+      const values = lists.resolveParents(t, Object.fromEntries(t.params.map((n, i) => [n, ctx.params[i]!])), ctx.b);
+      const concrete = fill(t, values);
       // Which parents the path is under: firstParentEmpty empties the lists under a first one,
       // and a fault scoped to parents 'later' shows only under another.
       const under = { values, b: ctx.b };

@@ -276,12 +276,22 @@ export const VARIANTS: readonly Variant[] = [
   {
     name: 'realistic-store',
     choice:
-      "records spread as in a real store: nested lists under the first parents hold nothing or one record and the big ones come later, a hierarchy's first list of nodes is empty, and the oldest catalog was never published (its latestPublished release answers 404, with the Error shape, on every by-release path)",
+      "records spread as in a real store: nested lists under the first parents hold nothing or one record and the big ones come later, a hierarchy's first list of nodes is empty, and the oldest catalog was never published (its latestPublished release answers 404, with the Error shape, on every by-release path), nor the next; of the later catalogs a third have published releases, whose newest may have failed or be pending; each release holds hierarchies, nodes and products of its own",
     allowedBy:
       "the reading (spec/contract/README.md#list-operations): a placeholder is filled from a record of its parent list, and nothing says which parents hold records or that every catalog has a published release; a 404 under one parent is that parent's answer, not the operation's",
     warns: [],
     behaviour: { storeShape: 'realistic' },
     operations: ['hierarchies@by-release', 'node-products', 'prices'],
+  },
+  {
+    name: 'few-published',
+    choice:
+      'a store of many catalogs of which three alone have a published release (the 2nd, 4th and 7th of their list, never the first), each with two or three releases whose newest may have failed or be pending; every by-release path of another catalog, or of a release not published, answers 404 with the Error shape; each release holds hierarchies, nodes and products of its own (ids that /catalog/hierarchies and the other releases do not hold), and its nested lists hold nothing or one record under its first parents, the big ones later',
+    allowedBy:
+      "the reading (spec/contract/README.md#list-operations): a placeholder is filled from a record of its parent list, under the path's own parents (a release's hierarchy from that release's hierarchies); nothing says which catalogs were published, which release is the newest published one, or which parents hold records; a 404 under one parent is that parent's answer, not the operation's",
+    warns: [],
+    behaviour: { storeShape: 'few-published' },
+    operations: ['hierarchies@by-release', 'hierarchy-nodes@by-release', 'products-by-node@by-release'],
   },
   { name: 'list-ids-prefixed', choice: 'list records with prefixed ids (rec_00000042…)', allowedBy: LIST_IDS, warns: [], behaviour: { listIds: 'prefixed' } },
 
