@@ -1,7 +1,7 @@
 // The plan of a run: which list operations it reads (the catalog, the config's overrides,
 // --operation) and, for a sharded run, which part of the checks is this shard's.
 import type { Check } from '../lib/runner/index.js';
-import type { PaginationSettings, CatalogSpec, Endpoint } from '../lib/contract/index.js';
+import { listPathsOf, type PaginationSettings, type CatalogSpec, type Endpoint } from '../lib/contract/index.js';
 import type { Config } from '../lib/configuration/index.js';
 import { didYouMean } from '../lib/text/index.js';
 import { WRITTEN_LISTS, type CheckDefinition } from '../suites/index.js';
@@ -38,6 +38,7 @@ export function paginationFor(
   return {
     endpoints,
     parents: catalog.parents,
+    lists: [...listPathsOf(catalog)],
     budget: config.requestBudget,
     timeBufferMs: config.timeBufferSeconds * 1000,
     ...(config.defaultPageLength !== undefined ? { defaultPageLength: config.defaultPageLength } : {}),

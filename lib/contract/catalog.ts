@@ -57,6 +57,11 @@ export interface Endpoint {
 export interface PaginationSettings {
   endpoints: Endpoint[];
   parents: Record<string, ParentSource>;
+  /**
+   * Every list path of the catalog, those of operations the run leaves out included: the lists a
+   * path may name before a placeholder (parentSourceIn). Absent: the endpoints' and the parents'.
+   */
+  lists?: string[];
   /** Most requests the suite sends to one operation. */
   budget: number;
   /** Records newer than startedAt minus this are left out of comparisons (eventual consistency). */

@@ -7,15 +7,15 @@
 // release holds hierarchies, nodes and products of its own. So a placeholder is filled from the
 // list that holds it under the path's own parents, as the contract's lists chain (a by-release
 // path's hierarchy from that release's hierarchies, a release from its catalog's releases,
-// published first, beside latestPublished), and every record of a page of PAGE records of each
-// parent list is a candidate. Each combination's list is read with page[limit]=1, whose
+// published first, or latestPublished where none is listed), and every record of a parent list
+// of up to PAGE records is a candidate (of a longer list, SPREAD spread over its first page). Each combination's list is read with page[limit]=1, whose
 // meta.results.total says how many records it holds. The checks judge the combination that
 // holds the most; a 404 under one parent is that parent's answer, and the operation is absent
 // only when every combination the store's own lists reveal answers 404
 // (spec/contract/README.md#list-operations). Reads go a few at a time, each counted against the
 // operation's request budget and memoised like any.
 import type { CheckContext } from '../../lib/runner/index.js';
-import { listPathsOf, parentSourceIn, placeholders, type Endpoint, type ParentSource } from '../../lib/contract/index.js';
+import { listPathsOf, loadCatalogSpec, parentSourceIn, placeholders, type Endpoint, type ParentSource } from '../../lib/contract/index.js';
 import type { HttpResponse } from '../../lib/transport/index.js';
 import { BudgetSpent, dig, metaInt, pagination, readPage, readParentPage, spend, type ListPage, type Params } from './pages.js';
 import { cap, PAGE } from './walks.js';
@@ -39,6 +39,8 @@ export type Resolution =
 
 /** Parents at one level whose own lists are read further: those whose lists hold the most. */
 const FRONTIER = 8;
+/** Lists read or counted at one level before the rest are: enough where the lists are long (inWaves). */
+const WAVE = 24;
 /** Reads of one search in flight at once: each is a round trip to a target that may be far away. */
 export const IN_FLIGHT = 8;
 /** Concrete paths exploredPaths gives, at most. */
@@ -57,6 +59,10 @@ interface ParentList {
   ok: boolean;
   /** The values of `field`, as strings, those the source tries first ahead (ParentSource.first). */
   values: string[];
+  /** How many of `values` the source tries first. */
+  ahead: number;
+  /** The list holds more records than the page read. */
+  more: boolean;
 }
 
 /**
@@ -76,7 +82,7 @@ function parentList(ctx: CheckContext, e: Endpoint, path: string, source: Extrac
     let res = await read(PARENT_PAGE);
     if (res.status === 400 || res.status === 422) res = await read({});
     const data = res.status === 200 && res.isJson ? dig(res.json(), 'data') : undefined;
-    if (!Array.isArray(data)) return { status: res.status, ok: false, values: [] };
+    if (!Array.isArray(data)) return { status: res.status, ok: false, values: [], ahead: 0, more: false };
     const ahead: string[] = [];
     const rest: string[] = [];
     for (const record of data as unknown[]) {
@@ -86,14 +92,23 @@ function parentList(ctx: CheckContext, e: Endpoint, path: string, source: Extrac
       if (ahead.includes(value) || rest.includes(value)) continue;
       (source.first && dig(record, source.first.field) === source.first.equals ? ahead : rest).push(value);
     }
-    return { status: res.status, ok: true, values: [...ahead, ...rest] };
+    const total = dig(res.json(), 'meta.results.total');
+    const more = typeof total === 'number' ? total > data.length : data.length >= PAGE;
+    return { status: res.status, ok: true, values: [...ahead, ...rest], ahead: ahead.length, more };
   });
 }
 
 /** The lists a catalog path may name before a placeholder: every operation's path and every parent list. */
+const listPathsBy = new WeakMap<object, Set<string>>();
 function listPaths(ctx: CheckContext): Set<string> {
-  const { endpoints, parents } = pagination(ctx);
-  return listPathsOf({ operations: [{ id: '', name: '', paths: Object.fromEntries(endpoints.map((x) => [x.key, x.path])) }], parents });
+  const p = pagination(ctx);
+  let out = listPathsBy.get(p);
+  if (!out) {
+    // Without the run's own (a test's settings), the catalog's lists and the endpoints'.
+    const operations = [{ id: '', name: '', paths: Object.fromEntries(p.endpoints.map((x) => [x.key, x.path])) }];
+    listPathsBy.set(p, (out = new Set(p.lists ?? [...listPathsOf(loadCatalogSpec()), ...listPathsOf({ operations, parents: p.parents })])));
+  }
+  return out;
 }
 
 /** Where placeholder `name` of `e`'s path is filled from, its lists chained (parentSourceIn). */
@@ -151,6 +166,14 @@ interface Candidate {
   records: number;
 }
 
+/** At most `k` of `values`, spread evenly from the first to the last: the big parents may come late. */
+function spread<T>(values: readonly T[], k: number): T[] {
+  if (values.length <= k) return [...values];
+  if (k <= 0) return [];
+  if (k === 1) return values.slice(0, 1);
+  return Array.from({ length: k }, (_, i) => values[Math.round((i * (values.length - 1)) / (k - 1))]!);
+}
+
 /** Runs the work it is handed at most `n` at a time: a freed slot goes to the next in line. */
 function limiter(n: number): <T>(work: () => Promise<T>) => Promise<T> {
   let active = 0;
@@ -191,7 +214,7 @@ function spreadOver<T>(groups: ReadonlyArray<readonly T[]>, k: number): T[] {
       for (const g of next) {
         if (left <= 0) break;
         const n = Math.min(share, left);
-        out.push(...(n <= 1 ? g.slice(0, 1) : Array.from({ length: n }, (_, i) => g[Math.round((i * (g.length - 1)) / (n - 1))]!)));
+        out.push(...spread(g, n));
         left -= n;
       }
       break;
@@ -205,9 +228,9 @@ function spreadOver<T>(groups: ReadonlyArray<readonly T[]>, k: number): T[] {
  * Every parent combination of `e` the search reads, with what its list answered. The lists
  * chain as the contract's do (parentSourceIn): a placeholder is filled from the list that holds
  * it under the path's own parents, level by level. Every record of a parent page (up to PAGE) is
- * a candidate: each one's list at the next level is counted with page[limit]=1, and the
- * FRONTIER that hold the most are read further; a release list is read under every catalog, as
- * its latestPublished stands for a release even where the list itself is not served. At the
+ * a candidate (candidates): each one's list at the next level is counted with page[limit]=1, and
+ * the FRONTIER that hold the most are read further; a release list is read under every catalog,
+ * as its latestPublished stands for a release even where the list itself is not served. At the
  * last level, each combination's own list is counted, at most `bound` of them, spread over the
  * parents above. Empty when no combination could be formed.
  */
@@ -251,6 +274,21 @@ async function searchParents(ctx: CheckContext, e: Endpoint): Promise<Candidate[
       return { path, status: page.res.status, list: true, records: Math.max(page.records.length, full.ok ? full.records.length : 0) };
     });
 
+  /**
+   * `work` done on `items` in waves: a first wave of WAVE (those tried first, then the others
+   * spread evenly), the rest only when `enough` holds for no answer of the first: a store of long
+   * lists need not be read through, and one whose records sit late still is.
+   */
+  const inWaves = async <T, R>(items: readonly T[], ahead: number, work: (t: T) => Promise<R>, enough: (r: R) => boolean): Promise<Array<[T, R]>> => {
+    const lead = Math.min(ahead, WAVE);
+    const first = new Set([...items.slice(0, lead), ...spread(items.slice(ahead), WAVE - lead)]);
+    const done: Array<[T, R]> = await Promise.all([...first].map(async (t): Promise<[T, R]> => [t, await work(t)]));
+    if (done.some(([, r]) => enough(r))) return done;
+    return [...done, ...(await Promise.all(items.filter((t) => !first.has(t)).map(async (t): Promise<[T, R]> => [t, await work(t)])))];
+  };
+  /** A list long enough to show every rule a nested list can: more than a page of PAGE records. */
+  const long = (c: Candidate | undefined): boolean => c !== undefined && c.list && c.records > PAGE;
+
   const first = nextList(-1);
   if (first < 0) {
     // Fixed values alone (given in the settings file): the one path.
@@ -258,39 +296,54 @@ async function searchParents(ctx: CheckContext, e: Endpoint): Promise<Candidate[
     if (!c && spent) throw spent;
     return c ? [c] : [];
   }
+  // The combinations to read further, those tried first (`ahead` of them) leading.
   let frontier: Array<Map<string, string>> = [fixed(new Map(), -1, first)];
+  let ahead = 0;
   for (let i = first; i >= 0;) {
     const source = sources[i] as Extract<ParentSource, { from: string }>;
     const name = e.placeholders[i]!;
     const after = nextList(i);
-    const groups = await Promise.all(
-      frontier.map(async (env) => {
-        const list = await guarded(() => parentList(ctx, e, fill(source.from, env), source));
-        const values = [...(list?.values ?? [])];
-        for (const v of source.also ?? []) if (!values.includes(v)) values.splice(source.first ? values.length : 0, 0, v);
-        return values.map((v) => fixed(new Map(env).set(name, v), i, after < 0 ? e.placeholders.length : after));
-      }),
+    const to = after < 0 ? e.placeholders.length : after;
+    const lists = await inWaves(
+      frontier,
+      ahead,
+      (env) => guarded(() => parentList(ctx, e, fill(source.from, env), source)),
+      (list) => list !== undefined && (source.first ? list.ahead > 0 : list.values.length > 0),
     );
+    // Each parent's candidates: its list's records, those tried first apart; latestPublished
+    // where the list shows none to try first (a published release).
+    const leading: Array<Map<string, string>> = [];
+    const groups: Array<Array<Map<string, string>>> = [];
+    for (const [env, list] of lists) {
+      const values = list?.values ?? [];
+      const lead = list?.ahead ?? 0;
+      const rest = values.slice(lead);
+      if (!lead) for (const v of source.also ?? []) if (!rest.includes(v)) rest.push(v);
+      const extend = (v: string): Map<string, string> => fixed(new Map(env).set(name, v), i, to);
+      leading.push(...values.slice(0, lead).map(extend));
+      groups.push(rest.map(extend));
+    }
     if (after < 0) {
-      const paths = [...new Set(spreadOver(groups, bound).map((env) => fill(e.path, env)))];
-      const read = (await Promise.all(paths.map(count))).filter((c): c is Candidate => c !== undefined);
+      const paths = [...new Set([...leading, ...spreadOver(groups, Math.max(0, bound - leading.length))].map((env) => fill(e.path, env)))].slice(0, bound);
+      const read = (await inWaves(paths, leading.length, count, long)).flatMap(([, c]) => (c ? [c] : []));
       // Out of budget before anything was read: nothing to judge under, as for any check.
       if (!read.length && spent) throw spent;
       return read;
     }
     const next = sources[after] as Extract<ParentSource, { from: string }>;
-    const envs = groups.flat().slice(0, PAGE);
+    const envs = [...leading, ...groups.flat()].slice(0, PAGE);
     if (next.also?.length) {
       // The next list stands for values of its own (latestPublished): every combination goes on.
       frontier = envs;
+      ahead = Math.min(leading.length, envs.length);
     } else {
-      const counted = await Promise.all(envs.map((env) => count(fill(next.from, env))));
-      frontier = envs
-        .map((env, k) => ({ env, c: counted[k] }))
-        .filter((x) => x.c?.list && x.c.records > 0)
-        .sort((a, b) => b.c!.records - a.c!.records)
+      const counted = await inWaves(envs, leading.length, (env) => count(fill(next.from, env)), long);
+      frontier = counted
+        .filter(([, c]) => c?.list && c.records > 0)
+        .sort(([, a], [, b]) => b!.records - a!.records)
         .slice(0, FRONTIER)
-        .map((x) => x.env);
+        .map(([env]) => env);
+      ahead = 0;
     }
     if (!frontier.length) {
       if (spent) throw spent;
