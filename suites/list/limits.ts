@@ -264,8 +264,7 @@ export const limitChecks: WrittenListCheck[] = [
   {
     id: 'list.offset.records',
     clause: { at: 'pagination-information' },
-    title:
-      'page[offset] counts records from zero: the page at offset 5 is records 5..9 of the listing read from 0 (offset 1 is record 1 on a list of 2 to 9, and on a filtered result of a few records)',
+    title: 'page[offset] counts records from zero: the page at offset 5 is records 5..9 of the listing read from 0',
     page: records,
     needsModel: true,
     fewest: 2,
