@@ -60,3 +60,23 @@ describe('on its fewest records, a check still shows its rule', () => {
     expect(byId(results).get(id)!.outcome).toBe('fail');
   });
 });
+
+describe('one record newer than the time buffer', () => {
+  it('seeded just before the run: judged as the buffer is waived, and ge/gt still hold to it', async () => {
+    const { results } = await runListChecks({ records: sized(1), seed: 5, recentRecords: true }, [LIST]);
+    const got = byId(results);
+    for (const id of ['list.filter.ge', 'list.filter.gt', 'list.total.filtered']) expect([id, got.get(id)!.outcome]).toEqual([id, 'pass']);
+    const broken = byId((await runListChecks({ records: sized(1), seed: 5, recentRecords: true, faults: ['gt-as-ge'] }, [LIST])).results);
+    expect(broken.get('list.filter.gt')!.outcome).toBe('fail');
+  });
+
+  it('created after the run started: not judged missing, a skip naming the record the list holds', async () => {
+    const { results } = await runListChecks({ records: sized(1), seed: 5 }, [LIST], { startedAt: Date.now() - 400 * 24 * 3600 * 1000 });
+    const got = byId(results);
+    for (const id of ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'])
+      expect(got.get(id), id).toMatchObject({
+        outcome: 'skip',
+        reason: 'needs 1 record with a parseable created_at created before the run, found 0 of the 1 the list holds',
+      });
+  });
+});
