@@ -418,10 +418,17 @@ export class CheckContext extends Session {
     this.records = Math.max(this.records ?? 0, n);
   }
 
-  /** Skips for want of records: the list showed `found` (a declared-empty list excuses this skip). */
-  skipForRecords(reason: string, found: number): never {
-    this.sawRecords(found);
-    const where = found === 0 ? this.emptyWhere : this.fewWhere;
+  /**
+   * Skips for want of records: the check needs `need` of them and the list showed `found` (a
+   * declared-empty list excuses this skip). The reason names both numbers and where the list was
+   * read (the parent holding the most: fewWhere). `such`: the records counted are only those of a
+   * kind (`which`), `of` the records the list showed.
+   */
+  skipForRecords(need: number, found: number, such?: { which: string; of: number }): never {
+    const held = such?.of ?? found;
+    this.sawRecords(held);
+    const where = held === 0 ? this.emptyWhere : this.fewWhere;
+    const reason = `needs ${need} record${need === 1 ? '' : 's'}${such ? ` ${such.which}` : ''}, found ${found}${such && held !== found ? ` of the ${held} the list holds` : ''}`;
     throw new CheckSkip(where ? `${reason} ${where}` : reason, { wantsRecords: true });
   }
 }

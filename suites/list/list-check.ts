@@ -18,6 +18,20 @@ export interface ListCheck extends Omit<CheckHeader, 'area'> {
   needsModel?: true;
   illegal?: IllegalRule;
   whole?: string;
+  /**
+   * The fewest records the list must hold for the check's probes to show its rule: they choose
+   * their requests by the records there are, and below this it skips (expectRecords), naming it.
+   */
+  fewest?: number;
+}
+
+/**
+ * Skips `check` unless the list shows at least its `fewest` records: `found` of them (`such`:
+ * counting only those of a kind, of the records the list showed).
+ */
+export function expectRecords(ctx: CheckContext, check: Pick<ListCheck, 'fewest'>, found: number, such?: { which: string; of: number }): void {
+  const need = check.fewest ?? 1;
+  if (found < need) ctx.skipForRecords(need, found, such);
 }
 
 /** A list check as it is written: its level is its rule's, its clause a reference (Written in lib/runner/check.ts). */

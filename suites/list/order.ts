@@ -5,7 +5,7 @@ import { type CheckContext, expectStatus, fail } from '../../lib/runner/index.js
 import type { Endpoint } from '../../lib/contract/index.js';
 import { CheckSkip, shown } from '../../lib/evidence/index.js';
 import { comparable, describeRecords, duplicates, inWindow, missingFrom, uniqueById } from './compare.js';
-import type { WrittenListCheck } from './list-check.js';
+import { expectRecords, type ListCheck, type WrittenListCheck } from './list-check.js';
 import { FAR_FUTURE } from './meta.js';
 import { metaInt, readPage, readPagesAtOnce, refusesFeature, type ListPage, type Rec } from './pages.js';
 import { target } from './target.js';
@@ -71,10 +71,12 @@ function sortCheck(id: string, attr: Attr): WrittenListCheck {
     clause: { at: 'list-endpoints' },
     title: `sort=${attr} returns records in non-decreasing ${attr} order across all pages${attr === 'id' ? '' : ' (compared as instants)'}`,
     page: rule,
+    // Two records show an order.
+    fewest: 2,
     async run(ctx, e) {
       const { path, walk } = await sortedWalk(ctx, e, attr);
       expectWalked(walk, `GET ${path} sorted by ${attr}`);
-      if (walk.records.length < 2) ctx.skipForRecords(`needs 2 records, found ${walk.records.length}`, walk.records.length);
+      expectRecords(ctx, this, walk.records.length);
       if (walk.records.every((r) => value(r, attr) === undefined)) ctx.skip(`not testable: no record has a parseable ${attr} at ${e.record[attr]}`);
       await expectPages(ctx, e, path, walk, rule);
       // Across the pages: the first record of a page after the last of the one before.
@@ -91,12 +93,16 @@ function sortCheck(id: string, attr: Attr): WrittenListCheck {
   };
 }
 
-/** A pivot for ge/gt: a created_at that several records share (ties are where ge and gt part). */
-function pivot(ctx: CheckContext, walk: Walk): Rec | undefined {
+/**
+ * A pivot for ge/gt: a created_at that several records share (ties are where ge and gt part).
+ * One record shows both rules on its own value (ge selects it, gt does not); a skip, short of
+ * `check`'s fewest records with a created_at to pivot on.
+ */
+function pivot(ctx: CheckContext, walk: Walk, check: Pick<ListCheck, 'fewest'>): Rec {
   const inside = inWindow([walk], 'created_at');
   const ok = comparable(ctx, walk.records);
   const rs = walk.records.filter((r) => r.created !== undefined && r.createdRaw !== undefined && ok(r) && inside(r));
-  if (rs.length < 3) return undefined;
+  expectRecords(ctx, check, rs.length, { which: 'with a parseable created_at created before the run', of: uniqueById(walk.records).size });
   const counts = new Map<string, number>();
   for (const r of rs) counts.set(r.created!, (counts.get(r.created!) ?? 0) + 1);
   // A third of the way in, but no more than 250 records from the end: the filtered listing
@@ -134,12 +140,11 @@ interface Filtered {
   filter: string;
 }
 
-function filteredWalk(ctx: CheckContext, e: Endpoint, op: 'ge' | 'gt'): Promise<Filtered> {
+function filteredWalk(ctx: CheckContext, e: Endpoint, op: 'ge' | 'gt', check: Pick<ListCheck, 'fewest'>): Promise<Filtered> {
   return (async () => {
     const { path, walk: all } = await sortedWalk(ctx, e, 'created_at');
     expectWalked(all, `GET ${path} sorted by created_at`);
-    const v = pivot(ctx, all);
-    if (!v) return ctx.skipForRecords(`needs 3 records with a parseable created_at created before the run, found fewer`, uniqueById(all.records).size);
+    const v = pivot(ctx, all, check);
     const filter = `${op}(created_at,${v.createdRaw})`;
     const filtered = await offsetWalk(ctx, e, path, 'created_at', filter);
     if (refusesFeature(filtered.pages[0])) await refusedOwnValue(ctx, e, path, op, 'created_at', filtered.pages[0]!);
@@ -186,8 +191,10 @@ function filterCheck(id: string, op: 'ge' | 'gt'): WrittenListCheck {
     clause: { at: 'list-endpoints' },
     title: `filter=${op}(created_at,v) returns every record with created_at ${sign} v and no other (v shared by tied records), each once`,
     page: rule,
+    // One record, its own created_at the value: ge selects it, gt does not.
+    fewest: 1,
     async run(ctx, e) {
-      const f = await filteredWalk(ctx, e, op);
+      const f = await filteredWalk(ctx, e, op, this);
       const v = f.v.created!;
       const res = f.filtered.pages[0]!.res;
       await expectPages(ctx, e, f.path, f.filtered, rule);
@@ -250,11 +257,13 @@ export const orderChecks: WrittenListCheck[] = [
     title: 'with a filter (ge and gt), meta.results.total is the number of records the filter selects (counted by reading them all)',
     page: (a) => a.totalFor('list.total.filtered'),
     needsModel: true,
+    // One record, its own created_at the value: ge counts 1, gt counts 0.
+    fewest: 1,
     async run(ctx, e) {
       // Both operators: a count query that reads gt as ge (or the other way) while the data
       // query does not is wrong on one of them only. gt reuses list.filter.gt's walk.
-      const ge = await filteredWalk(ctx, e, 'ge');
-      const gt = await filteredWalk(ctx, e, 'gt').catch((err: unknown) => {
+      const ge = await filteredWalk(ctx, e, 'ge', this);
+      const gt = await filteredWalk(ctx, e, 'gt', this).catch((err: unknown) => {
         if (err instanceof CheckSkip) return ctx.note(`gt not compared: ${err.message}`);
         throw err;
       });

@@ -3,7 +3,7 @@
 import { type CheckContext, fail } from '../../lib/runner/index.js';
 import type { Endpoint } from '../../lib/contract/index.js';
 import { comparable, describeRecords, duplicates, inWindow, missingFrom, uniqueById } from './compare.js';
-import type { WrittenListCheck } from './list-check.js';
+import { expectRecords, type WrittenListCheck } from './list-check.js';
 import { metaInt, refusesFeature } from './pages.js';
 import { refusedOwnValue, sortedWalk } from './order.js';
 import { target } from './target.js';
@@ -27,6 +27,8 @@ function keysetCheck(id: string, attr: Attr): WrittenListCheck {
     clause: { at: 'keyset-traversal' },
     title: `keyset traversal by ${attr} (sort=${attr}, filter=${op}) reaches exactly the records offset traversal reaches${attr === 'id' ? ', without duplicates' : ', ties included'}`,
     whole: 'two whole traversals compared: no one answer shows what the other reached',
+    // One record both traversals must reach.
+    fewest: 1,
     async run(ctx, e) {
       const { path, walk: byOffset } = await sortedWalk(ctx, e, attr);
       if (byOffset.broken) ctx.skip(`not testable: the offset traversal it is compared with failed (${byOffset.broken.message})`);
@@ -66,8 +68,7 @@ function keysetCheck(id: string, attr: Attr): WrittenListCheck {
       const pick = (w: Walk) => uniqueById(w.records.filter((r) => ok(r) && inside(r) && !moved.has(r.id)));
       const fromOffset = pick(byOffset);
       const fromKeyset = pick(keyset);
-      if (fromOffset.size === 0)
-        ctx.skipForRecords(`needs records created before the run, found none (offset traversal ${byOffset.stop})`, uniqueById(byOffset.records).size);
+      expectRecords(ctx, this, fromOffset.size, { which: `created before the run (offset traversal ${byOffset.stop})`, of: uniqueById(byOffset.records).size });
       const lost = missingFrom(fromOffset, fromKeyset);
       const extra = missingFrom(fromKeyset, fromOffset);
       if (lost.length || extra.length) {
