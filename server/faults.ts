@@ -1217,4 +1217,60 @@ export const FAULTS: readonly Fault[] = [
     caughtBy: ['list.offset.records'],
     behaviour: { around: [SMALL_LIST_OFFSET] },
   },
+  // Bodies as a careless client spells them, and a read after a write.
+  {
+    name: 'case-insensitive-members',
+    breaks:
+      'a required member present only in another letter case is missing (key creation and the Custom API create match member names without regard to case, as Go\'s encoding/json does by default: {"data":{"NAME":…,"TYPE":…}} creates a key)',
+    caughtBy: ['create.reject.member-case', 'state.refused-create.custom-api-member-case'],
+    behaviour: { around: [caseFoldingCreates()] },
+  },
+  {
+    name: 'stale-settings-read',
+    breaks:
+      'GET /v2/settings shows the page_length a PUT set (it answers from a cache filled by its first read, which a PUT does not refresh; lists follow the new length)',
+    caughtBy: ['list.settings.read-back'],
+    behaviour: { around: [staleSettingsRead()] },
+  },
 ];
+
+// --- Bodies as a careless client spells them, and a read after a write ----------------------
+
+/**
+ * An object as Go's encoding/json binds it to a struct of `fields`: a member whose name matches a
+ * field in any letter case sets that field, the last one sent winning; other members stay.
+ */
+function foldMembers(v: unknown, fields: readonly string[]): unknown {
+  if (!isObject(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[fields.find((f) => f === k.toLowerCase()) ?? k] = x;
+  return out;
+}
+
+/** The members each create binds (server/routes.ts validKey, createCustomApi). */
+const CREATE_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  'application-keys.create': ['type', 'name', 'reserved_rate_limit'],
+  'custom-apis.create': ['type', 'name', 'slug', 'api_type', 'description'],
+};
+
+/** Key creation and the Custom API create reading `data` and its members in any letter case (a function: FAULTS is built before the constants below). */
+function caseFoldingCreates(): Around {
+  return {
+    body: (v, asked) => {
+      const fields = asked.route === undefined ? undefined : CREATE_FIELDS[asked.route];
+      if (!fields) return v;
+      const top = foldMembers(v, ['data']);
+      return isObject(top) && 'data' in top ? { ...top, data: foldMembers(top.data, fields) } : top;
+    },
+  };
+}
+
+/** GET /v2/settings answered from a cache its first answer fills, and nothing empties (each server its own). */
+function staleSettingsRead(): Around {
+  return {
+    fresh() {
+      let cached: Answer | undefined;
+      return { answer: (a, asked) => (asked.route === 'settings' && a.status === 200 ? (cached ??= a) : a) };
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import type { WrittenCheck } from '../../lib/runner/index.js';
 import { nameChecks } from './names.js';
-import { openShapeCheck, rejectionChecks } from './rejections.js';
+import { memberCaseCheck, openShapeCheck, rejectionChecks } from './rejections.js';
 import { responseChecks } from './response.js';
 
-export const createChecks: WrittenCheck[] = [...responseChecks, ...nameChecks, ...rejectionChecks, openShapeCheck];
+export const createChecks: WrittenCheck[] = [...responseChecks, ...nameChecks, ...rejectionChecks, memberCaseCheck, openShapeCheck];

@@ -377,6 +377,113 @@ export function judgeBody(what: string, names: readonly string[], res: HttpRespo
   };
 }
 
+// --- Member names in another letter case ----------------------------------------------------
+
+/**
+ * The members a create body must carry, each in lower case as the contract names them
+ * (spec/contract/README.md#application-key). JSON member names are case-sensitive strings (RFC
+ * 8259), so `NAME` is not `name`: a body that holds one only in another case lacks it.
+ */
+export const REQUIRED_MEMBERS = ['data', 'name', 'type'] as const;
+export type RequiredMember = (typeof REQUIRED_MEMBERS)[number];
+
+/**
+ * How one required member is spelled: `mask` 0 is the contract's spelling; any other sets letter
+ * i in upper case where bit i is set (1: `Name`, 15: `NAME`). `alsoExact`: the contract's
+ * spelling is sent as well, first (which of the two a target takes is not judged: undefined).
+ */
+export interface Spelling {
+  mask: number;
+  alsoExact: boolean;
+}
+export type MemberCaseDraft = Record<RequiredMember, Spelling>;
+
+/** The member's name with the letters of `mask` in upper case. */
+export function spelled(member: string, mask: number): string {
+  return [...member].map((c, i) => (mask & (1 << i) ? c.toUpperCase() : c)).join('');
+}
+
+const spellingArb: fc.Arbitrary<Spelling> = fc.record({ mask: fc.integer({ min: 0, max: 15 }), alsoExact: fc.boolean() });
+
+/** Drafts with at least one required member in another case (shrinking goes toward `Name`, `Type`, `Data`, alone). */
+export const memberCaseDraftArb: fc.Arbitrary<MemberCaseDraft> = fc
+  .record({ data: spellingArb, name: spellingArb, type: spellingArb })
+  .filter((d) => REQUIRED_MEMBERS.some((m) => d[m].mask !== 0));
+
+const AS_NAMED: Spelling = { mask: 0, alsoExact: false };
+const only = (mask: number): Spelling => ({ mask, alsoExact: false });
+
+/**
+ * Sent on every run (the check's fixed probes, fast-check's examples when it explores): name and
+ * type only in upper case, name only as `Name`, type only as `Type`, data only as `DATA`, and all
+ * three in other cases at once.
+ */
+export const MEMBER_CASE_EDGES: readonly MemberCaseDraft[] = [
+  { data: AS_NAMED, name: only(15), type: only(15) },
+  { data: AS_NAMED, name: only(1), type: AS_NAMED },
+  { data: AS_NAMED, name: AS_NAMED, type: only(1) },
+  { data: only(15), name: AS_NAMED, type: AS_NAMED },
+  { data: only(15), name: only(15), type: only(1) },
+];
+
+/** Whether every required member is there as the contract spells it: the body is valid (its extra members left open). */
+export function membersPresent(d: MemberCaseDraft): boolean {
+  return REQUIRED_MEMBERS.every((m) => d[m].mask === 0 || d[m].alsoExact);
+}
+
+/**
+ * A member and its value as a draft spells it: the contract's spelling first when it is also
+ * sent; the copy under another case holds `other` (a name of its own, so an echo tells which
+ * one a target took).
+ */
+function member(s: Spelling, key: RequiredMember, value: unknown, other: unknown): Array<[string, unknown]> {
+  if (s.mask === 0) return [[key, value]];
+  return s.alsoExact
+    ? [
+        [key, value],
+        [spelled(key, s.mask), other],
+      ]
+    : [[spelled(key, s.mask), value]];
+}
+
+/** The body of a draft, with `name` (carrying the run's tag) as the key's name; `names`: the names a 2xx may echo. */
+export function memberCaseBodyOf(d: MemberCaseDraft, name: string): { json: unknown; what: string; names: string[] } {
+  const inner = (n: string): Record<string, unknown> => Object.fromEntries([...member(d.type, 'type', TYPE, TYPE), ...member(d.name, 'name', n, `${n}-other`)]);
+  const json = Object.fromEntries(member(d.data, 'data', inner(name), inner(`${name}-data`)));
+  const names = [name, `${name}-other`, `${name}-data`, `${name}-data-other`];
+  return { json, what: describeMemberCase(d), names };
+}
+
+/** "name only as \"NAME\", type only as \"Type\"": how the report shows a draft. */
+export function describeMemberCase(d: MemberCaseDraft): string {
+  const parts = REQUIRED_MEMBERS.filter((m) => d[m].mask !== 0).map(
+    (m) => `${m} ${d[m].alsoExact ? `and ${JSON.stringify(spelled(m, d[m].mask))}` : `only as ${JSON.stringify(spelled(m, d[m].mask))}`}`,
+  );
+  return `a body with ${parts.join(', ')}`;
+}
+
+/**
+ * create.reject.member-case, for one body: a required member present only in another case is
+ * missing, so the body is refused as create.invalid-bodies says (400 or 422, the Error shape).
+ * A body whose required members are all there as named (the other spellings extra members) is
+ * open (create.open-bodies): accepted or refused, never a 5xx; which copy a 2xx took is not judged.
+ */
+export function judgeMemberCase(d: MemberCaseDraft, name: string, res: HttpResponse): Verdict {
+  const { what, names } = memberCaseBodyOf(d, name);
+  if (membersPresent(d)) return judgeBody(what, names, res);
+  if (!is2xx(res)) return refusal(res, VALIDATION, `Create an Application Key (${what})`, 'a refusal (400 or 422) with the Error shape');
+  const missing = REQUIRED_MEMBERS.filter((m) => d[m].mask !== 0 && !d[m].alsoExact);
+  return {
+    agrees: false,
+    message: `Create an Application Key (${what}) was accepted, though ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing (JSON member names are case-sensitive)`,
+    expected: 'a refusal (400 or 422) with the Error shape, as for a body without them',
+    actual: `status ${res.status}`,
+    res,
+  };
+}
+
+const TYPE = 'application_key';
+
 // --- How a value is shown -----------------------------------------------------------------
 
 /** A string as JSON, every character outside printable ASCII as a \u escape: invisible ones show. */
@@ -758,6 +865,38 @@ export function bodyExploration(ctx: CheckContext, runs: number): Exploration<Bo
     probe: async (d) => {
       const { text, what, names } = bodyOf(d, ctx.name());
       return judgeBody(what, names, await postApplicationKey(ctx, { body: text, contentType: 'application/json' }));
+    },
+  });
+}
+
+/** The bodies with member names in another case that one exploring run draws, beside MEMBER_CASE_EDGES (none without --explore). */
+export function memberCaseRuns(explore: number | undefined): number {
+  return explore && explore > 0 ? Math.ceil(explore / 5) : 0;
+}
+
+/**
+ * create.reject.member-case: MEMBER_CASE_EDGES on every run, and `runs` drafts more. `sent` is
+ * told every body sent and its answer, for the look-up of what a refusal left behind.
+ */
+export function memberCaseExploration(
+  ctx: CheckContext,
+  runs: number,
+  sent: (shape: { what: string; send: { json: unknown } }, res: HttpResponse) => void,
+): Exploration<MemberCaseDraft> {
+  return new Exploration(ctx, {
+    key: 'create.reject.member-case',
+    arb: memberCaseDraftArb,
+    runs,
+    edges: MEMBER_CASE_EDGES,
+    noun: 'bodies with member names in another case',
+    show: describeMemberCase,
+    cost: 1,
+    probe: async (d) => {
+      const name = ctx.name();
+      const { json, what } = memberCaseBodyOf(d, name);
+      const res = await postApplicationKey(ctx, { json });
+      sent({ what, send: { json } }, res);
+      return judgeMemberCase(d, name, res);
     },
   });
 }

@@ -71,20 +71,26 @@ export function rejectionCheck(
         lookUp.done();
       }
     },
-    // An observed create whose body breaks this check's rule (and no rule before it): refused
-    // as the run's own shapes must be. Only requests with a token: without one, a refusal says
-    // nothing of the body.
-    observe(seen) {
-      if (seen.operation !== 'create-application-key' || seen.credentials === 'absent') return false;
-      // Sent under another Content-Type, or compressed: a refusal of the media (415) is as right
-      // as one of the body (spec/contract/README.md#create.open-bodies), so the body is not judged.
-      const type = seen.x.requestHeaders['content-type'];
-      if (sentCompressed(seen) || (type !== undefined && !isJsonContentType(type))) return false;
-      const broken = brokenRule(seen);
-      if (broken?.check !== id) return false;
-      expectRejected(seen.res, `Create an Application Key (${broken.what})`, statuses);
-      return true;
-    },
+    observe: observeBroken(id, statuses),
+  };
+}
+
+/**
+ * An observed create whose body breaks the rule of check `id` (and no rule before it): refused
+ * as the run's own shapes must be. Only requests with a token: without one, a refusal says
+ * nothing of the body.
+ */
+function observeBroken(id: string, statuses: StatusRule): (seen: Seen) => boolean {
+  return (seen) => {
+    if (seen.operation !== 'create-application-key' || seen.credentials === 'absent') return false;
+    // Sent under another Content-Type, or compressed: a refusal of the media (415) is as right
+    // as one of the body (spec/contract/README.md#create.open-bodies), so the body is not judged.
+    const type = seen.x.requestHeaders['content-type'];
+    if (sentCompressed(seen) || (type !== undefined && !isJsonContentType(type))) return false;
+    const broken = brokenRule(seen);
+    if (broken?.check !== id) return false;
+    expectRejected(seen.res, `Create an Application Key (${broken.what})`, statuses);
+    return true;
   };
 }
 
@@ -125,12 +131,12 @@ export function brokenRule(seen: Pick<Seen, 'x' | 'sent'>): { check: string; wha
   if (seen.sent === undefined)
     return type !== undefined && isJsonContentType(type) ? { check: 'create.reject.not-json', what: 'a body that is not JSON' } : undefined;
   const body = seen.sent;
-  if (!isObject(body) || !('data' in body)) return { check: 'create.reject.missing-data', what: 'no data' };
+  if (!isObject(body) || !('data' in body)) return missing(body, 'data', 'create.reject.missing-data');
   const data = body.data;
   if (!isObject(data)) return { check: 'create.reject.data-not-object', what: `data ${describe(data)}` };
-  if (!('name' in data)) return { check: 'create.reject.missing-name', what: 'data without name' };
+  if (!('name' in data)) return missing(data, 'name', 'create.reject.missing-name');
   if (typeof data.name !== 'string') return { check: 'create.reject.name-not-string', what: `name ${describe(data.name)}` };
-  if (!('type' in data)) return { check: 'create.reject.missing-type', what: 'data without type' };
+  if (!('type' in data)) return missing(data, 'type', 'create.reject.missing-type');
   if (data.type !== TYPE) return { check: 'create.reject.wrong-type', what: `type ${describe(data.type)}` };
   const limit = data.reserved_rate_limit;
   if (typeof limit === 'string') return { check: 'create.reject.rate-limit-string', what: `reserved_rate_limit ${JSON.stringify(limit)}` };
@@ -140,6 +146,14 @@ export function brokenRule(seen: Pick<Seen, 'x' | 'sent'>): { check: string; wha
   if (length === 0) return { check: 'create.name.empty.rejected', what: 'an empty name' };
   if (length > NAME_MAX) return { check: 'create.name.256-chars.rejected', what: `a name of ${length} characters` };
   return undefined;
+}
+
+/** A required member absent: judged by create.reject.member-case when it is there in another case, else by `check`. */
+function missing(v: unknown, member: string, check: string): { check: string; what: string } {
+  const other = isObject(v) ? Object.keys(v).find((k) => k.toLowerCase() === member) : undefined;
+  return other !== undefined
+    ? { check: MEMBER_CASE, what: `${member} only as ${JSON.stringify(other)}` }
+    : { check, what: member === 'data' ? 'no data' : `data without ${member}` };
 }
 
 const TYPE = 'application_key';
@@ -179,8 +193,6 @@ const json = (value: unknown): Body => ({ json: value });
 const describe = (v: unknown): string => (v === undefined ? 'absent' : JSON.stringify(v));
 
 export const rejectionChecks: WrittenCheck[] = [
-  // Member names are not tried in another case: common JSON binders (Go's encoding/json among
-  // them) match member names without regard to case, and the contract names no rule for that.
   family('create.reject.missing-data', 'a body without data is rejected (the members at the top level, an empty object, an array, null)', (name) => [
     ['the members at the top level, no data', json({ type: TYPE, name: name() })],
     ['an empty object', json({})],
@@ -225,6 +237,40 @@ export const rejectionChecks: WrittenCheck[] = [
     ['a trailing comma', { body: `{"data": {"type": "${TYPE}", "name": "${name()}",}}`, contentType: 'application/json' }],
   ]),
 ];
+
+const MEMBER_CASE = 'create.reject.member-case';
+
+/**
+ * A required member (data, name, type) present only in another letter case (`NAME`, `Type`,
+ * `DATA`) is missing: JSON member names are case-sensitive (RFC 8259), so the body breaks the
+ * request table as one without the member does (spec/contract/README.md#create.invalid-bodies),
+ * whatever a binder that folds case (Go's encoding/json by default) makes of it. The fixed bodies
+ * (MEMBER_CASE_EDGES) go out on every run; exploring, fast-check draws more spellings, with the
+ * contract's spelling sent beside another now and then (then the body is open, and which copy a
+ * target takes is not judged), and shrinks a disagreement to the smallest.
+ */
+export const memberCaseCheck: WrittenCheck = {
+  id: MEMBER_CASE,
+  area,
+  clause: CLAUSE,
+  title: 'a body whose data, name or type is present only in another letter case (DATA, NAME, Type) lacks it, and is rejected',
+  async run(ctx) {
+    const lookUp = refusalLookUp(ctx, 'application-key', APPLICATION_KEYS);
+    try {
+      const { memberCaseExploration, memberCaseRuns } = await import('./explore.js');
+      const sent: Array<{ shape: Shape; res: HttpResponse }> = [];
+      const x = memberCaseExploration(ctx, memberCaseRuns(ctx.run.settings.explore), (shape, res) => sent.push({ shape, res }));
+      await x.send();
+      // Looked for before any verdict, as rejectionCheck does: what a refusal stored is in the ledger whatever comes next.
+      const left = await leftBehind(ctx, lookUp, sent);
+      await x.judge(ctx);
+      expectNothingLeft(ctx, left);
+    } finally {
+      lookUp.done();
+    }
+  },
+  observe: observeBroken(MEMBER_CASE, VALIDATION),
+};
 
 /**
  * Shapes spec/contract leaves open (spec/contract/README.md#create.open-bodies): a target may

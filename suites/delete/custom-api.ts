@@ -4,7 +4,7 @@
 import type { HttpResponse, Auth, RequestSpec } from '../../lib/transport/index.js';
 import type { Session } from '../../lib/runner/index.js';
 import type { Faker } from '@faker-js/faker';
-import { customApiBody } from '../../fixtures/custom-api.js';
+import { customApiBody, type CustomApiCreateBody } from '../../fixtures/custom-api.js';
 
 export const CUSTOM_APIS = '/v2/settings/extensions/custom-apis';
 
@@ -44,14 +44,22 @@ export async function createCustomApi(s: Session, send: Pick<RequestSpec, 'auth'
  * carrying a name of its own traced to the run. In the ledger by name before it goes out, by id
  * if the target takes it after all.
  */
-export async function createInvalidCustomApi(s: Session): Promise<{ res: HttpResponse; name: string }> {
+export function createInvalidCustomApi(s: Session): Promise<{ res: HttpResponse; name: string }> {
+  return createRefusedCustomApi(s, (body) => ({ data: { ...body.data, api_type: 'Not A Valid API Type' } }));
+}
+
+/**
+ * A create of a Custom API with the valid body rewritten by `reshape` into one the check expects
+ * refused: in the ledger by name (the run-tagged name, wherever the body carries it) before it
+ * goes out, by id if the target takes it after all, so the run's cleanup deletes it.
+ */
+export async function createRefusedCustomApi(s: Session, reshape: (body: CustomApiCreateBody) => unknown): Promise<{ res: HttpResponse; name: string }> {
   const { res, name, key } = await s.create(
     'custom-api',
     CUSTOM_APIS,
     () => {
       const name = s.name();
-      const body = customApiBody(s.faker, name, s.run.settings.runId);
-      return { name, spec: { json: { data: { ...body.data, api_type: 'Not A Valid API Type' } } } };
+      return { name, spec: { json: reshape(customApiBody(s.faker, name, s.run.settings.runId)) } };
     },
     { refusal: true },
   );

@@ -16,6 +16,8 @@
 //   4. PUT a length over 100: refused (4xx, the Error shape), or clamped: GET /v2/settings then
 //      shows at most 100 and no page holds more (list.settings.over-100);
 //   5. PUT the original back (and the ledger says so); the run's cleanup tries again if not.
+// After the first PUT and after the restore, GET /v2/settings once (list.settings.read-back): the
+// read of the setting written shows what was written, as the lists do.
 // The checks run once every other check is done (suites/register.ts): no other check reads a
 // list while the store's length is changed. The lists are every list operation the run read
 // holding a record, nested ones too; the drawn length stays below what the LISTS holding the
@@ -63,6 +65,8 @@ type Exercise =
       original: number;
       length: number;
       lists: ListRead[];
+      /** GET /v2/settings once the length was set, and once the original was put back (absent: the restore was not taken). */
+      shown: { changed: HttpResponse; restored?: HttpResponse };
       over: { value: number; put: HttpResponse; settings?: HttpResponse; page?: ListPage; path?: string; total?: number };
     };
 
@@ -106,6 +110,11 @@ function draw(random: () => number, lo: number, hi: number, not?: number): numbe
   return n === hi ? n - 1 : n + 1;
 }
 
+/** data.page_length of a 200 JSON answer of GET /v2/settings (undefined when there is none). */
+function pageLengthIn(res: HttpResponse): unknown {
+  return res.status === 200 && res.isJson ? dig(res.json(), 'data.page_length') : undefined;
+}
+
 /** Why the store's settings cannot be read (a skip), or the original page_length. */
 async function readOriginal(s: Session): Promise<{ skip: string } | { original: number }> {
   const res = await s.request({ method: 'GET', path: SETTINGS_PATH });
@@ -113,7 +122,7 @@ async function readOriginal(s: Session): Promise<{ skip: string } | { original: 
     return {
       skip: `not testable: GET ${SETTINGS_PATH} answered 404: the target has no settings endpoint, as the contract allows (its path and payload are not shown)`,
     };
-  const v = res.status === 200 && res.isJson ? dig(res.json(), 'data.page_length') : undefined;
+  const v = pageLengthIn(res);
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
     return { skip: `not testable: GET ${SETTINGS_PATH} answered ${res.status} without a whole page_length at data.page_length` };
   return { original: v };
@@ -140,18 +149,25 @@ async function exercise(ctx: CheckContext, s: Session): Promise<Exercise> {
   };
   // In the ledger before the first PUT goes out: a crash from here on leaves the original on disk.
   s.run.ledger.changing(change);
+  // Filled in by the restore below, before this work's answer is read.
+  const shown: Partial<Extract<Exercise, { original: number }>['shown']> = {};
   try {
     const put = await s.request({ method: 'PUT', path: SETTINGS_PATH, json: settingsBody(length) });
     if (put.status === 404 || put.status === 405)
       return { skip: `not testable: PUT ${SETTINGS_PATH} answered ${put.status}: the target's settings cannot be changed there, as the contract allows` };
     if (put.status < 200 || put.status >= 300)
       return { skip: `not testable: PUT ${SETTINGS_PATH} with page_length ${length} (a whole number from 1 to 100) answered ${put.status}` };
-    const reads = await Promise.all(lists.map((l) => readBoth(s, l, draw(random, 1, Math.min(MAX_PAGE, l.total), length))));
+    const [reads, changed] = await Promise.all([
+      Promise.all(lists.map((l) => readBoth(s, l, draw(random, 1, Math.min(MAX_PAGE, l.total), length)))),
+      s.request({ method: 'GET', path: SETTINGS_PATH }),
+    ]);
+    shown.changed = changed;
     const over = await overMax(s, most[0]!, draw(random, MAX_PAGE + 1, 2 * MAX_PAGE));
-    return { original: first.original, length, lists: reads, over };
+    return { original: first.original, length, lists: reads, shown: shown as Extract<Exercise, { original: number }>['shown'], over };
   } finally {
     const restored = await restoreSetting((spec) => s.request(spec), s.run.ledger, change);
     if (!restored.ok) ctx.note(`${restored.said}; the run's cleanup tries again`);
+    else if (shown.changed) shown.restored = await s.request({ method: 'GET', path: SETTINGS_PATH });
   }
 }
 
@@ -202,6 +218,23 @@ function expectPage(page: ListPage, what: string, limit: number, why: string): v
 /** Where the three checks' rules are written. */
 const CLAUSE = { at: 'limits', detail: 'default page length, settable per project' } as const;
 
+/** The page_length a GET /v2/settings shows, or why it shows none. */
+function shownLength(res: HttpResponse): number | string {
+  const v = pageLengthIn(res);
+  return typeof v === 'number' ? v : `status ${res.status}, data.page_length ${JSON.stringify(v) ?? 'absent'}`;
+}
+
+/** GET /v2/settings, read once right after `what`, shows `want` as page_length. */
+function expectShown(res: HttpResponse, want: number, what: string): void {
+  const got = shownLength(res);
+  if (got !== want)
+    fail(`GET ${SETTINGS_PATH} right after ${what} does not show it`, {
+      expected: `200 with data.page_length ${want}, as the lists read without page[limit] follow it`,
+      actual: typeof got === 'number' ? `data.page_length ${got}` : got,
+      res,
+    });
+}
+
 export const settingsChecks: WrittenCheck[] = [
   {
     id: 'list.settings.default-follows',
@@ -227,6 +260,19 @@ export const settingsChecks: WrittenCheck[] = [
     },
   },
   {
+    id: 'list.settings.read-back',
+    area: AREA,
+    clause: { at: 'limits', detail: 'default page length, settable per project; GET /v2/settings (platform)' },
+    title: 'GET /v2/settings shows the page_length a PUT set, right after it (and the original once it is put back)',
+    async run(ctx) {
+      const x = await exercised(ctx);
+      expectShown(x.shown.changed, x.length, `PUT ${SETTINGS_PATH} set page_length ${x.length}`);
+      if (!x.shown.restored) return ctx.note(`page_length ${x.length} shown after the change; the restore was not taken, so not read after it`);
+      expectShown(x.shown.restored, x.original, `PUT ${SETTINGS_PATH} put page_length ${x.original} back`);
+      ctx.note(`page_length ${x.length} shown after the change, ${x.original} after the restore`);
+    },
+  },
+  {
     id: 'list.settings.over-100',
     area: AREA,
     clause: CLAUSE,
@@ -244,7 +290,7 @@ export const settingsChecks: WrittenCheck[] = [
           actual: `status ${over.put.status}`,
           res: over.put,
         });
-      const shown = over.settings && over.settings.status === 200 && over.settings.isJson ? dig(over.settings.json(), 'data.page_length') : undefined;
+      const shown = over.settings && pageLengthIn(over.settings);
       if (typeof shown === 'number' && shown > MAX_PAGE)
         fail(`${what} was taken as it was: the store's page length is over 100`, {
           expected: 'GET /v2/settings page_length at most 100 (clamped), or a 4xx refusal',
