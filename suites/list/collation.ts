@@ -64,12 +64,14 @@ export function stepId(id: string, step: 1 | -1, hex: boolean): string | undefin
     return n < 0n ? undefined : String(n);
   }
   const chars = [...id];
+  // Hex digits in the case the id writes its letters in (a digit stepped past 9 in an upper-case UUID is A).
+  const upperHex = hex && /[A-F]/.test(id) && !/[a-f]/.test(id);
   for (let i = chars.length - 1; i >= 0; i--) {
     const c = chars[i]!;
     const lower = c.toLowerCase();
     const alphabet = hex && HEX.includes(lower) ? HEX : DIGITS.includes(c) ? DIGITS : LETTERS.includes(lower) ? LETTERS : undefined;
     if (!alphabet) continue;
-    const cased = c === lower ? alphabet : alphabet.toUpperCase();
+    const cased = (alphabet === HEX ? upperHex : c !== lower) ? alphabet.toUpperCase() : alphabet;
     const k = cased.indexOf(c) + step;
     if (k >= 0 && k < cased.length) {
       chars[i] = cased[k]!;

@@ -197,8 +197,9 @@ export function queryOfUrl(url: string): ListQuery | undefined {
     let k: string;
     let v: string;
     try {
-      k = decodeURIComponent(part.slice(0, eq));
-      v = decodeURIComponent(part.slice(eq + 1));
+      // `+` is a space, as every mainstream parser reads a query (spec/contract/README.md#query-readings).
+      k = decodeURIComponent(part.slice(0, eq).replace(/\+/g, ' '));
+      v = decodeURIComponent(part.slice(eq + 1).replace(/\+/g, ' '));
     } catch {
       // Not percent-encoding a server could read the same way: outside the space judged.
       return undefined;
