@@ -1,5 +1,5 @@
 // Exploration: the questions no fixed probe asks, each answer held to the model (model.ts), in
-// four ways:
+// five ways:
 // - a covering array (pairwise.ts): before chance, one request for every pair of conditions
 //   (sort, filter kind, filter value's place, limit kind, offset kind: the hard offset limit
 //   under a filter, a sort at a page size), spread over the paths explored;
@@ -8,7 +8,10 @@
 //   between two, one unit of the shown precision to either side, within the same second, before
 //   or after every record, in UTC or with a numeric offset; page[limit] absent, 1, any, 100 or
 //   over 100; page[offset] absent, 0, any, the last page, exactly the total, past the end, past
-//   the hard limit);
+//   the hard limit); on ids, a record's own id, one no record has beside it, before the first or
+//   after the last, or another parent's (idValue);
+// - a quarter of those legal requests in other spellings (spellings.ts): sent exactly as a client
+//   library writes them, judged as the literal request;
 // - requests drawn from the illegal side (illegal.ts): numbers past 2^64, arrays, unknown sorts,
 //   malformed filters, held to what the contract allows of any answer;
 // - offset walks that cut ties: sorted by a timestamp, at drawn page sizes (small ones too),
@@ -18,7 +21,7 @@
 // check whose rule it breaks. Everything comes from the run's seed and the model, so a run with
 // the same seed against the same data asks the same questions.
 //
-// Cost: `--explore N` legal and 3N/5 illegal requests per operation (shared by its paths:
+// Cost: `--explore N` legal (N/4 of them spelled otherwise) and 3N/5 illegal requests per operation (shared by its paths:
 // drawsPerPath), the covering array's rows (about 60 per operation, coveringPlans), and the tie
 // walks' pages (TIE_SIZES page sizes × TIE_GROUPS groups × 2 timestamps per path, a few pages
 // each); all sent at once (the HTTP client bounds what is in flight), plus what shrinking sends
@@ -609,9 +612,9 @@ export interface Exploration {
   /** The covering array: its rows (requests), and the pairs of conditions it covers. */
   covering: { rows: number; pairs: number; covered: number };
   /**
-   * Requests drawn from the legal side (in the suite's spelling, and in other spellings: these take
-   * the place of a quarter of the legal draws), from the illegal side, and tie walks (groups of
-   * tied records walked at a page size).
+   * Requests drawn from the legal side (`spelled` of them in other spellings, in place of as many
+   * in the suite's own), from the illegal side, and tie walks (groups of tied records walked at a
+   * page size).
    */
   legal: number;
   spelled: number;
@@ -681,7 +684,7 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       paths: models.length,
       seed,
       covering: { rows: cover.plans.length, pairs: cover.pairs, covered: cover.covered },
-      legal: spaces.legal.runs,
+      legal: n,
       spelled: spaces.spellings.runs,
       illegal: spaces.nIllegal,
       ties: ties.length,
@@ -1216,6 +1219,6 @@ async function changedSince(ctx: CheckContext, e: Endpoint, m: ListModel): Promi
 export function explorationNote(x: Exploration): string {
   if (!x.drawn) return x.notes[0] ?? 'not explored';
   const parents = x.paths > 1 ? ` under ${x.paths} parents` : '';
-  const ways = `a covering array of ${x.covering.rows} requests (${x.covering.covered} of ${x.covering.pairs} pairs of conditions covered), ${x.legal} legal (and ${x.spelled} in other spellings) and ${x.illegal} illegal draw(s), ${x.ties} tie walk(s)`;
-  return `explored: ${x.drawn} request(s)${parents} (${ways}): ${x.judged} judged against the model, ${x.refused} refused (not judged)${x.notSent ? `, ${x.notSent} not sent (the request budget spent)` : ''}${x.unanswered ? `, ${x.unanswered} unanswered` : ''}${x.notes.length ? `; ${x.notes.join('; ')}` : ''}`;
+  const ways = `a covering array of ${x.covering.rows} requests (${x.covering.covered} of ${x.covering.pairs} pairs of conditions covered), ${x.legal} legal and ${x.illegal} illegal draw(s), ${x.ties} tie walk(s)`;
+  return `explored: ${x.drawn} request(s)${parents} (${ways}): ${x.judged} judged against the model, ${x.refused} refused (not judged)${x.notSent ? `, ${x.notSent} not sent (the request budget spent)` : ''}${x.unanswered ? `, ${x.unanswered} unanswered` : ''}${x.spelled ? `; ${x.spelled} of the legal draws sent in other spellings` : ''}${x.notes.length ? `; ${x.notes.join('; ')}` : ''}`;
 }
