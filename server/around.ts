@@ -50,6 +50,8 @@ export interface StoreAsked {
   pageLength: number;
   /** The default page length the server started with (its behaviour's). */
   initialPageLength: number;
+  /** The query string as it came, undecoded (`?page%5Blimit%5D=5`; empty without one): what a store that matches names on it reads. */
+  search?: string;
 }
 
 /** What a hold is told of a request its route has taken: the request, its path and query as sent. */

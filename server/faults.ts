@@ -1232,6 +1232,73 @@ export const FAULTS: readonly Fault[] = [
     caughtBy: ['list.settings.read-back'],
     behaviour: { around: [staleSettingsRead()] },
   },
+  // Lists: the same request in other spellings, and filter values over an attribute's whole
+  // domain (explore.ts: the spellings way of asking, and id values between and beside records).
+  {
+    name: 'raw-query-match',
+    breaks:
+      'a request means the same however a client spells it (page[limit], page[offset], sort and filter matched on the raw, undecoded query string: page%5Blimit%5D=5, as URLSearchParams writes it, is ignored)',
+    caughtBy: [
+      'list.limit.exact',
+      'list.limit.default',
+      'list.offset.records',
+      'list.sort.created-at',
+      'list.sort.updated-at',
+      'list.sort.id',
+      'list.sort.descending',
+      'list.filter.ge',
+      'list.filter.gt',
+      'list.total.filtered',
+      'list.page.arithmetic',
+      'list.meta.past-end',
+    ],
+    behaviour: {
+      around: [
+        {
+          query: (q, store) => {
+            const spelled = new Set(
+              (store.search ?? '')
+                .replace(/^\?/, '')
+                .split('&')
+                .map((p) => p.split('=')[0]!),
+            );
+            const matched = ['page[limit]', 'page[offset]', 'sort', 'filter'];
+            return new URLSearchParams([...q].filter(([k]) => !matched.includes(k) || spelled.has(k)));
+          },
+        },
+      ],
+    },
+    explored: true,
+  },
+  {
+    name: 'id-filter-cursor',
+    breaks:
+      'filter=ge(id,v) and gt(id,v) select by comparing ids, for any v (served as a cursor lookup: from the place of the record with id v; a v no record has, between two ids or past the last, matches everything)',
+    caughtBy: ['list.filter.ge', 'list.filter.gt', 'list.total.filtered'],
+    behaviour: {
+      around: [
+        {
+          // The ids the server has served: a cursor finds only those (the keyset walks' cursors are all ids served).
+          fresh() {
+            const served = new Set<string>();
+            return {
+              query: (q) =>
+                readAs(q, 'filter', (f) => {
+                  const terms = readable(() => filterTexts(f));
+                  const kept = terms?.filter((t) => t.field !== 'id' || (t.op !== 'ge' && t.op !== 'gt') || served.has(t.text));
+                  return terms && kept && kept.length < terms.length ? filterOf(kept) : f;
+                }),
+              page: (page) => {
+                for (const r of (page.data as Array<{ id?: unknown }> | undefined) ?? []) if (typeof r.id === 'string') served.add(r.id);
+                return page;
+              },
+            };
+          },
+        },
+      ],
+    },
+    explored: true,
+  },
 ];
 
 // --- Bodies as a careless client spells them, and a read after a write ----------------------

@@ -177,7 +177,7 @@ export function sendPage(ctx: PageRequest, collection: Collection, source: PageS
   // The parameters as the list reads them: through the transformations around the server
   // (server/around.ts), then as this server reads them (readQuery).
   const sent = b.around.length
-    ? through(b.around, 'query', ctx.query, { pageLength: ctx.pageLength ?? ctx.b.pageLength, initialPageLength: ctx.b.pageLength })
+    ? through(b.around, 'query', ctx.query, { pageLength: ctx.pageLength ?? ctx.b.pageLength, initialPageLength: ctx.b.pageLength, search: ctx.url.search })
     : ctx.query;
   const query = b.readQuery ? b.readQuery(sent) : sent;
   const q = parseQuery({ ...ctx, b, query }, source.hardOffsetLimit);

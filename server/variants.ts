@@ -6,6 +6,7 @@ import type { Behaviour } from './behaviour.js';
 import { lenientQuery } from './list-query.js';
 import { capacity } from './load.js';
 import { goQuery, phpQuery, qsQuery, rackQuery } from './query-parsers.js';
+import type { StoreAsked } from './around.js';
 
 export interface Variant {
   name: string;
@@ -369,4 +370,29 @@ export const VARIANTS: readonly Variant[] = [
     warns: [],
     behaviour: { readQuery: goQuery },
   },
+  // A query decoded as RFC 3986 reads it, not as a form: `+` is a plus (a timestamp whose T a
+  // client wrote as a `+`-encoded space then cannot be read, and is refused with 400).
+  {
+    name: 'query-plus-literal',
+    choice: "the query percent-decoded with `+` kept a plus, as a decoder of RFC 3986 (decodeURIComponent) reads it, not as a form's space",
+    allowedBy: QUERY_READINGS,
+    warns: [],
+    behaviour: { around: [{ query: plusKeptPlus }] },
+  },
 ];
+
+/** The query percent-decoded with `+` kept a plus (the variant query-plus-literal); a query that does not decode is left as it was read. */
+export function plusKeptPlus(q: URLSearchParams, store: StoreAsked): URLSearchParams {
+  if (!store.search?.includes('+')) return q;
+  try {
+    const decode = (s: string): string => decodeURIComponent(s);
+    return new URLSearchParams(
+      store.search
+        .slice(1)
+        .split('&')
+        .map((p): [string, string] => (p.includes('=') ? [decode(p.slice(0, p.indexOf('='))), decode(p.slice(p.indexOf('=') + 1))] : [decode(p), ''])),
+    );
+  } catch {
+    return q;
+  }
+}

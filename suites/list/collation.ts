@@ -35,10 +35,51 @@ const localeOrder: Comparator = (a, b) => {
  */
 export function orderOf(records: readonly Rec[], attr: Attr): Comparator {
   if (attr !== 'id') return plainOrder;
+  return idOrdersFollowed(records)[0] ?? plainOrder;
+}
+
+/**
+ * Every id collation of ours that records sent sorted by id follow, in orderOf's order: the
+ * orders the contract allows the server. Each sorts those records alike; an id no record has
+ * may fall elsewhere in each, so only what all of them agree on is judged of it.
+ */
+export function idOrdersFollowed(records: readonly Rec[]): Comparator[] {
   const digits = records.every((r) => /^\d+$/.test(r.id));
   const candidates = digits ? [plainOrder, numericOrder] : [plainOrder, caseInsensitiveOrder, localeOrder];
-  const follows = (order: Comparator): boolean => records.every((r, i) => i === 0 || order(records[i - 1]!.id, r.id) <= 0);
-  return candidates.find(follows) ?? plainOrder;
+  return candidates.filter((order) => records.every((r, i) => i === 0 || order(records[i - 1]!.id, r.id) <= 0));
+}
+
+const DIGITS = '0123456789';
+const HEX = '0123456789abcdef';
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * `id` one step up (`step` 1) or down (-1) in its last letter or digit, with carry, the length
+ * and the kind of each character kept (hex ids stay hex: a UUID column refuses anything else);
+ * ids of digits alone as numbers. Undefined where there is no such id (all nines, all zeros).
+ */
+export function stepId(id: string, step: 1 | -1, hex: boolean): string | undefined {
+  if (/^\d+$/.test(id)) {
+    const n = BigInt(id) + BigInt(step);
+    return n < 0n ? undefined : String(n);
+  }
+  const chars = [...id];
+  // Hex digits in the case the id writes its letters in (a digit stepped past 9 in an upper-case UUID is A).
+  const upperHex = hex && /[A-F]/.test(id) && !/[a-f]/.test(id);
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const c = chars[i]!;
+    const lower = c.toLowerCase();
+    const alphabet = hex && HEX.includes(lower) ? HEX : DIGITS.includes(c) ? DIGITS : LETTERS.includes(lower) ? LETTERS : undefined;
+    if (!alphabet) continue;
+    const cased = (alphabet === HEX ? upperHex : c !== lower) ? alphabet.toUpperCase() : alphabet;
+    const k = cased.indexOf(c) + step;
+    if (k >= 0 && k < cased.length) {
+      chars[i] = cased[k]!;
+      return chars.join('');
+    }
+    chars[i] = step > 0 ? cased[0]! : cased.at(-1)!;
+  }
+  return undefined;
 }
 
 export function value(r: Rec, attr: Attr): string | number | undefined {

@@ -1,5 +1,5 @@
 // Exploration: the questions no fixed probe asks, each answer held to the model (model.ts), in
-// four ways:
+// five ways:
 // - a covering array (pairwise.ts): before chance, one request for every pair of conditions
 //   (sort, filter kind, filter value's place, limit kind, offset kind: the hard offset limit
 //   under a filter, a sort at a page size), spread over the paths explored;
@@ -8,7 +8,10 @@
 //   between two, one unit of the shown precision to either side, within the same second, before
 //   or after every record, in UTC or with a numeric offset; page[limit] absent, 1, any, 100 or
 //   over 100; page[offset] absent, 0, any, the last page, exactly the total, past the end, past
-//   the hard limit);
+//   the hard limit); on ids, a record's own id, one no record has beside it, before the first or
+//   after the last, or another parent's (idValue);
+// - a quarter of those legal requests in other spellings (spellings.ts): sent exactly as a client
+//   library writes them, judged as the literal request;
 // - requests drawn from the illegal side (illegal.ts): numbers past 2^64, arrays, unknown sorts,
 //   malformed filters, held to what the contract allows of any answer;
 // - offset walks that cut ties: sorted by a timestamp, at drawn page sizes (small ones too),
@@ -18,7 +21,7 @@
 // check whose rule it breaks. Everything comes from the run's seed and the model, so a run with
 // the same seed against the same data asks the same questions.
 //
-// Cost: `--explore N` legal and 3N/5 illegal requests per operation (shared by its paths:
+// Cost: `--explore N` legal (N/4 of them spelled otherwise) and 3N/5 illegal requests per operation (shared by its paths:
 // drawsPerPath), the covering array's rows (about 60 per operation, coveringPlans), and the tie
 // walks' pages (TIE_SIZES page sizes × TIE_GROUPS groups × 2 timestamps per path, a few pages
 // each); all sent at once (the HTTP client bounds what is in flight), plus what shrinking sends
@@ -45,7 +48,8 @@ import { judge, type Disagreement } from './judge.js';
 import { dig, readExploredPage, spend, toRec, type ListPage } from './pages.js';
 import { illegalArbitrary, illegalStrata, judgeIllegal, resolveIllegal, type Illegal, type IllegalStratum } from './illegal.js';
 import { coveringArray } from './pairwise.js';
-import { value, type Attr } from './collation.js';
+import { stepId, value, type Attr } from './collation.js';
+import { spell, spelledQuery, spellingArbitrary, type Spelling } from './spellings.js';
 import { exploredPaths } from './target.js';
 import { HARD_OFFSET_LIMIT } from './walks.js';
 
@@ -128,6 +132,8 @@ export interface Draw {
   /** A request from the illegal side: its query string and the readings it allows, and the stratum it was drawn from. */
   illegal?: Illegal;
   stratum?: IllegalStratum;
+  /** The request in another spelling (spellings.ts): its query string exactly as sent, judged as `q`. */
+  spelled?: { query: string; spelling: Spelling };
 }
 
 /**
@@ -153,15 +159,59 @@ function valuesOf(m: ListModel, attr: 'created_at' | 'updated_at'): Array<{ ps: 
   return out;
 }
 
+/**
+ * Where an id filter's value lies, by the place drawn: a record's own id, one no record has just
+ * after or before it, before the first or after the last (ids have no unit or second: those
+ * places name the gaps beside a record), or an id of the same operation's list under another
+ * parent.
+ */
+const ID_PLACES: Readonly<Record<Place, 'record' | 'after' | 'before' | 'before-all' | 'after-all' | 'foreign'>> = {
+  record: 'record',
+  between: 'after',
+  'unit-above': 'after',
+  'second-later': 'after',
+  'unit-below': 'before',
+  'second-earlier': 'foreign',
+  'before-all': 'before-all',
+  'after-all': 'after-all',
+};
+
+/**
+ * An id filter value for `plan`. One no record has lies strictly between the same two records in
+ * every collation the target's sort=id listing allows (model.ts idOrders), so that all of them
+ * agree on every record (spec/contract/README.md#list-endpoints names no collation); where no
+ * such value is found, the record's own id. Another list's id may fall anywhere: the model judges
+ * only the records every allowed collation places alike (tester).
+ */
+function idValue(m: ListModel, plan: TermPlan, c: Pick<PathContext, 'ids' | 'hex' | 'foreign'>): string | undefined {
+  const { ids, hex, foreign } = c;
+  if (!ids.length) return undefined;
+  const i = plan.index % ids.length;
+  const orders = m.idOrders ?? (m.idOrder ? [m.idOrder] : []);
+  const strictly = (x: string | undefined, lo: string | undefined, hi: string | undefined): string | undefined =>
+    x !== undefined && !m.records.has(x) && orders.every((o) => (lo === undefined || o(lo, x) < 0) && (hi === undefined || o(x, hi) < 0)) ? x : undefined;
+  const last = ids.at(-1)!;
+  const afterAll = (): string | undefined => strictly(stepId(last, 1, hex), last, undefined);
+  switch (ID_PLACES[plan.place]) {
+    case 'record':
+      return ids[i];
+    case 'after':
+      return strictly(stepId(ids[i]!, 1, hex), ids[i], ids[i + 1]) ?? ids[i];
+    case 'before':
+      return strictly(stepId(ids[i]!, -1, hex), ids[i - 1], ids[i]) ?? ids[i];
+    case 'before-all':
+      return strictly(stepId(ids[0]!, -1, hex), undefined, ids[0]) ?? ids[0];
+    case 'after-all':
+      return afterAll() ?? last;
+    case 'foreign':
+      return (foreign.length ? foreign[plan.index % foreign.length] : afterAll()) ?? ids[i];
+  }
+}
+
 /** A filter value for `plan`, from the model's records. */
-function termValue(
-  m: ListModel,
-  plan: TermPlan,
-  ids: readonly string[],
-  values: Record<'created_at' | 'updated_at', Array<{ ps: bigint; raw: string }>>,
-): string | undefined {
-  if (plan.attr === 'id') return ids.length ? ids[plan.index % ids.length] : undefined;
-  const vs = values[plan.attr];
+function termValue(m: ListModel, plan: TermPlan, c: Pick<PathContext, 'ids' | 'hex' | 'foreign' | 'values'>): string | undefined {
+  if (plan.attr === 'id') return idValue(m, plan, c);
+  const vs = c.values[plan.attr];
   if (!vs.length) return undefined;
   const i = plan.index % vs.length;
   const v = vs[i]!;
@@ -276,16 +326,11 @@ function planArbitrary(m: ListModel): fc.Arbitrary<Plan> {
 }
 
 /** The concrete request of a plan: values from the model's records, offsets from its counts. */
-function resolvePlan(
-  m: ListModel,
-  plan: Plan,
-  ids: readonly string[],
-  values: Record<'created_at' | 'updated_at', Array<{ ps: bigint; raw: string }>>,
-  predicted: (q: ListQuery) => Prediction,
-): ListQuery {
+function resolvePlan(m: ListModel, plan: Plan, c: PathContext): ListQuery {
+  const { predicted } = c;
   const filters: Term[] = [];
   for (const t of plan.filters) {
-    const value = termValue(m, t, ids, values);
+    const value = termValue(m, t, c);
     if (value !== undefined) filters.push({ op: t.op, attr: t.attr, value });
   }
   const q: ListQuery = { ...(plan.sort ? { sort: plan.sort } : {}), filters, ...(plan.limit !== undefined ? { limit: plan.limit } : {}) };
@@ -358,18 +403,24 @@ export function coveringPlans(m: ListModel, seed: number): CoveringPlans {
     undefined,
     ...filterableAttrs(m).flatMap((attr) => (['ge', 'gt'] as const).map((op) => ({ op, attr }))),
   ];
-  const timed = filters.flatMap((f, i) => (f && f.attr !== 'id' ? [i] : []));
   const offsets = OFFSET_LEVELS.filter((o) => o !== 'beyond-hard' || m.hardOffsetLimit);
+  // A value's place matters on every attribute: on ids too (ID_PLACES), where a store that looks
+  // the value up as a cursor answers only for an id some record has.
   const filtered = filters.flatMap((f, i) => (f ? [i] : []));
   const levels = [
     sorts.length,
     filters.length,
-    timed.length ? PLACE_LEVELS.length : 1,
+    filtered.length ? PLACE_LEVELS.length : 1,
     LIMIT_LEVELS.length,
     offsets.length,
     filtered.length ? COMBINE_LEVELS.length : 1,
   ];
-  const requires = [...(timed.length ? [{ factor: 2, on: 1, levels: timed }] : []), ...(filtered.length ? [{ factor: 5, on: 1, levels: filtered }] : [])];
+  const requires = filtered.length
+    ? [
+        { factor: 2, on: 1, levels: filtered },
+        { factor: 5, on: 1, levels: filtered },
+      ]
+    : [];
   const { rows, pairs, covered } = coveringArray(levels, { seed, requires });
   const random = seededRandom(hash32(`${seed}:covering`));
   const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
@@ -386,7 +437,15 @@ export function coveringPlans(m: ListModel, seed: number): CoveringPlans {
       spelling: pick(SPELLINGS),
       zone: int(0, OFFSETS.length - 1),
     };
-    const looser: TermPlan | undefined = filter && { op: 'ge', attr: filter.attr, place: 'before-all', index: 0, spelling: 'utc', zone: 0 };
+    // On ids, the first record's own id: ge of it selects every record in any collation.
+    const looser: TermPlan | undefined = filter && {
+      op: 'ge',
+      attr: filter.attr,
+      place: filter.attr === 'id' ? 'record' : 'before-all',
+      index: 0,
+      spelling: 'utc',
+      zone: 0,
+    };
     const combine = COMBINE_LEVELS[c ?? 0] ?? 'alone';
     return {
       ...(sort ? { sort } : {}),
@@ -512,12 +571,13 @@ function judgeTies(w: TieWalk, pages: ReadonlyArray<ListPage | undefined>): Disa
 // --- Running it ------------------------------------------------------------------------
 
 /** Which way of asking found a disagreement (the selftest's figure splits by it). */
-export type Source = 'covering' | 'legal' | 'illegal' | 'ties' | 'walks';
+export type Source = 'covering' | 'legal' | 'spellings' | 'illegal' | 'ties' | 'walks';
 
 /** How a failure's reason names each way of asking: `found by <this>`. */
 export const FOUND_BY: Readonly<Record<Source, string>> = {
   covering: 'the covering array',
   legal: 'drawn legal requests',
+  spellings: 'drawn requests in other spellings',
   illegal: 'drawn illegal requests',
   ties: 'offset walks that cut ties',
   walks: 'the traversals the model was built from',
@@ -551,8 +611,13 @@ export interface Exploration {
   seed: number;
   /** The covering array: its rows (requests), and the pairs of conditions it covers. */
   covering: { rows: number; pairs: number; covered: number };
-  /** Requests drawn from the legal side, from the illegal side, and tie walks (groups of tied records walked at a page size). */
+  /**
+   * Requests drawn from the legal side (`spelled` of them in other spellings, in place of as many
+   * in the suite's own), from the illegal side, and tie walks (groups of tied records walked at a
+   * page size).
+   */
   legal: number;
+  spelled: number;
   illegal: number;
   ties: number;
   /** By check id: the disagreement found, shrunk. */
@@ -570,6 +635,7 @@ const NONE = (notes: string[], seed = 0): Exploration => ({
   seed,
   covering: { rows: 0, pairs: 0, covered: 0 },
   legal: 0,
+  spelled: 0,
   illegal: 0,
   ties: 0,
   found: new Map(),
@@ -619,6 +685,7 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       seed,
       covering: { rows: cover.plans.length, pairs: cover.pairs, covered: cover.covered },
       legal: n,
+      spelled: spaces.spellings.runs,
       illegal: spaces.nIllegal,
       ties: ties.length,
       found: new Map(),
@@ -666,6 +733,10 @@ async function readModels(ctx: CheckContext, e: Endpoint): Promise<{ models: Lis
 interface PathContext {
   m: ListModel;
   ids: string[];
+  /** Every id is hex digits and hyphens (a UUID): ids drawn beside them stay so. */
+  hex: boolean;
+  /** Ids of the operation's list under its other parents that this one does not hold: another list's ids. */
+  foreign: string[];
   values: Record<'created_at' | 'updated_at', Array<{ ps: bigint; raw: string }>>;
   predicted: (q: ListQuery) => Prediction;
 }
@@ -683,6 +754,8 @@ interface Spaces {
   /** The concrete request of a plan on a model's list. */
   resolve: (m: ListModel, plan: Plan) => ListQuery;
   legal: DrawnSpace;
+  /** Legal requests in other spellings (spellings.ts), judged as the literal request. */
+  spellings: DrawnSpace;
   /** Requests drawn from the illegal side, in all. */
   nIllegal: number;
   illegal: Array<DrawnSpace & { stratum: IllegalStratum }>;
@@ -695,21 +768,33 @@ interface Spaces {
  */
 function drawSpaces(models: readonly ListModel[], e: Endpoint, n: number, seed: number): Spaces {
   const context = new Map(
-    models.map((m): [string, PathContext] => [
-      m.path,
-      {
-        m,
-        ids: inOrder(m, 'id').sorted.map((r) => r.id),
-        values: { created_at: valuesOf(m, 'created_at'), updated_at: valuesOf(m, 'updated_at') },
-        predicted: predictor(m),
-      },
-    ]),
+    models.map((m): [string, PathContext] => {
+      const ids = inOrder(m, 'id').sorted.map((r) => r.id);
+      return [
+        m.path,
+        {
+          m,
+          ids,
+          hex: ids.every((id) => /^[0-9a-f-]+$/i.test(id)),
+          foreign: models.filter((o) => o !== m).flatMap((o) => [...o.records.keys()].filter((id) => !m.records.has(id)).slice(0, 50)),
+          values: { created_at: valuesOf(m, 'created_at'), updated_at: valuesOf(m, 'updated_at') },
+          predicted: predictor(m),
+        },
+      ];
+    }),
   );
-  const resolve = (m: ListModel, plan: Plan): ListQuery => {
-    const c = context.get(m.path)!;
-    return resolvePlan(m, plan, c.ids, c.values, c.predicted);
-  };
+  const resolve = (m: ListModel, plan: Plan): ListQuery => resolvePlan(m, plan, context.get(m.path)!);
   const space: fc.Arbitrary<Draw> = fc.oneof(...models.map((m) => planArbitrary(m).map((plan): Draw => ({ path: m.path, q: resolve(m, plan) }))));
+  // A quarter of the legal draws, in other spellings: the request count stays that of `n` draws.
+  const nSpelled = Math.floor(n / 4);
+  const spelled: fc.Arbitrary<Draw> = fc.oneof(
+    ...models.map((m) =>
+      fc.tuple(planArbitrary(m), spellingArbitrary).map(([plan, spelling]): Draw => {
+        const q = spelledQuery(resolve(m, plan), spelling);
+        return { path: m.path, q, spelled: { query: spell(q, spelling), spelling } };
+      }),
+    ),
+  );
   const nIllegal = Math.ceil((n * 3) / 5);
   const strata = illegalStrata(e.hardOffsetLimit);
   const illegal = strata.map((stratum, i) => ({
@@ -726,7 +811,14 @@ function drawSpaces(models: readonly ListModel[], e: Endpoint, n: number, seed: 
       ),
     ),
   }));
-  return { context, resolve, legal: { space, seed, runs: n }, nIllegal, illegal };
+  return {
+    context,
+    resolve,
+    legal: { space, seed, runs: n - nSpelled },
+    spellings: { space: spelled, seed: hash32(`${seed}:spellings`), runs: nSpelled },
+    nIllegal,
+    illegal,
+  };
 }
 
 /** A request asked, and the way of asking it came from (and, for a tie walk's page, the walk). */
@@ -745,13 +837,14 @@ interface Asked {
 function drawRequests(models: readonly ListModel[], spaces: Spaces, seed: number): { cover: CoveringPlans; ties: TieWalk[]; asked: Asked[] } {
   const cover = coveringPlans(models[0]!, seed);
   const ties = models.flatMap((m) => tieWalks(m, seed, spaces.context.get(m.path)!.predicted));
-  const { legal, illegal } = spaces;
+  const { legal, spellings, illegal } = spaces;
   const asked: Asked[] = [
     ...cover.plans.map((plan, i) => ({
       d: { path: models[i % models.length]!.path, q: spaces.resolve(models[i % models.length]!, plan) },
       source: 'covering' as const,
     })),
     ...fc.sample(legal.space, { seed: legal.seed, numRuns: legal.runs }).map((d) => ({ d, source: 'legal' as const })),
+    ...(spellings.runs ? fc.sample(spellings.space, { seed: spellings.seed, numRuns: spellings.runs }) : []).map((d) => ({ d, source: 'spellings' as const })),
     ...illegal.flatMap((p) => (p.runs ? fc.sample(p.space, { seed: p.seed, numRuns: p.runs }) : []).map((d) => ({ d, source: 'illegal' as const }))),
     ...ties.flatMap((walk) => walk.draws.map((d) => ({ d, source: 'ties' as const, walk }))),
   ];
@@ -784,7 +877,7 @@ class Answers {
 
   /** A request as the memo knows it: its path and query. */
   #keyOf(d: Draw): string {
-    return `${d.path}?${d.illegal ? d.illegal.query : describeQuery(d.q)}`;
+    return `${d.path}?${d.illegal ? d.illegal.query : d.spelled ? `spelled ${d.spelled.query}` : describeQuery(d.q)}`;
   }
 
   /** Whether the request budget kept the request from being sent. */
@@ -805,7 +898,9 @@ class Answers {
     if (!a) {
       if (this.#shrinking && this.shrinkSent >= SHRINK_REQUESTS) return Promise.resolve(undefined);
       if (this.#shrinking) this.shrinkSent++;
-      a = readExploredPage(this.#ctx, this.#e, d.illegal ? `${d.path}?${d.illegal.query}` : d.path, d.illegal ? {} : paramsOf(d.q)).then(
+      // A query string of its own (illegal, or in another spelling) goes in the path, sent exactly as written.
+      const raw = d.illegal?.query ?? d.spelled?.query;
+      a = readExploredPage(this.#ctx, this.#e, raw !== undefined ? `${d.path}?${raw}` : d.path, raw !== undefined ? {} : paramsOf(d.q)).then(
         (page) => {
           // Its answer, a 5xx too, is judged by the rule it breaks (judged below), not by every check sharing the exploration.
           judgedByItsRule(page.res.exchange);
@@ -826,7 +921,10 @@ class Answers {
   /** The rules an answer breaks: a legal request's held to the model, an illegal one's to what the contract allows of it. */
   judged(d: Draw, page: ListPage): Disagreement[] {
     const c = this.#context.get(d.path)!;
-    return d.illegal ? judgeIllegal(c.m, d.illegal, d.path, page, c.predicted) : judge(c.m, d.q, page, c.predicted);
+    if (d.illegal) return judgeIllegal(c.m, d.illegal, d.path, page, c.predicted);
+    const dis = judge(c.m, d.q, page, c.predicted);
+    // Another spelling is the literal request: judged as it, and the message says how it was sent.
+    return d.spelled ? dis.map((y) => ({ ...y, message: `${y.message} (sent spelled ?${d.spelled!.query})` })) : dis;
   }
 }
 
@@ -954,7 +1052,7 @@ async function staleModels(ctx: CheckContext, e: Endpoint, models: readonly List
 // --- Shrinking -------------------------------------------------------------------------
 
 /** The ways of asking, in the order a rule's first breaking request is looked for. */
-const ORDER: readonly Source[] = ['covering', 'legal', 'illegal', 'ties', 'walks'];
+const ORDER: readonly Source[] = ['covering', 'legal', 'spellings', 'illegal', 'ties', 'walks'];
 
 /**
  * Each rule broken, shrunk in the way its first breaking request was asked. Drawn requests:
@@ -1017,7 +1115,7 @@ class Shrinking {
       (b) => b !== undefined,
     );
     const { drawn, of, also } = this.#tally.share(id, first?.source);
-    if (first && (first.source === 'legal' || first.source === 'illegal')) {
+    if (first && (first.source === 'legal' || first.source === 'spellings' || first.source === 'illegal')) {
       const hit = await this.#shrinkDrawn(id, first);
       if (hit) return { ...hit, source: first.source, drawn, of, shrinkRequests: this.#answers.shrinkSent, also };
     }
@@ -1048,7 +1146,12 @@ class Shrinking {
    * does not break it after all.
    */
   async #shrinkDrawn(id: string, first: Broken): Promise<{ draw: Draw; disagreement: Disagreement; page: ListPage } | undefined> {
-    const drawnFrom = first.source === 'legal' ? this.#spaces.legal : this.#spaces.illegal.find((p) => p.stratum === first.d.stratum)!;
+    const drawnFrom =
+      first.source === 'legal'
+        ? this.#spaces.legal
+        : first.source === 'spellings'
+          ? this.#spaces.spellings
+          : this.#spaces.illegal.find((p) => p.stratum === first.d.stratum)!;
     const r = await fc.check(
       fc.asyncProperty(drawnFrom.space, async (d) => (await this.#breaks(id, d)) === undefined),
       { seed: drawnFrom.seed, numRuns: drawnFrom.runs },
@@ -1117,5 +1220,5 @@ export function explorationNote(x: Exploration): string {
   if (!x.drawn) return x.notes[0] ?? 'not explored';
   const parents = x.paths > 1 ? ` under ${x.paths} parents` : '';
   const ways = `a covering array of ${x.covering.rows} requests (${x.covering.covered} of ${x.covering.pairs} pairs of conditions covered), ${x.legal} legal and ${x.illegal} illegal draw(s), ${x.ties} tie walk(s)`;
-  return `explored: ${x.drawn} request(s)${parents} (${ways}): ${x.judged} judged against the model, ${x.refused} refused (not judged)${x.notSent ? `, ${x.notSent} not sent (the request budget spent)` : ''}${x.unanswered ? `, ${x.unanswered} unanswered` : ''}${x.notes.length ? `; ${x.notes.join('; ')}` : ''}`;
+  return `explored: ${x.drawn} request(s)${parents} (${ways}): ${x.judged} judged against the model, ${x.refused} refused (not judged)${x.notSent ? `, ${x.notSent} not sent (the request budget spent)` : ''}${x.unanswered ? `, ${x.unanswered} unanswered` : ''}${x.spelled ? `; ${x.spelled} of the legal draws sent in other spellings` : ''}${x.notes.length ? `; ${x.notes.join('; ')}` : ''}`;
 }

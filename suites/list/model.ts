@@ -15,7 +15,7 @@ import type { CheckContext } from '../../lib/runner/index.js';
 import type { Endpoint } from '../../lib/contract/index.js';
 import { horizon } from './compare.js';
 import { instantKey, metaInt, refusesFeature, type ListPage, type Rec } from './pages.js';
-import { orderOf, value, type Attr, type Comparator } from './collation.js';
+import { idOrdersFollowed, value, type Attr, type Comparator } from './collation.js';
 import { offsetWalk, type Walk } from './walks.js';
 import { defaultPageLength } from './target.js';
 
@@ -71,6 +71,11 @@ export interface ListModel {
   sortable: Record<Attr, boolean>;
   /** How the target collates ids (read from its sort=id listing), or undefined when unrecognised. */
   idOrder?: Comparator;
+  /**
+   * Every collation of ours that listing follows (idOrder the first): an id no record has is
+   * judged only where they all agree (spec/contract/README.md#list-endpoints names no collation).
+   */
+  idOrders?: Comparator[];
   /** The expected default page length. */
   defaultLength: number;
   hardOffsetLimit: boolean;
@@ -90,12 +95,6 @@ export class NoModel extends Error {}
 function fractionDigits(raw: string | undefined): number {
   const m = raw === undefined ? null : /\d{2}:\d{2}:\d{2}[.,](\d+)/.exec(raw);
   return m ? m[1]!.length : 0;
-}
-
-/** An id collation the target's sort=id listing follows, or undefined when none of ours does. */
-function collation(sorted: readonly Rec[]): Comparator | undefined {
-  const order = orderOf(sorted, 'id');
-  return sorted.every((r, i) => i === 0 || order(sorted[i - 1]!.id, r.id) <= 0) ? order : undefined;
 }
 
 /**
@@ -148,7 +147,8 @@ export function buildModel(ctx: CheckContext, e: Endpoint, path: string, like?: 
       }
     }
     const idWalk = walks.get('id');
-    const idOrder = idWalk ? (usable(idWalk) ? collation(idWalk.records) : undefined) : like!.idOrder;
+    const idOrders = idWalk ? (usable(idWalk) ? idOrdersFollowed(idWalk.records) : []) : (like!.idOrders ?? []);
+    const idOrder = idOrders.at(0);
     if (sortable.id && !idOrder) notes.push('sort=id follows none of the collations the suite knows: filters on id are not drawn');
     // The horizon, as the traversal comparisons take it (compare.ts): created and updated
     // before the run's start less the time buffer, waived to the run's start where fewer than 3
@@ -164,7 +164,7 @@ export function buildModel(ctx: CheckContext, e: Endpoint, path: string, like?: 
       complete,
       known,
       sortable,
-      ...(idOrder ? { idOrder } : {}),
+      ...(idOrder ? { idOrder, idOrders } : {}),
       defaultLength: (await defaultPageLength(ctx)).value,
       hardOffsetLimit: e.hardOffsetLimit,
       fresh,
@@ -197,8 +197,9 @@ export function queryOfUrl(url: string): ListQuery | undefined {
     let k: string;
     let v: string;
     try {
-      k = decodeURIComponent(part.slice(0, eq));
-      v = decodeURIComponent(part.slice(eq + 1));
+      // `+` is a space, as every mainstream parser reads a query (spec/contract/README.md#query-readings).
+      k = decodeURIComponent(part.slice(0, eq).replace(/\+/g, ' '));
+      v = decodeURIComponent(part.slice(eq + 1).replace(/\+/g, ' '));
     } catch {
       // Not percent-encoding a server could read the same way: outside the space judged.
       return undefined;
@@ -239,16 +240,22 @@ function termKey(t: Term): string | undefined {
   return t.attr === 'id' ? t.value : instantKey(t.value);
 }
 
-/** Whether a record satisfies one term (undefined: it has no value to compare), the term's value read once (a prediction asks it of every record). */
+/**
+ * Whether a record satisfies one term (undefined: it has no value to compare, or the id
+ * collations the target may use disagree on it), the term's value read once (a prediction asks
+ * it of every record).
+ */
 export function tester(m: ListModel, t: Term): (r: Rec) => boolean | undefined {
   const v = termKey(t);
   const cmp = comparator(m, t.attr);
   const ge = t.op === 'ge';
+  const holds = (c: number): boolean => (ge ? c >= 0 : c > 0);
+  const others = t.attr === 'id' && m.idOrders && m.idOrders.length > 1 ? m.idOrders : undefined;
   return (r) => {
     const x = value(r, t.attr);
     if (x === undefined || v === undefined) return undefined;
-    const c = cmp(x, v);
-    return ge ? c >= 0 : c > 0;
+    const s = holds(cmp(x, v));
+    return others && others.some((o) => holds(o(x, v)) !== s) ? undefined : s;
   };
 }
 
