@@ -47,7 +47,7 @@ export const LEGAL_SPACE: readonly Dimension[] = [
   { name: 'current between multiples', options: [{}, { currentRounding: 'ceil' }] },
   { name: 'filter value spellings', options: [{}, { filterValuesOwnSpelling: true }] },
   { name: 'first parent', options: [{}, { firstParentEmpty: true }] },
-  { name: 'store shape', options: [{}, { storeShape: 'realistic' }] },
+  { name: 'store shape', options: [{}, { storeShape: 'realistic' }, { storeShape: 'few-published' }] },
   {
     name: 'values the contract does not define',
     options: [{}, { readQuery: lenientQuery }, { readQuery: phpQuery }, { readQuery: rackQuery }, { readQuery: qsQuery }, { readQuery: goQuery }],
