@@ -64,7 +64,7 @@ export const RULE_LEVELS: Readonly<Record<string, Level>> = {
   'list.settings.default-follows': 'MUST',
   'list.settings.limit-overrides': 'MUST',
   'list.settings.over-100': 'MUST',
-  'list.settings.read-back': 'SHOULD',
+  'list.settings.read-back': 'MUST',
   'list.sort.created-at': 'MUST',
   'list.sort.descending': 'SHOULD',
   'list.sort.id': 'MUST',
