@@ -18,8 +18,7 @@ export interface RecordLocations {
  * given on every path (parentSourceIn does not chain it).
  */
 export type ParentSource =
-  | { from: string; field: string; also?: string[]; first?: { field: string; equals: string }; configured?: boolean }
-  | { value: string; configured?: boolean };
+  { from: string; field: string; also?: string[]; first?: { field: string; equals: string }; configured?: boolean } | { value: string; configured?: boolean };
 
 export interface OperationSpec {
   id: string;
