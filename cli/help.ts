@@ -110,7 +110,8 @@ Certification and baselines:
                         path; an encrypted key's passphrase in CONFORMANCE_SIGNING_KEY_PASSPHRASE)
   --product NAME, --product-version V   the product under certification
   --absent OP[,OP]      operations the vendor declares absent (their skips are allowed): an
-                        operation (every path of it) or one path (hierarchy-nodes@by-release)
+                        operation (every path of it) or one path (hierarchy-nodes@by-release);
+                        one the target serves after all is not certifiable
   --empty OP[,OP]       list operations the vendor declares legitimately empty (env
                         CONFORMANCE_EMPTY, key empty): the checks an empty list cannot
                         exercise do not block certification, and the certificate lists them;

@@ -179,7 +179,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       for (const l of await listOperations(values.config, io.cwd)) io.out(l);
       return 0;
     }
-    const { loadCatalogSpec } = await import('../lib/contract/index.js');
+    const { catalogNames } = await import('../lib/contract/index.js');
     const config = resolveConfig({
       flags,
       env: io.env,
@@ -189,7 +189,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       grep: values.grep,
       operations: listOf(values.operation),
       randomSeed: randomInt(0, 2 ** 31 - 1),
-      knownOperations: loadCatalogSpec().operations.map((o) => o.id),
+      ...catalogNames(),
     });
     const refused = config.reporters.length ? (await import('../reporters/registry.js')).unknownReporter(config.reporters) : undefined;
     if (refused) throw new UsageError(`${settingLabel(config, 'reporter')}: ${refused}`);

@@ -19,14 +19,14 @@ export async function commandSettings(
 ): Promise<Config> {
   let config: Config;
   try {
-    const { loadCatalogSpec } = await import('../lib/contract/index.js');
+    const { catalogNames } = await import('../lib/contract/index.js');
     config = resolveConfig({
       flags: settingFlags(values),
       env: io.env,
       cwd: io.cwd,
       ...(configFile !== undefined ? { configFile } : {}),
       randomSeed: 0,
-      knownOperations: loadCatalogSpec().operations.map((o) => o.id),
+      ...catalogNames(),
       only: keys,
     });
   } catch (e) {

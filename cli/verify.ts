@@ -6,7 +6,7 @@ import { lstatSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { resultKey, type CheckResult } from '../lib/runner/index.js';
-import { endpointsOf, loadCatalogSpec, mergeCatalog, type CatalogOverrides, contractDigest, suiteDigest } from '../lib/contract/index.js';
+import { catalogNames, endpointsOf, loadCatalogSpec, mergeCatalog, type CatalogOverrides, contractDigest, suiteDigest } from '../lib/contract/index.js';
 import { catalogProblem, ConfigError, DEFAULT_REQUEST_BUDGET, resolveConfig, type Config } from '../lib/configuration/index.js';
 import { packageVersion } from '../lib/package/index.js';
 import { KeyError, mustPlan, verifyingKey } from '../reporters/attestation.js';
@@ -236,7 +236,7 @@ async function rerun(dir: string, report: RunReport, values: { 'base-url'?: stri
     checks: [],
     operations: [],
     randomSeed: report.seed,
-    knownOperations: loadCatalogSpec().operations.map((o) => o.id),
+    ...catalogNames(),
   });
   const config = replayConfig(base, report.config);
   const out = values['rerun-dir'] !== undefined ? resolve(io.cwd, values['rerun-dir']) : mkdtempSync(join(tmpdir(), 'conformance-rerun-'));

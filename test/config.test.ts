@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { SETTINGS, ConfigError, DEFAULT_CONCURRENCY, describeConfig, maskedConfig, resolveConfig } from '../lib/configuration/index.js';
+import { catalogNames } from '../lib/contract/index.js';
 import { DEFAULT_REPORTERS, REPORT_FORMATS } from '../reporters/formats.js';
 import { describe, expect, it } from 'vitest';
 import { closest } from '../lib/text/index.js';
@@ -124,8 +125,7 @@ describe('an error names where the value came from', () => {
 });
 
 describe('the file is checked against spec/config.schema.yaml', () => {
-  const KNOWN = ['orders', 'accounts', 'catalog-rules'];
-  const read = (yaml: string) => () => resolveConfig({ ...base, cwd: dirWith(yaml), knownOperations: KNOWN });
+  const read = (yaml: string) => () => resolveConfig({ ...base, cwd: dirWith(yaml), ...catalogNames() });
 
   it.each([
     [
@@ -157,6 +157,21 @@ describe('the file is checked against spec/config.schema.yaml', () => {
       'a parent with neither value nor from and field',
       'parents:\n  flowSlug: { from: /v2/flows }\n',
       'conformance.config.yaml: parents.flowSlug: must be a mapping with either value, or from and field',
+    ],
+    [
+      'a parent with both a value and a list',
+      'parents:\n  flowSlug: { value: my-flow, from: /v2/flows, field: slug }\n',
+      'conformance.config.yaml: parents.flowSlug: must be a mapping with either value, or from and field',
+    ],
+    [
+      'a parent given an empty value',
+      'parents:\n  release_id: { value: "" }\n',
+      'conformance.config.yaml: parents.release_id.value: must be a string, not empty',
+    ],
+    [
+      'a misspelt parent, which would change nothing',
+      'parents:\n  releaseid: { value: latestPublished }\n',
+      "conformance.config.yaml: parents.releaseid: no path has a {releaseid} placeholder (did you mean 'release_id'?)",
     ],
     ['a number that is not whole', 'timeout: 1.5\n', 'conformance.config.yaml: timeout: must be a whole number (got 1.5)'],
     ['a list where a mapping goes', 'operations: [orders]\n', 'conformance.config.yaml: operations: must be a mapping'],

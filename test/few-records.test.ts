@@ -4,7 +4,7 @@
 // parent that held the most).
 import { describe, expect, it } from 'vitest';
 import type { Endpoint } from '../lib/contract/index.js';
-import { hash32 } from '../lib/runner/random.js';
+import { hash32 } from '../lib/runner/index.js';
 import { listChecks } from '../suites/index.js';
 import { byId, endpoints, runListChecks } from './support.js';
 

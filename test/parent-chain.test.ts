@@ -1,8 +1,11 @@
 // How each placeholder chains (lib/contract/catalog.ts parentSourceIn): from the list its path
 // names before it, under the path's own parents, as the contract's lists chain; a parent the
-// settings file gives is used as given.
+// settings file gives is used as given. --absent takes one path of an operation too.
 import { describe, expect, it } from 'vitest';
+import { operationKeys } from '../cli/plan.js';
 import { endpointsOf, listPathsOf, loadCatalogSpec, mergeCatalog, parentSourceIn } from '../lib/contract/index.js';
+import type { CheckResult } from '../lib/runner/index.js';
+import { certify } from '../reporters/verdict.js';
 
 const spec = loadCatalogSpec();
 const lists = listPathsOf(spec);
@@ -39,5 +42,40 @@ describe('parentSourceIn', () => {
     const merged = mergeCatalog(spec, { parents: { catalog_hierarchy_id: { from: '/catalog/hierarchies', field: 'id' }, release_id: { value: 'r1' } } });
     expect(sourceOf('hierarchy-nodes@by-release', 'catalog_hierarchy_id', merged.parents)).toMatchObject({ from: '/catalog/hierarchies', configured: true });
     expect(sourceOf('hierarchy-nodes@by-release', 'release_id', merged.parents)).toEqual({ value: 'r1', configured: true });
+  });
+});
+
+describe('--absent names one path as well as an operation', () => {
+  const all = endpointsOf(spec);
+  const skipped = (operation: string): CheckResult =>
+    ({
+      id: 'list.endpoint.present',
+      title: '',
+      level: 'MUST',
+      clause: '',
+      clauseLink: '',
+      area: 'pagination',
+      operation,
+      outcome: 'skip',
+      reason: 'absent: GET … answered 404',
+      absent: true,
+      durationMs: 0,
+    }) as CheckResult;
+
+  it('an operation takes every path of it, a path that one alone', () => {
+    expect(operationKeys(['hierarchy-nodes'], all, '--absent')).toEqual(['hierarchy-nodes@latest', 'hierarchy-nodes@by-release']);
+    expect(operationKeys(['hierarchy-nodes@by-release'], all, '--absent')).toEqual(['hierarchy-nodes@by-release']);
+    expect(() => operationKeys(['hierarchy-nodes@by-relase'], all, '--absent')).toThrow(/unknown operation 'hierarchy-nodes@by-relase'/);
+  });
+
+  it("certification excuses the absent path declared, not the operation's other path", () => {
+    const scope = { declaredAbsent: ['hierarchy-nodes@by-release'], extraOperations: [] };
+    expect(certify([skipped('hierarchy-nodes@by-release')], [], scope)).toMatchObject({
+      certifiable: true,
+      profile: { name: 'partial', absent: ['hierarchy-nodes@by-release'] },
+    });
+    const both = certify([skipped('hierarchy-nodes@by-release'), skipped('hierarchy-nodes@latest')], [], scope);
+    expect(both.certifiable).toBe(false);
+    expect(both.why).toMatch(/1 MUST check\(s\) skipped .*\[hierarchy-nodes@latest\]/);
   });
 });

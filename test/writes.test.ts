@@ -98,8 +98,8 @@ describe('through the CLI', () => {
       const r = await cli(['--base-url', server.url, '--change-settings', '--check', id, '--seed', '1', '--operation', 'accounts'], {
         env: { CONFORMANCE_TOKEN: TOKEN },
       });
-      // The member-case rule is a MUST (exit 1); the settings read-back a SHOULD (a warning, exit 0).
-      expect(r.code, r.stdout + r.stderr).toBe(id === READ_BACK ? 0 : 1);
+      // Both rules are MUSTs: exit 1.
+      expect(r.code, r.stdout + r.stderr).toBe(1);
       expect(r.stdout).toMatch(new RegExp(`${id.replace(/\./g, '\\.')}`));
       expect(r.stdout).toMatch(/\b0 left over/);
     } finally {

@@ -201,13 +201,13 @@ function keyPath(pointer: string): string {
 /**
  * ajv's errors as one line: each names its key path, an unknown key gets a did-you-mean among
  * the keys allowed there, and a value of the wrong kind says what it must be (the schema's
- * description). Errors inside the branches of an anyOf are left out: the anyOf's own error
+ * description). Errors inside the branches of an anyOf or oneOf are left out: its own error
  * says what the value must be.
  */
 function describeErrors(errors: readonly ErrorObject[], prefix: string): string {
   const lines: string[] = [];
   for (const e of errors) {
-    if (/\/anyOf\/\d+\//.test(e.schemaPath)) continue;
+    if (/\/(anyOf|oneOf)\/\d+\//.test(e.schemaPath)) continue;
     const at = [prefix, keyPath(e.instancePath)].filter(Boolean).join('.');
     const where = at ? `${at}: ` : '';
     const schema = e.parentSchema as { description?: string; properties?: Record<string, unknown> } | undefined;
@@ -243,6 +243,19 @@ function additionProblem(operations: unknown, knownOperations: readonly string[]
 }
 
 /**
+ * A parent the file gives that no path has as a placeholder (a misspelt name would change
+ * nothing, silently), or undefined. The file's own operations' paths count.
+ */
+function strayParent(doc: Record<string, unknown>, knownPlaceholders: readonly string[]): string | undefined {
+  const own = Object.values((doc.operations ?? {}) as Record<string, { paths?: Record<string, unknown> }>).flatMap((o) =>
+    Object.values(o?.paths ?? {}).flatMap((p) => (typeof p === 'string' ? [...p.matchAll(/\{([A-Za-z_]+)\}/g)].map((m) => m[1]!) : [])),
+  );
+  const known = [...knownPlaceholders, ...own];
+  const name = Object.keys((doc.parents ?? {}) as object).find((n) => !known.includes(n));
+  return name === undefined ? undefined : `parents.${name}: no path has a {${name}} placeholder${didYouMean(name, known, (c) => `'${c}'`)}`;
+}
+
+/**
  * Why catalog overrides, as a report records them (Config.catalog), are not ones a config file
  * can give, or undefined: a bundle's recorded overrides are held to the file's schema before
  * they are trusted (cli/verify.ts).
@@ -262,7 +275,7 @@ export function catalogProblem(catalog: unknown, knownOperations: readonly strin
  * it); `knownOperations` are the catalog's operation ids: an operation of the file that is not
  * one of them is an addition, and must have its paths.
  */
-export function readConfigFile(path: string, label: string = path, knownOperations?: readonly string[]): FileSettings {
+export function readConfigFile(path: string, label: string = path, knownOperations?: readonly string[], knownPlaceholders?: readonly string[]): FileSettings {
   let parsed: unknown;
   try {
     const { parse: parseYaml } = require('yaml') as { parse: typeof parseYamlType };
@@ -277,6 +290,8 @@ export function readConfigFile(path: string, label: string = path, knownOperatio
   const doc = parsed as Record<string, unknown>;
   const addition = knownOperations ? additionProblem(doc.operations, knownOperations) : undefined;
   if (addition) throw new ConfigError(`${label}: ${addition}`);
+  const stray = knownPlaceholders ? strayParent(doc, knownPlaceholders) : undefined;
+  if (stray) throw new ConfigError(`${label}: ${stray}`);
   const out: RawSettings = {};
   const catalog: CatalogOverrides = {};
   for (const [k, v] of Object.entries(doc)) {
@@ -299,6 +314,8 @@ export interface ConfigInput {
   operations?: readonly string[];
   /** The catalog's operation ids (spec/list-operations.yaml): the file's others are additions. */
   knownOperations?: readonly string[];
+  /** The placeholders of the catalog's paths: a parent the file gives must be one (or one of its own operations'). */
+  knownPlaceholders?: readonly string[];
   /**
    * The settings a command reads (cli/settings.ts): any other is left at its default, from
    * whatever layer gives it, so a command is never stopped by a setting it does not use.
@@ -311,7 +328,7 @@ export function resolveConfig(input: ConfigInput): Config {
   const file = input.configFile ? resolve(input.cwd, input.configFile) : resolve(input.cwd, CONFIG_FILE);
   const fileLabel = input.configFile ?? CONFIG_FILE;
   if (input.configFile && !existsSync(file)) throw new ConfigError(`config file not found: ${file}`);
-  const fileSettings = existsSync(file) ? readConfigFile(file, fileLabel, input.knownOperations) : { raw: {}, catalog: {} };
+  const fileSettings = existsSync(file) ? readConfigFile(file, fileLabel, input.knownOperations, input.knownPlaceholders) : { raw: {}, catalog: {} };
   const fromFile = fileSettings.raw;
   const fromEnv: RawSettings = {};
   for (const [k, spec] of Object.entries(KEYS)) {

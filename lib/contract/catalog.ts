@@ -162,3 +162,8 @@ export function endpointsOf(spec: CatalogSpec): Endpoint[] {
   }
   return out;
 }
+
+/** The names a settings file may use of the catalog: its operation ids, and the placeholders of its paths. */
+export function catalogNames(spec: CatalogSpec = loadCatalogSpec()): { knownOperations: string[]; knownPlaceholders: string[] } {
+  return { knownOperations: spec.operations.map((o) => o.id), knownPlaceholders: [...new Set([...listPathsOf(spec)].flatMap(placeholders))] };
+}

@@ -3,6 +3,7 @@
 // validates, so the check catalogue (--list) imports this folder without them.
 export { clauseLink, clauseText, CONTRACT_DOCUMENT, CONTRACT_SECTIONS, isContractAnchor, sectionPath, statementLink, type Clause } from './clauses.js';
 export {
+  catalogNames,
   endpointsOf,
   listPathsOf,
   loadCatalogSpec,
