@@ -11,10 +11,9 @@ import { drawsPerPath, isoAt } from '../suites/list/explore.js';
 import { predict, queryOfUrl, type ListModel, type ListQuery } from '../suites/list/model.js';
 import { judge } from '../suites/list/judge.js';
 import { instantKey, type ListPage, type Rec } from '../suites/list/pages.js';
-import { plainOrder } from '../suites/list/collation.js';
 import { listChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/list/expand.js';
-import { cli, endpoints, listening, paginationSettings, runChecks, runListChecks } from './support.js';
+import { cli, endpoints, listening, listModelOf, paginationSettings, runChecks, runListChecks } from './support.js';
 
 // --- A small model, by hand ------------------------------------------------------------
 
@@ -38,22 +37,7 @@ const RECORDS = [
 ];
 
 function model(over: Partial<ListModel> = {}): ListModel {
-  return {
-    path: '/v2/things',
-    records: new Map(RECORDS.map((r) => [r.id, r])),
-    total: RECORDS.length,
-    complete: true,
-    known: { created_at: undefined, updated_at: undefined, id: undefined },
-    sortable: { created_at: true, updated_at: true, id: true },
-    idOrder: plainOrder,
-    defaultLength: 25,
-    hardOffsetLimit: false,
-    fresh: new Set(),
-    digits: 3,
-    notes: [],
-    pages: [],
-    ...over,
-  };
+  return listModelOf(RECORDS, over);
 }
 
 /** A 200 list page as pages.ts reads one. */

@@ -5,9 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { HttpResponse } from '../lib/transport/index.js';
 import { illegalOfUrl, judgeIllegal, resolveIllegal, type IllegalPlan, type Illegal } from '../suites/list/illegal.js';
-import { predictor, type ListModel, type ListQuery } from '../suites/list/model.js';
+import { predictor, type ListQuery } from '../suites/list/model.js';
 import { listPageOf, toRec, type ListPage } from '../suites/list/pages.js';
-import { endpoints } from './support.js';
+import { endpoints, listModelOf } from './support.js';
 
 const e = endpoints(['accounts'])[0]!;
 const at = (i: number): string => new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString();
@@ -16,22 +16,10 @@ const RAW = Array.from({ length: 30 }, (_, i) => ({
   type: 'account',
   meta: { timestamps: { created_at: at(i), updated_at: at(i) } },
 }));
-const records = new Map(RAW.map((r) => [r.id, toRec(r, e)]));
-const model: ListModel = {
-  path: '/v2/accounts',
-  records,
-  total: RAW.length,
-  complete: true,
-  known: { id: undefined, created_at: undefined, updated_at: undefined },
-  sortable: { id: true, created_at: true, updated_at: true },
-  idOrder: (a, b) => (a < b ? -1 : a > b ? 1 : 0),
-  defaultLength: 25,
-  hardOffsetLimit: false,
-  fresh: new Set(),
-  digits: 3,
-  notes: [],
-  pages: [],
-};
+const model = listModelOf(
+  RAW.map((r) => toRec(r, e)),
+  { path: '/v2/accounts' },
+);
 const predicted = predictor(model);
 const count = (q: ListQuery): number => predicted(q).selected.length;
 

@@ -16,7 +16,7 @@ import { paramsOf, predict, queryOfUrl, type ListModel, type ListQuery } from '.
 import { idOrdersFollowed, stepId } from '../suites/list/collation.js';
 import { spell, spelledQuery, type Spelling } from '../suites/list/spellings.js';
 import { instantKey, type ListPage, type Rec } from '../suites/list/pages.js';
-import { endpoints, listening, paginationSettings, runChecks, runListChecks, withServer } from './support.js';
+import { endpoints, listening, listModelOf, paginationSettings, runChecks, runListChecks, withServer } from './support.js';
 
 const OPS = ['accounts'];
 
@@ -107,22 +107,7 @@ const rec = (id: string, day: number): Rec => {
 
 function model(records: Rec[]): ListModel {
   const orders = idOrdersFollowed(records);
-  return {
-    path: '/v2/things',
-    records: new Map(records.map((r) => [r.id, r])),
-    total: records.length,
-    complete: true,
-    known: { created_at: undefined, updated_at: undefined, id: undefined },
-    sortable: { created_at: true, updated_at: true, id: true },
-    idOrder: orders[0]!,
-    idOrders: orders,
-    defaultLength: 25,
-    hardOffsetLimit: false,
-    fresh: new Set(),
-    digits: 3,
-    notes: [],
-    pages: [],
-  };
+  return listModelOf(records, { idOrder: orders[0]!, idOrders: orders });
 }
 
 function page(records: Rec[], total = records.length): ListPage {

@@ -12,6 +12,9 @@ import { startReferenceServer, type ReferenceServerOptions, type RunningServer }
 import { listChecks, staticChecks } from '../suites/index.js';
 import { expandListChecks } from '../suites/list/expand.js';
 import { NO_5XX } from '../suites/levels.js';
+import { plainOrder } from '../suites/list/collation.js';
+import type { ListModel } from '../suites/list/model.js';
+import type { Rec } from '../suites/list/pages.js';
 import { sha256, signStatement, type SigningKey, type Statement } from '../reporters/attestation.js';
 
 export const TOKEN = 'test-token-5f2c9a7e1b';
@@ -141,4 +144,27 @@ export function reseal(files: Map<string, string>, statement: Statement, key: Si
   statement.subject = [...files].map(([name, c]) => ({ name, digest: { sha256: sha256(c) } }));
   after?.(statement);
   return signStatement(statement, key);
+}
+
+/**
+ * A list model over `records`, as the model's tests build one: the whole list read, every
+ * attribute sortable, ids in plain string order; `over` changes any field.
+ */
+export function listModelOf(records: readonly Rec[], over: Partial<ListModel> = {}): ListModel {
+  return {
+    path: '/v2/things',
+    records: new Map(records.map((r) => [r.id, r])),
+    total: records.length,
+    complete: true,
+    known: { created_at: undefined, updated_at: undefined, id: undefined },
+    sortable: { created_at: true, updated_at: true, id: true },
+    idOrder: plainOrder,
+    defaultLength: 25,
+    hardOffsetLimit: false,
+    fresh: new Set(),
+    digits: 3,
+    notes: [],
+    pages: [],
+    ...over,
+  };
 }

@@ -61,8 +61,6 @@ interface ParentList {
   values: string[];
   /** How many of `values` the source tries first. */
   ahead: number;
-  /** The list holds more records than the page read. */
-  more: boolean;
 }
 
 /**
@@ -82,19 +80,19 @@ function parentList(ctx: CheckContext, e: Endpoint, path: string, source: Extrac
     let res = await read(PARENT_PAGE);
     if (res.status === 400 || res.status === 422) res = await read({});
     const data = res.status === 200 && res.isJson ? dig(res.json(), 'data') : undefined;
-    if (!Array.isArray(data)) return { status: res.status, ok: false, values: [], ahead: 0, more: false };
+    if (!Array.isArray(data)) return { status: res.status, ok: false, values: [], ahead: 0 };
+    const seen = new Set<string>();
     const ahead: string[] = [];
     const rest: string[] = [];
     for (const record of data as unknown[]) {
       const v = dig(record, source.field);
       if (typeof v !== 'string' && typeof v !== 'number') continue;
       const value = String(v);
-      if (ahead.includes(value) || rest.includes(value)) continue;
+      if (seen.has(value)) continue;
+      seen.add(value);
       (source.first && dig(record, source.first.field) === source.first.equals ? ahead : rest).push(value);
     }
-    const total = dig(res.json(), 'meta.results.total');
-    const more = typeof total === 'number' ? total > data.length : data.length >= PAGE;
-    return { status: res.status, ok: true, values: [...ahead, ...rest], ahead: ahead.length, more };
+    return { status: res.status, ok: true, values: [...ahead, ...rest], ahead: ahead.length };
   });
 }
 
@@ -104,9 +102,9 @@ function listPaths(ctx: CheckContext): Set<string> {
   const p = pagination(ctx);
   let out = listPathsBy.get(p);
   if (!out) {
-    // Without the run's own (a test's settings), the catalog's lists and the endpoints'.
-    const operations = [{ id: '', name: '', paths: Object.fromEntries(p.endpoints.map((x) => [x.key, x.path])) }];
-    listPathsBy.set(p, (out = new Set(p.lists ?? [...listPathsOf(loadCatalogSpec()), ...listPathsOf({ operations, parents: p.parents })])));
+    // Without the run's own (a test's settings): the catalog's lists, the endpoints' and the parents'.
+    const parents = listPathsOf({ operations: [], parents: p.parents });
+    listPathsBy.set(p, (out = new Set(p.lists ?? [...listPathsOf(loadCatalogSpec()), ...p.endpoints.map((x) => x.path), ...parents])));
   }
   return out;
 }
@@ -199,10 +197,9 @@ function spreadOver<T>(groups: ReadonlyArray<readonly T[]>, k: number): T[] {
   const total = groups.reduce((n, g) => n + g.length, 0);
   if (total <= k) return groups.flat();
   const out: T[] = [];
-  let share = Math.max(1, Math.floor(k / Math.max(1, groups.length)));
   // Room a short group leaves goes to the longer ones.
   for (let left = k, pending = [...groups]; left > 0 && pending.length;) {
-    share = Math.max(1, Math.floor(left / pending.length));
+    const share = Math.max(1, Math.floor(left / pending.length));
     const next: Array<readonly T[]> = [];
     for (const g of pending) {
       if (g.length <= share) {
@@ -228,11 +225,12 @@ function spreadOver<T>(groups: ReadonlyArray<readonly T[]>, k: number): T[] {
  * Every parent combination of `e` the search reads, with what its list answered. The lists
  * chain as the contract's do (parentSourceIn): a placeholder is filled from the list that holds
  * it under the path's own parents, level by level. Every record of a parent page (up to PAGE) is
- * a candidate (candidates): each one's list at the next level is counted with page[limit]=1, and
- * the FRONTIER that hold the most are read further; a release list is read under every catalog,
- * as its latestPublished stands for a release even where the list itself is not served. At the
- * last level, each combination's own list is counted, at most `bound` of them, spread over the
- * parents above. Empty when no combination could be formed.
+ * a candidate: each one's list at the next level is counted with page[limit]=1, and the FRONTIER
+ * that hold the most are read further; a release list is read under every catalog the waves
+ * reach, as its latestPublished stands for a release even where the list itself is not served.
+ * At the last level, each combination's own list is counted, at most `bound` of them, spread
+ * over the parents above. Reads and counts go in waves (inWaves). Empty when no combination
+ * could be formed.
  */
 async function searchParents(ctx: CheckContext, e: Endpoint): Promise<Candidate[]> {
   const bound = Math.min(PAGE, cap(ctx));
