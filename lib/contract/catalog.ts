@@ -50,6 +50,8 @@ export interface Endpoint {
   extra: boolean;
   /** How many paths the operation has (this one among them): they share its exploration. */
   paths: number;
+  /** This path's place among them (0 for the first, in the catalog's order). */
+  pathIndex: number;
 }
 
 /** How a run reads the list operations: what the list checks (suites/list/) are handed. */
@@ -145,7 +147,7 @@ export function endpointsOf(spec: CatalogSpec): Endpoint[] {
   const out: Endpoint[] = [];
   for (const o of spec.operations) {
     const variants = Object.entries(o.paths);
-    for (const [variant, path] of variants) {
+    for (const [pathIndex, [variant, path]] of variants.entries()) {
       out.push({
         key: variants.length === 1 && variant === 'default' ? o.id : `${o.id}@${variant}`,
         operation: o.id,
@@ -157,6 +159,7 @@ export function endpointsOf(spec: CatalogSpec): Endpoint[] {
         placeholders: placeholders(path),
         extra: o.extra ?? false,
         paths: variants.length,
+        pathIndex,
       });
     }
   }

@@ -16,7 +16,16 @@ import {
   type SuiteErrorCode,
   Secrets,
 } from '../evidence/index.js';
-import { HttpClient, noTransport, type HttpClientOptions, type HttpResponse, type RequestSpec, type TransportStats, findByName } from '../transport/index.js';
+import {
+  HttpClient,
+  noTransport,
+  type HttpClientOptions,
+  type HttpResponse,
+  type RequestSpec,
+  type TransportStats,
+  type Way,
+  findByName,
+} from '../transport/index.js';
 import { Ledger, notProcessed, type LedgerEntry, type ResourceKind } from './ledger.js';
 import { tracesTo } from './run-names.js';
 import { hash32 } from './random.js';
@@ -242,6 +251,18 @@ export class RunContext {
 }
 
 /** Requests made on behalf of one check (or one piece of shared work), recorded as evidence. */
+/**
+ * The way of asking of a session's request that names none, by its check's id: a list check's
+ * own probes (the settings checks apart), the auth matrix, and the writes of the other areas
+ * (creates, deletes and the reads that show them).
+ */
+function wayOf(label: string): Way {
+  if (label.startsWith('list.settings.')) return 'settings';
+  if (label.startsWith('list.')) return 'probes';
+  if (label.startsWith('auth.')) return 'auth';
+  return 'writes';
+}
+
 export class Session {
   readonly run: RunContext;
   readonly label: string;
@@ -274,7 +295,7 @@ export class Session {
   }
 
   async request(spec: RequestSpec): Promise<HttpResponse> {
-    const res = await this.run.http.request(spec, this.transport);
+    const res = await this.run.http.request(spec.way ? spec : { ...spec, way: wayOf(this.label) }, this.transport);
     this.exchanges.push(res.exchange);
     recordWithin([res.exchange]);
     return res;

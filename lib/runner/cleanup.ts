@@ -80,7 +80,7 @@ export async function cleanUpAfterOutage(
   let back = false;
   try {
     while (!back && Date.now() < deadline) {
-      back = await probe.request({ method: 'GET', path: '/v2/settings' }).then(
+      back = await probe.request({ method: 'GET', path: '/v2/settings', way: 'cleanup' }).then(
         () => true,
         () => false,
       );
@@ -124,7 +124,7 @@ export async function cleanUp(
   const del = async (path: string): Promise<HttpResponse & { lost?: true }> => {
     for (let attempt = 1; ; attempt++) {
       try {
-        const res = await http.request({ method: 'DELETE', path });
+        const res = await http.request({ method: 'DELETE', path, way: 'cleanup' });
         return attempt > 1 ? Object.assign(res, { lost: true as const }) : res;
       } catch (e) {
         const code = (e as { code?: string }).code;
@@ -163,7 +163,7 @@ export async function cleanUp(
     // do more than report it again.
     if (!intent.name || !tracesTo(intent.name, settings.runId)) {
       ledger.settled(intent.key);
-      const ids = await findByName((spec) => http.request(spec), intent.collection, intent.name).catch(() => undefined);
+      const ids = await findByName((spec) => http.request({ ...spec, way: 'cleanup' }), intent.collection, intent.name).catch(() => undefined);
       if (ids?.length === 0) return;
       const named =
         ids === undefined
@@ -172,7 +172,7 @@ export async function cleanUp(
       return left(intent, `${reason}, and its name does not carry the run id: ${named}; check by hand`);
     }
     try {
-      const ids = await findByName((spec) => http.request(spec), intent.collection, intent.name);
+      const ids = await findByName((spec) => http.request({ ...spec, way: 'cleanup' }), intent.collection, intent.name);
       if (ids === undefined) return left(intent, `${reason}, and ${intent.collection} could not be searched for its name`);
       // Each one found is written to the ledger by id first (which closes the intent): one whose
       // delete fails then stays there for the next cleanup, instead of being forgotten.
@@ -197,7 +197,7 @@ export async function cleanUp(
       ...created.map((entry) => (entry.deletePath ? remove(entry) : Promise.resolve(left(entry, 'the target returned no id, so the suite cannot delete it')))),
       ...unanswered.map(unansweredCreate),
       ...changed.map(async (change) => {
-        const outcome = await restoreSetting((spec) => http.request(spec), ledger, change);
+        const outcome = await restoreSetting((spec) => http.request({ ...spec, way: 'cleanup' }), ledger, change);
         if (outcome.ok) restored.push(outcome.said);
         else leftovers.push({ kind: 'setting', id: change.path, name: change.name, createdBy: change.createdBy, reason: secrets.mask(outcome.said) });
       }),

@@ -28,7 +28,7 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
   for (const path of READS) {
     let res: HttpResponse;
     try {
-      res = await http.request({ method: 'GET', path });
+      res = await http.request({ method: 'GET', path, way: 'preflight' });
     } catch (err) {
       if (err instanceof SuiteError) {
         const why =
@@ -97,7 +97,7 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
   const others = api.paths.filter((p) => !READS.includes(p));
   const answers = await Promise.all(
     others.map((path) =>
-      http.request({ method: 'GET', path }).then(
+      http.request({ method: 'GET', path, way: 'preflight' }).then(
         (res) => res,
         () => undefined,
       ),

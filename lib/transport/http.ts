@@ -33,7 +33,7 @@ import { packageVersion } from '../package/index.js';
 import { BodyBudget } from './body-budget.js';
 import { Breaker, BREAKER_AFTER } from './breaker.js';
 import { latencyClass, Limiter } from './limiter.js';
-import { LoadRecorder, type LoadReport } from './load.js';
+import { LoadRecorder, type LoadReport, type Way } from './load.js';
 import { RateCap } from './rate.js';
 import { DEFAULT_RETRY, retryAfterMs, type RetryPolicy } from './retry.js';
 import { noTransport, type TransportStats } from './transport-stats.js';
@@ -108,6 +108,8 @@ export interface RequestSpec {
    * walks, traversals) are not queued behind it.
    */
   background?: boolean;
+  /** The way of asking that sends it, for the count of requests by way (LoadReport.asked); default `probes`. */
+  way?: Way;
 }
 
 export class HttpResponse {
@@ -577,6 +579,7 @@ export class HttpClient {
       if (stats) f(stats);
     };
     await this.#admit(spec, what, count);
+    this.#load.asked(spec.way ?? 'probes');
     const clock = attemptClock(timeoutMs);
     const a: Attempts = {
       method: spec.method,

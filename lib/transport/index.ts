@@ -8,5 +8,5 @@ export { BODY_BUDGET_BYTES, BodyBudget } from './body-budget.js';
 export { noTransport, sumTransport, type TransportStats } from './transport-stats.js';
 export { findByName, findNames } from './find.js';
 export { latencyClass, Limiter, START_LIMIT, type BackoffCause } from './limiter.js';
-export { LoadRecorder, type LatencyFigures, type LoadBucket, type LoadReport } from './load.js';
+export { LoadRecorder, type LatencyFigures, type LoadBucket, type LoadReport, type Way } from './load.js';
 export { RateCap } from './rate.js';

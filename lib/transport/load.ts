@@ -36,7 +36,32 @@ export interface LoadReport {
   rateLimited: number;
   bucketMs: number;
   timeline: LoadBucket[];
+  /** Requests by the way of asking that sent them (RequestSpec.way), each counted once, however often it was tried. */
+  asked: Partial<Record<Way, number>>;
 }
+
+/**
+ * The ways a run asks the target, for the count of requests by way (LoadReport.asked): a check's
+ * own probes, the traversals (offset and keyset walks), the parent search, the exploration's
+ * covering array, legal draws (in the suite's spelling and in others), illegal draws, tie walks,
+ * the model's reads and shrinking; the writes (creates and deletes of the checks), the auth
+ * matrix, the settings changes, the preflight and the cleanup.
+ */
+export type Way =
+  | 'probes'
+  | 'walks'
+  | 'parents'
+  | 'covering'
+  | 'legal'
+  | 'spellings'
+  | 'illegal'
+  | 'ties'
+  | 'shrinking'
+  | 'writes'
+  | 'auth'
+  | 'settings'
+  | 'preflight'
+  | 'cleanup';
 
 /** Answers that make "the start". */
 const START_ANSWERS = 50;
@@ -98,6 +123,7 @@ export class LoadRecorder {
   readonly #start = new Histogram();
   #peak = 0;
   #rateLimited = 0;
+  readonly #asked: Partial<Record<Way, number>> = {};
   readonly #backoffs: Record<BackoffCause, number> = { latency: 0, 'rate-limited': 0, timeout: 0 };
 
   constructor(ceiling: number, maxRate?: number) {
@@ -143,6 +169,11 @@ export class LoadRecorder {
     this.#peak = Math.max(this.#peak, inFlight);
   }
 
+  /** A request of `way` was admitted (sent once, however often it is tried). */
+  asked(way: Way): void {
+    this.#asked[way] = (this.#asked[way] ?? 0) + 1;
+  }
+
   /** An answer came at `now`, `ms` after its request was sent; a 429 counts apart. */
   answered(now: number, ms: number, status: number): void {
     const b = this.#at(now);
@@ -175,6 +206,7 @@ export class LoadRecorder {
       backoffs: { ...this.#backoffs },
       rateLimited: this.#rateLimited,
       bucketMs: this.#bucketMs,
+      asked: { ...this.#asked },
       timeline: this.#buckets.map((b) => {
         const f = b.latency.figures();
         return {

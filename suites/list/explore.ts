@@ -45,7 +45,8 @@ import {
   type Term,
 } from './model.js';
 import { judge, type Disagreement } from './judge.js';
-import { dig, readExploredPage, spend, toRec, type ListPage } from './pages.js';
+import { dig, readExploredPage, spend, toRec, type ExploredWay, type ListPage } from './pages.js';
+import { FIXED_ILLEGAL } from './invalid-params.js';
 import { illegalArbitrary, illegalStrata, judgeIllegal, resolveIllegal, type Illegal, type IllegalStratum } from './illegal.js';
 import { coveringArray } from './pairwise.js';
 import { stepId, value, type Attr } from './collation.js';
@@ -377,10 +378,19 @@ const COMBINE_LEVELS = ['alone', 'looser-after', 'looser-before'] as const;
 const OFFSET_LEVELS = ['absent', 'zero', 'any', 'last', 'total', 'past', 'beyond-hard'] as const;
 
 export interface CoveringPlans {
+  /** The rows that fall to this path. */
   plans: Plan[];
-  /** Pairs of levels the array had to cover, and covered. */
+  /** The array's rows over every path of the operation. */
+  rows: number;
+  /** Pairs of levels the array had to cover, and covered, over every path of the operation. */
   pairs: number;
   covered: number;
+}
+
+/** An operation's paths (Endpoint.paths), and which of them a covering array's rows are asked on. */
+export interface PathShare {
+  paths: number;
+  index: number;
 }
 
 /**
@@ -390,8 +400,14 @@ export interface CoveringPlans {
  * kind (past the hard limit where the list has it), and the filter's term alone or beside a
  * looser one on the same attribute (COMBINE_LEVELS). The numbers a level leaves open (a short
  * limit, a record's index) are drawn from `seed`.
+ *
+ * An operation read at several paths (the latest release's list and a given release's) is one
+ * array with the path as one more dimension: every pair of conditions is asked on some path, and
+ * every condition on every path, in about as many rows as one path alone needs. `share` says
+ * which path this is: it asks the rows whose path is its own (the same seed and dimensions give
+ * every path the same array).
  */
-export function coveringPlans(m: ListModel, seed: number): CoveringPlans {
+export function coveringPlans(m: ListModel, seed: number, share: PathShare = { paths: 1, index: 0 }): CoveringPlans {
   const sorts: Array<Plan['sort']> = [
     undefined,
     ...ATTRS.filter((a) => m.sortable[a]).flatMap((attr) => [
@@ -414,6 +430,7 @@ export function coveringPlans(m: ListModel, seed: number): CoveringPlans {
     LIMIT_LEVELS.length,
     offsets.length,
     filtered.length ? COMBINE_LEVELS.length : 1,
+    ...(share.paths > 1 ? [share.paths] : []),
   ];
   const requires = filtered.length
     ? [
@@ -421,8 +438,10 @@ export function coveringPlans(m: ListModel, seed: number): CoveringPlans {
         { factor: 5, on: 1, levels: filtered },
       ]
     : [];
-  const { rows, pairs, covered } = coveringArray(levels, { seed, requires });
-  const random = seededRandom(hash32(`${seed}:covering`));
+  const array = coveringArray(levels, { seed, requires });
+  const { pairs, covered } = array;
+  const rows = share.paths > 1 ? array.rows.filter((row) => row[6] === share.index) : array.rows;
+  const random = seededRandom(hash32(`${seed}:covering:${share.index}`));
   const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const plans = rows.map(([s, f, p, l, o, c]): Plan => {
@@ -463,7 +482,7 @@ export function coveringPlans(m: ListModel, seed: number): CoveringPlans {
               : { kind: offset },
     };
   });
-  return { plans, pairs, covered };
+  return { plans, rows: array.rows.length, pairs, covered };
 }
 
 // --- Offset walks that cut ties --------------------------------------------------------
@@ -496,11 +515,11 @@ interface TieWalk {
  * where the model knows the list's records in that order to past the group, and none of the
  * group is newer than the horizon.
  */
-function tieWalks(m: ListModel, seed: number, predicted: (q: ListQuery) => Prediction): TieWalk[] {
+function tieWalks(m: ListModel, seed: number, predicted: (q: ListQuery) => Prediction, share: PathShare = { paths: 1, index: 0 }): TieWalk[] {
   const random = seededRandom(hash32(`${seed}:ties:${m.path}`));
   const out: TieWalk[] = [];
-  for (const attr of ['created_at', 'updated_at'] as const) {
-    if (!m.sortable[attr]) continue;
+  for (const [i, attr] of (['created_at', 'updated_at'] as const).entries()) {
+    if (!m.sortable[attr] || i % share.paths !== share.index % share.paths) continue;
     const all = predicted({ sort: { attr, descending: false }, filters: [] });
     const from = all.selected[Math.floor(random() * Math.ceil(all.selected.length / 2))];
     const raw = from && (attr === 'created_at' ? from.createdRaw : from.updatedRaw);
@@ -522,7 +541,12 @@ function tieWalks(m: ListModel, seed: number, predicted: (q: ListQuery) => Predi
       for (const limit of sizes) {
         const cut = groups.filter((g) => Math.floor(g.start / limit) !== Math.floor((g.end - 1) / limit));
         for (let k = 0; k < TIE_GROUPS && cut.length; k++) {
-          const g = cut.splice(Math.floor(random() * cut.length), 1)[0]!;
+          // Of the groups a page boundary cuts, one over the fewest pages (drawn among those): each page of it shows the cut.
+          const pages = (g: { start: number; end: number }): number => Math.floor((g.end - 1) / limit) - Math.floor(g.start / limit);
+          const fewest = Math.min(...cut.map(pages));
+          const least = cut.filter((g) => pages(g) === fewest);
+          const g = least[Math.floor(random() * least.length)]!;
+          cut.splice(cut.indexOf(g), 1);
           const draws: Draw[] = [];
           for (let offset = Math.floor(g.start / limit) * limit; offset < g.end; offset += limit)
             draws.push({ path: m.path, q: { sort: { attr, descending: false }, filters, limit, offset } });
@@ -609,8 +633,11 @@ export interface Exploration {
   unanswered: number;
   paths: number;
   seed: number;
-  /** The covering array: its rows (requests), and the pairs of conditions it covers. */
-  covering: { rows: number; pairs: number; covered: number };
+  /**
+   * The covering array: the rows asked here (requests), its rows over the operation's paths (`of`),
+   * and the pairs of conditions it covers there.
+   */
+  covering: { rows: number; of: number; pairs: number; covered: number };
   /**
    * Requests drawn from the legal side (`spelled` of them in other spellings, in place of as many
    * in the suite's own), from the illegal side, and tie walks (groups of tied records walked at a
@@ -633,7 +660,7 @@ const NONE = (notes: string[], seed = 0): Exploration => ({
   unanswered: 0,
   paths: 0,
   seed,
-  covering: { rows: 0, pairs: 0, covered: 0 },
+  covering: { rows: 0, of: 0, pairs: 0, covered: 0 },
   legal: 0,
   spelled: 0,
   illegal: 0,
@@ -671,8 +698,10 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
     if (!models.length) return NONE(notes, seed);
     const spaces = drawSpaces(models, e, n, seed);
     const answers = new Answers(ctx, e, spaces.context);
-    const { cover, ties, asked } = drawRequests(models, spaces, seed);
-    const pages = await Promise.all(asked.map(({ d }) => answers.ask(d)));
+    // One covering array for the operation's paths (its seed the operation's), each asking its own rows.
+    const cover = coveringPlans(models[0]!, hash32(`${ctx.run.settings.seed}:covering:${e.operation}`), { paths: e.paths, index: e.pathIndex });
+    const { ties, asked } = drawRequests(models, spaces, seed, cover);
+    const pages = await Promise.all(asked.map(({ d, source }) => answers.ask(d, source)));
     const tally = judgeAnswers(asked, pages, ties, answers);
     judgeTraversals(models, answers, tally);
     const x: Exploration = {
@@ -683,7 +712,7 @@ export function explore(ctx: CheckContext, e: Endpoint): Promise<Exploration> {
       unanswered: tally.unanswered,
       paths: models.length,
       seed,
-      covering: { rows: cover.plans.length, pairs: cover.pairs, covered: cover.covered },
+      covering: { rows: cover.plans.length, of: cover.rows, pairs: cover.pairs, covered: cover.covered },
       legal: n,
       spelled: spaces.spellings.runs,
       illegal: spaces.nIllegal,
@@ -756,8 +785,10 @@ interface Spaces {
   legal: DrawnSpace;
   /** Legal requests in other spellings (spellings.ts), judged as the literal request. */
   spellings: DrawnSpace;
-  /** Requests drawn from the illegal side, in all. */
+  /** Requests drawn from the illegal side, in all (the fixed ones included). */
   nIllegal: number;
+  /** The fixed illegal requests (FIXED_ILLEGAL), asked as the first of their strata. */
+  fixed: Draw[];
   illegal: Array<DrawnSpace & { stratum: IllegalStratum }>;
 }
 
@@ -797,10 +828,16 @@ function drawSpaces(models: readonly ListModel[], e: Endpoint, n: number, seed: 
   );
   const nIllegal = Math.ceil((n * 3) / 5);
   const strata = illegalStrata(e.hardOffsetLimit);
+  // The fixed illegal requests (FIXED_ILLEGAL) are asked first, on the first path: of the strata
+  // of one number past 2^64, of sorts and of filters they take the place of as many draws. The
+  // strata of page[limit] and page[offset] keep theirs: the shapes and spellings are only drawn.
+  const fixed = models.length ? FIXED_ILLEGAL.map(({ stratum, plan }) => ({ stratum, plan, m: models[0]! })) : [];
+  const replaces = (stratum: IllegalStratum): number =>
+    stratum === 'page[limit]' || stratum === 'page[offset]' ? 0 : fixed.filter((f) => f.stratum === stratum).length;
   const illegal = strata.map((stratum, i) => ({
     stratum,
     seed: hash32(`${seed}:illegal:${stratum}`),
-    runs: Math.floor(nIllegal / strata.length) + (i < nIllegal % strata.length ? 1 : 0),
+    runs: Math.max(0, Math.floor(nIllegal / strata.length) + (i < nIllegal % strata.length ? 1 : 0) - replaces(stratum)),
     space: fc.oneof(
       ...models.map((m) =>
         fc.tuple(planArbitrary(m), illegalArbitrary(stratum)).map(([plan, twist]): Draw => {
@@ -811,12 +848,19 @@ function drawSpaces(models: readonly ListModel[], e: Endpoint, n: number, seed: 
       ),
     ),
   }));
+  const none: ListQuery = { filters: [] };
   return {
     context,
     resolve,
     legal: { space, seed, runs: n - nSpelled },
     spellings: { space: spelled, seed: hash32(`${seed}:spellings`), runs: nSpelled },
-    nIllegal,
+    nIllegal: fixed.length + illegal.reduce((k, p) => k + p.runs, 0),
+    fixed: fixed.map(({ stratum, plan, m }) => ({
+      path: m.path,
+      q: none,
+      stratum,
+      illegal: resolveIllegal(m, plan, none, (x) => context.get(m.path)!.predicted(x).selected.length),
+    })),
     illegal,
   };
 }
@@ -824,7 +868,7 @@ function drawSpaces(models: readonly ListModel[], e: Endpoint, n: number, seed: 
 /** A request asked, and the way of asking it came from (and, for a tie walk's page, the walk). */
 interface Asked {
   d: Draw;
-  source: Source;
+  source: Exclude<Source, 'walks'>;
   walk?: TieWalk;
 }
 
@@ -834,9 +878,9 @@ interface Asked {
  * the paths explored); then the legal draws, each illegal stratum's draws, and the tie walks'
  * pages.
  */
-function drawRequests(models: readonly ListModel[], spaces: Spaces, seed: number): { cover: CoveringPlans; ties: TieWalk[]; asked: Asked[] } {
-  const cover = coveringPlans(models[0]!, seed);
-  const ties = models.flatMap((m) => tieWalks(m, seed, spaces.context.get(m.path)!.predicted));
+function drawRequests(models: readonly ListModel[], spaces: Spaces, seed: number, cover: CoveringPlans): { ties: TieWalk[]; asked: Asked[] } {
+  // The timestamps' tie walks shared out over the paths explored (each timestamp on one of them).
+  const ties = models.flatMap((m, index) => tieWalks(m, seed, spaces.context.get(m.path)!.predicted, { paths: models.length, index }));
   const { legal, spellings, illegal } = spaces;
   const asked: Asked[] = [
     ...cover.plans.map((plan, i) => ({
@@ -845,10 +889,11 @@ function drawRequests(models: readonly ListModel[], spaces: Spaces, seed: number
     })),
     ...fc.sample(legal.space, { seed: legal.seed, numRuns: legal.runs }).map((d) => ({ d, source: 'legal' as const })),
     ...(spellings.runs ? fc.sample(spellings.space, { seed: spellings.seed, numRuns: spellings.runs }) : []).map((d) => ({ d, source: 'spellings' as const })),
+    ...spaces.fixed.map((d) => ({ d, source: 'illegal' as const })),
     ...illegal.flatMap((p) => (p.runs ? fc.sample(p.space, { seed: p.seed, numRuns: p.runs }) : []).map((d) => ({ d, source: 'illegal' as const }))),
     ...ties.flatMap((walk) => walk.draws.map((d) => ({ d, source: 'ties' as const, walk }))),
   ];
-  return { cover, ties, asked };
+  return { ties, asked };
 }
 
 // --- Asking and judging ----------------------------------------------------------------
@@ -891,8 +936,8 @@ class Answers {
     this.shrinkSent = 0;
   }
 
-  /** The answer to a request (undefined: not sent, refused with 429, or no answer), asked for once. */
-  ask(d: Draw): Promise<ListPage | undefined> {
+  /** The answer to a request (undefined: not sent, refused with 429, or no answer), asked for once; `way`: the way of asking that drew it. */
+  ask(d: Draw, way: ExploredWay = 'shrinking'): Promise<ListPage | undefined> {
     const key = this.#keyOf(d);
     let a = this.#memo.get(key);
     if (!a) {
@@ -900,7 +945,7 @@ class Answers {
       if (this.#shrinking) this.shrinkSent++;
       // A query string of its own (illegal, or in another spelling) goes in the path, sent exactly as written.
       const raw = d.illegal?.query ?? d.spelled?.query;
-      a = readExploredPage(this.#ctx, this.#e, raw !== undefined ? `${d.path}?${raw}` : d.path, raw !== undefined ? {} : paramsOf(d.q)).then(
+      a = readExploredPage(this.#ctx, this.#e, raw !== undefined ? `${d.path}?${raw}` : d.path, raw !== undefined ? {} : paramsOf(d.q), way).then(
         (page) => {
           // Its answer, a 5xx too, is judged by the rule it breaks (judged below), not by every check sharing the exploration.
           judgedByItsRule(page.res.exchange);
@@ -1219,6 +1264,8 @@ async function changedSince(ctx: CheckContext, e: Endpoint, m: ListModel): Promi
 export function explorationNote(x: Exploration): string {
   if (!x.drawn) return x.notes[0] ?? 'not explored';
   const parents = x.paths > 1 ? ` under ${x.paths} parents` : '';
-  const ways = `a covering array of ${x.covering.rows} requests (${x.covering.covered} of ${x.covering.pairs} pairs of conditions covered), ${x.legal} legal and ${x.illegal} illegal draw(s), ${x.ties} tie walk(s)`;
+  const { rows, of, covered, pairs } = x.covering;
+  const shared = of > rows ? `; ${of - rows} more on the operation's other path(s), the path one of the conditions` : '';
+  const ways = `a covering array of ${rows} requests (${covered} of ${pairs} pairs of conditions covered${shared}), ${x.legal} legal and ${x.illegal} illegal draw(s), ${x.ties} tie walk(s)`;
   return `explored: ${x.drawn} request(s)${parents} (${ways}): ${x.judged} judged against the model, ${x.refused} refused (not judged)${x.notSent ? `, ${x.notSent} not sent (the request budget spent)` : ''}${x.unanswered ? `, ${x.unanswered} unanswered` : ''}${x.spelled ? `; ${x.spelled} of the legal draws sent in other spellings` : ''}${x.notes.length ? `; ${x.notes.join('; ')}` : ''}`;
 }

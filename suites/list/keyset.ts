@@ -57,7 +57,7 @@ async function keysetSegment(
     pagesLeft.n--;
     let page: ListPage;
     try {
-      page = await readPage(ctx, e, path, params);
+      page = await readPage(ctx, e, path, params, 'walks');
     } catch (err) {
       if (!(err instanceof BudgetSpent)) throw err;
       return seg;

@@ -8,13 +8,9 @@ import { answered404, defaultPageLength, resolvePath, target } from './target.js
 import { HARD_OFFSET_LIMIT } from './walks.js';
 import { expectRule, findingOf, PHASE, type PageRule } from './answer.js';
 import { readingsFor } from './readings.js';
+import { FIXED_ILLEGAL, fixedParam, PAST_2_64, PAST_2_64_WRAPPED } from './invalid-params.js';
 
 export const FAR_FUTURE = '9999-12-31T23:59:59.000Z';
-
-/** 2^64 + 5: past what any integer type of a target holds; a parser that wraps reads it as 5. */
-export const PAST_2_64 = '18446744073709551621';
-/** What PAST_2_64 wraps to in 64 bits. */
-const PAST_2_64_WRAPPED = 5;
 
 /** A 200 answer is a list, and its pagination fields are there as integers (past an offset limit, only its being a list). */
 const fields: PageRule = (a) => {
@@ -154,19 +150,8 @@ export const metaChecks: WrittenListCheck[] = [
     illegal: invalid,
     async run(ctx, e) {
       const { path, probe } = await target(ctx, e);
-      const cases: Array<['page[limit]' | 'page[offset]' | 'sort' | 'filter', string]> = [
-        ['page[limit]', '-1'],
-        ['page[limit]', '0'],
-        ['page[limit]', 'abc'],
-        ['page[offset]', '-1'],
-        ['page[offset]', 'abc'],
-        // Past what a 64-bit integer holds: a parser that wraps reads 5.
-        ['page[limit]', PAST_2_64],
-        ['page[offset]', PAST_2_64],
-        // A sort and a filter no target can read (the drawn illegal requests ask many more).
-        ['sort', 'conformance_no_such_attribute'],
-        ['filter', 'ge(created_at,'],
-      ];
+      // The exploration asks the same (FIXED_ILLEGAL): one exchange each, judged by both.
+      const cases = FIXED_ILLEGAL.map(({ plan }) => fixedParam(plan));
       const pages = readPagesAtOnce(
         ctx,
         e,

@@ -4,7 +4,7 @@
 // to a list request is held to, whoever asked it (expectListMeta, expectInvalidPagingAnswer).
 import { type CheckContext, expectErrorBody, expectSchema, expectStatus, expectValid, fail } from '../../lib/runner/index.js';
 import { type PaginationSettings, type Endpoint, SCHEMA, validate, type SchemaViolation } from '../../lib/contract/index.js';
-import { HttpResponse } from '../../lib/transport/index.js';
+import { HttpResponse, type Way } from '../../lib/transport/index.js';
 import { CheckSkip, SuiteError } from '../../lib/evidence/index.js';
 
 export interface Rec {
@@ -192,10 +192,11 @@ export function query(params: Params): string {
 
 /**
  * One page of a list, read once per run whichever checks ask for it. A page read without a
- * filter tells the check how many records the list holds (CheckContext.sawRecords).
+ * filter tells the check how many records the list holds (CheckContext.sawRecords). `way`: the
+ * way of asking that reads it (a check's probes, or a traversal's pages: `walks`).
  */
-export async function readPage(ctx: CheckContext, e: Endpoint, path: string, params: Params = {}): Promise<ListPage> {
-  const page = await readOnce(ctx, e, path, params);
+export async function readPage(ctx: CheckContext, e: Endpoint, path: string, params: Params = {}, way: 'probes' | 'walks' = 'probes'): Promise<ListPage> {
+  const page = await readOnce(ctx, e, path, params, way);
   if (page.ok && params.filter === undefined) ctx.sawRecords(Math.max(metaInt(page, 'results.total') ?? 0, page.records.length));
   return page;
 }
@@ -207,23 +208,49 @@ export async function readPage(ctx: CheckContext, e: Endpoint, path: string, par
  * list holds: the checks read the combination chosen themselves (suites/list/target.ts).
  */
 export function readParentPage(ctx: CheckContext, e: Endpoint, path: string, params: Params = {}): Promise<ListPage> {
-  return readOnce(ctx, e, path, params);
+  return readOnce(ctx, e, path, params, 'parents');
 }
+
+/** The ways of asking of the exploration (explore.ts): its requests are a batch drawn at once. */
+export type ExploredWay = 'covering' | 'legal' | 'spellings' | 'illegal' | 'ties' | 'shrinking';
 
 /**
  * A page read for the exploration (explore.ts): read once per run and counted against the
  * budget like any, but it tells no check how many records the list holds (which check's
  * result carries the exploration's reads depends on which asked first).
  */
-export function readExploredPage(ctx: CheckContext, e: Endpoint, path: string, params: Params): Promise<ListPage> {
-  // A batch of drawn requests: sent behind the round trips the run makes in sequence.
-  return readOnce(ctx, e, path, params, true);
+export function readExploredPage(ctx: CheckContext, e: Endpoint, path: string, params: Params, way: ExploredWay): Promise<ListPage> {
+  return readOnce(ctx, e, path, params, way);
 }
 
-function readOnce(ctx: CheckContext, e: Endpoint, path: string, params: Params, background = false): Promise<ListPage> {
-  return ctx.shared(`page ${path}?${query(params)}`, async (s) => {
+/**
+ * The order the suite writes its own parameters in: a request asked by two ways (a probe's and
+ * a covering array's row) is then one URL, read once. Other spellings (spellings.ts) and illegal
+ * requests are sent as they are written, in the path.
+ */
+const PARAM_ORDER = ['sort', 'filter', 'page[limit]', 'page[offset]'];
+
+function inParamOrder(params: Params): Params {
+  const keys = Object.keys(params);
+  if (keys.length < 2) return params;
+  const rank = (k: string): number => {
+    const i = PARAM_ORDER.indexOf(k);
+    return i < 0 ? PARAM_ORDER.length : i;
+  };
+  return Object.fromEntries(keys.sort((a, b) => rank(a) - rank(b)).map((k) => [k, params[k]!]));
+}
+
+/**
+ * Every page is read once per run, by the URL as it is sent: whichever way of asking wants it
+ * first sends it, and every rule that can judge its answer reads the same exchange. A way of
+ * the exploration's is a batch: it is sent behind the round trips the run makes in sequence.
+ */
+function readOnce(ctx: CheckContext, e: Endpoint, path: string, params: Params, way: Way): Promise<ListPage> {
+  const query = inParamOrder(params);
+  const background = way !== 'probes' && way !== 'walks' && way !== 'parents';
+  return ctx.shared(`page ${ctx.run.http.url(path, query)}`, async (s) => {
     spend(ctx, e, background);
-    return listPageOf(await s.request({ method: 'GET', path, query: params, ...(background ? { background } : {}) }), e);
+    return listPageOf(await s.request({ method: 'GET', path, query, way, ...(background ? { background } : {}) }), e);
   });
 }
 
@@ -245,9 +272,9 @@ export function listPageOf(res: HttpResponse, e: Endpoint): ListPage {
  * caller awaits each in turn, so the first failure is the same as when they were read one by
  * one. A page the caller never reaches (it failed earlier) rejects into the void, not unhandled.
  */
-export function readPagesAtOnce(ctx: CheckContext, e: Endpoint, path: string, list: Params[]): Array<Promise<ListPage>> {
+export function readPagesAtOnce(ctx: CheckContext, e: Endpoint, path: string, list: Params[], way: 'probes' | 'walks' = 'probes'): Array<Promise<ListPage>> {
   return list.map((params) => {
-    const page = readPage(ctx, e, path, params);
+    const page = readPage(ctx, e, path, params, way);
     page.catch(() => undefined);
     return page;
   });

@@ -57,7 +57,7 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
     const tieAttr: Attr = sort === 'updated_at' ? 'updated_at' : 'created_at';
     const limit = cap(ctx);
     const at = (offset: number): Params => ({ ...base, 'page[limit]': PAGE, ...(offset ? { 'page[offset]': offset } : {}) });
-    const read = (offset: number): Promise<ListPage> => readPage(ctx, e, path, at(offset));
+    const read = (offset: number): Promise<ListPage> => readPage(ctx, e, path, at(offset), 'walks');
     const cutShort = (): Walk => {
       walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${walk.records.length} records)`;
       return walk;
@@ -125,7 +125,7 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
       for (let o = offset; o <= total && planned.length + walk.pages.length < limit && !pastHardLimit(o); o += PAGE) planned.push(o);
     }
     // Read in order below; one the walk never reaches rejects into the void.
-    const ahead = readPagesAtOnce(ctx, e, path, planned.map(at));
+    const ahead = readPagesAtOnce(ctx, e, path, planned.map(at), 'walks');
 
     for (let i = 0; ; i++) {
       if (pastHardLimit(offset)) {
