@@ -250,19 +250,19 @@ export class RunContext {
   }
 }
 
-/** Requests made on behalf of one check (or one piece of shared work), recorded as evidence. */
 /**
- * The way of asking of a session's request that names none, by its check's id: a list check's
- * own probes (the settings checks apart), the auth matrix, and the writes of the other areas
- * (creates, deletes and the reads that show them).
+ * The way of asking of a session's request that names none, by its label (a check's id, or the
+ * key of work checks share): a list check's own probes (the settings checks' apart), the auth
+ * matrix, and the writes of the other areas (creates, deletes and the reads that show them).
  */
 function wayOf(label: string): Way {
   if (label.startsWith('list.settings.')) return 'settings';
-  if (label.startsWith('list.')) return 'probes';
-  if (label.startsWith('auth.')) return 'auth';
+  if (label.startsWith('list.') || label.startsWith('settings ')) return 'probes';
+  if (label.startsWith('auth')) return 'auth';
   return 'writes';
 }
 
+/** Requests made on behalf of one check (or one piece of shared work), recorded as evidence. */
 export class Session {
   readonly run: RunContext;
   readonly label: string;

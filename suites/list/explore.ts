@@ -22,10 +22,13 @@
 // the same seed against the same data asks the same questions.
 //
 // Cost: `--explore N` legal (N/4 of them spelled otherwise) and 3N/5 illegal requests per operation (shared by its paths:
-// drawsPerPath), the covering array's rows (about 60 per operation, coveringPlans), and the tie
-// walks' pages (TIE_SIZES page sizes × TIE_GROUPS groups × 2 timestamps per path, a few pages
-// each); all sent at once (the HTTP client bounds what is in flight), plus what shrinking sends
-// (at most SHRINK_REQUESTS per rule broken); all count against the operation's request budget.
+// drawsPerPath; the nine fixed illegal requests of list.params.invalid among them, one exchange
+// with the check's probe), the covering array's rows (about 60 per operation, shared out over its
+// paths: coveringPlans), and the tie walks' pages (TIE_SIZES page sizes × TIE_GROUPS groups for
+// each timestamp, shared out over the paths explored, a few pages each); all sent at once (the
+// HTTP client bounds what is in flight), plus what shrinking sends (at most SHRINK_REQUESTS per
+// rule broken); all count against the operation's request budget. A request the run asked
+// before, by any way of asking, is read from the run's memo (pages.ts readOnce), never sent again.
 import fc from 'fast-check';
 import { judgedByItsRule, type CheckContext, hash32, seededRandom } from '../../lib/runner/index.js';
 import type { Endpoint } from '../../lib/contract/index.js';

@@ -20,41 +20,11 @@ import { OPAQUE, paramsOf, queryOfUrl, type ListModel, type ListQuery, type Pred
 import { judge, judgeInvalid, type Disagreement } from './judge.js';
 import type { ListPage } from './pages.js';
 import { readingsFor, startsWithNoNumber, undefinedPagingParts, type Shape } from './readings.js';
+import { STRATA, type FilterMaker, type IllegalPlan, type IllegalStratum, type NumberText } from './invalid-params.js';
+
+export type { FilterMaker, IllegalPlan, IllegalStratum, NumberText } from './invalid-params.js';
 
 export type { Shape } from './readings.js';
-
-/** A number written in a way the contract does not define, and the numbers it may be read as. */
-export interface NumberText {
-  /** The text the target receives (percent-encoded when sent). */
-  text: string;
-  /** The numbers a parser may read it as (besides ignoring it); NaN for none. */
-  numbers: number[];
-  /** Why it is illegal, for people. */
-  kind: string;
-}
-
-export type IllegalPlan =
-  | { param: 'page[limit]' | 'page[offset]'; value: NumberText; shape: Shape; other: number }
-  | { param: 'sort'; text: string; kind: string; shape: 'plain' | 'array' | 'repeat' }
-  | { param: 'filter'; make: FilterMaker; shape: 'plain' | 'array' | 'repeat' };
-
-/**
- * A malformed filter, made from a legal term `op(attr,value)`: another operator, attribute or
- * value; text before or after it; its closing parenthesis taken off; the term repeated, joined
- * by `join`; or a fixed text.
- */
-export interface FilterMaker {
-  kind: string;
-  op?: string;
-  attr?: string;
-  value?: string;
-  before?: string;
-  after?: string;
-  unclosed?: boolean;
-  repeat?: number;
-  join?: string;
-  raw?: string;
-}
 
 /** A drawn illegal request, made concrete: its query string and what the contract lets a page be. */
 export interface Illegal {
@@ -179,9 +149,6 @@ const FILTERS: readonly FilterMaker[] = [
   { kind: 'an empty expression', raw: '' },
   { kind: 'a nested term', raw: 'ge(created_at,gt(id,1))' },
 ];
-
-const STRATA = ['page[limit] big', 'page[offset] big', 'page[offset] past the hard limit', 'filter', 'sort', 'page[limit]', 'page[offset]'] as const;
-export type IllegalStratum = (typeof STRATA)[number];
 
 /**
  * The strata the illegal draws of a list are shared out over, in order: a number past 2^32 for

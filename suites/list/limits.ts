@@ -6,7 +6,7 @@ import type { Endpoint } from '../../lib/contract/index.js';
 import { expectRecords, type WrittenListCheck } from './list-check.js';
 import { expectListMeta, metaInt, pageNumbersAllowed, readPage, readPagesAtOnce, refusesFeature, type ListPage, type Params } from './pages.js';
 import { defaultPageLength, target } from './target.js';
-import { HARD_OFFSET_LIMIT } from './walks.js';
+import { HARD_OFFSET_LIMIT, PAGE } from './walks.js';
 import { expectRule, findingOf, PHASE, type PageRule } from './answer.js';
 
 /** results.total of the first page; skips when it is missing (list.meta.fields fails then). */
@@ -40,8 +40,10 @@ async function expectOffsetCounts(ctx: CheckContext, e: Endpoint, path: string, 
   const under = at.filter === undefined ? '' : ` under filter=${at.filter}`;
   // A unique sort key gives a deterministic order when the target supports it.
   // Both sorted pages are asked for at once; the unsorted ones only where sort=id is refused.
+  // The listing from 0 is a traversal's first page (PAGE records): unfiltered, the one the walk
+  // sorted by id reads too, one exchange.
   const [sorted, sortedNarrow] = readPagesAtOnce(ctx, e, path, [
-    { ...base, sort: 'id', 'page[limit]': 20 },
+    { ...base, sort: 'id', 'page[limit]': PAGE },
     { ...base, sort: 'id', 'page[limit]': limit, 'page[offset]': offset },
   ]);
   const bySort = (await sorted!).res.status === 200;
@@ -49,12 +51,12 @@ async function expectOffsetCounts(ctx: CheckContext, e: Endpoint, path: string, 
     ? [await sorted!, await sortedNarrow!]
     : await Promise.all(
         readPagesAtOnce(ctx, e, path, [
-          { ...base, 'page[limit]': 20 },
+          { ...base, 'page[limit]': PAGE },
           { ...base, 'page[limit]': limit, 'page[offset]': offset },
         ]),
       );
   if (at.filter !== undefined && refusesFeature(wide)) return ctx.note(`offsets${under} not probed: it answered ${wide.res.status}`);
-  expectStatus(wide.res, 200, `GET ${path} with page[limit]=20${under}`);
+  expectStatus(wide.res, 200, `GET ${path} with page[limit]=${PAGE}${under}`);
   expectStatus(narrow.res, 200, `GET ${path} with page[limit]=${limit}&page[offset]=${offset}${under}`);
   const [before, after] = [metaInt(wide, 'results.total'), metaInt(narrow, 'results.total')];
   if (before !== after) return ctx.note(`offsets${under} not judged: results.total moved from ${before} to ${after} between the reads`);

@@ -194,7 +194,7 @@ async function exercised(ctx: CheckContext): Promise<Extract<Exercise, { origina
     ctx.skip(
       `not run: ${FLAG} is off (the default against a --base-url target): this check changes the store's default page length (PUT ${SETTINGS_PATH}) and restores it; run with ${FLAG} (or CONFORMANCE_CHANGE_SETTINGS=true) to exercise it`,
     );
-  const x = await ctx.shared('store page length changed', (s) => exercise(ctx, s));
+  const x = await ctx.shared('list.settings.exercise', (s) => exercise(ctx, s));
   if ('skip' in x) ctx.skip(x.skip);
   return x;
 }
