@@ -15,7 +15,7 @@ import type { CheckContext } from '../../lib/runner/index.js';
 import type { Endpoint } from '../../lib/contract/index.js';
 import { horizon } from './compare.js';
 import { instantKey, metaInt, refusesFeature, type ListPage, type Rec } from './pages.js';
-import { idOrdersFollowed, value, type Attr, type Comparator } from './collation.js';
+import { against, idOrdersFollowed, value, type Attr, type Comparator } from './collation.js';
 import { offsetWalk, type Walk } from './walks.js';
 import { defaultPageLength } from './target.js';
 
@@ -250,12 +250,15 @@ export function tester(m: ListModel, t: Term): (r: Rec) => boolean | undefined {
   const cmp = comparator(m, t.attr);
   const ge = t.op === 'ge';
   const holds = (c: number): boolean => (ge ? c >= 0 : c > 0);
-  const others = t.attr === 'id' && m.idOrders && m.idOrders.length > 1 ? m.idOrders : undefined;
+  if (v === undefined) return () => undefined;
+  const here = against(cmp, v);
+  const others = t.attr === 'id' && m.idOrders && m.idOrders.length > 1 ? m.idOrders.filter((o) => o !== cmp).map((o) => against(o, v)) : [];
   return (r) => {
     const x = value(r, t.attr);
-    if (x === undefined || v === undefined) return undefined;
-    const s = holds(cmp(x, v));
-    return others && others.some((o) => holds(o(x, v)) !== s) ? undefined : s;
+    if (x === undefined) return undefined;
+    const s = holds(here(x));
+    for (const o of others) if (holds(o(x)) !== s) return undefined;
+    return s;
   };
 }
 
