@@ -23,6 +23,18 @@ function isHex(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 }
 
+/** The value of a hex digit's character code (isHex). */
+function hexValue(c: number): number {
+  return c <= 57 ? c - 48 : (c | 0x20) - 87;
+}
+
+/** The hex digits of `s` at [i, i + n) as a number (each isHex). */
+function hexAt(s: string, i: number, n: number): number {
+  let v = 0;
+  for (let k = i; k < i + n; k++) v = v * 16 + hexValue(s.charCodeAt(k));
+  return v;
+}
+
 /**
  * A text as a decoder read it, with where each stretch of it came from: `at` is where each
  * piece starts in the reading, `from`/`to` the span of the text below it came from, and `same`
@@ -93,7 +105,7 @@ function decode(s: string, plusAsSpace: boolean, under?: Reading): Reading | und
     let chars: string | undefined;
     let end = i;
     if (c === '\\' && n === 'u' && isHex(s.charCodeAt(i + 2)) && isHex(s.charCodeAt(i + 3)) && isHex(s.charCodeAt(i + 4)) && isHex(s.charCodeAt(i + 5))) {
-      chars = String.fromCharCode(parseInt(s.slice(i + 2, i + 6), 16));
+      chars = String.fromCharCode(hexAt(s, i + 2, 4));
       end = i + 6;
     } else if (c === '\\' && n !== undefined && JSON_ESCAPES[n] !== undefined) {
       chars = JSON_ESCAPES[n]!;
@@ -101,12 +113,17 @@ function decode(s: string, plusAsSpace: boolean, under?: Reading): Reading | und
     } else if (c === '%' && isHex(s.charCodeAt(i + 1)) && isHex(s.charCodeAt(i + 2))) {
       // A run of percent escapes is one UTF-8 sequence (or several): decoded together.
       const bytes: number[] = [];
+      let ascii = true;
       end = i;
-      while (s[end] === '%' && isHex(s.charCodeAt(end + 1)) && isHex(s.charCodeAt(end + 2))) {
-        bytes.push(parseInt(s.slice(end + 1, end + 3), 16));
+      while (s.charCodeAt(end) === 37 && isHex(s.charCodeAt(end + 1)) && isHex(s.charCodeAt(end + 2))) {
+        const b = hexAt(s, end + 1, 2);
+        bytes.push(b);
+        ascii &&= b < 0x80;
         end += 3;
       }
-      chars = Buffer.from(bytes).toString('utf8');
+      // ASCII (a query's brackets) is its own UTF-8; a long run goes through a buffer (no
+      // call takes a million arguments).
+      chars = ascii && bytes.length <= 1024 ? String.fromCharCode(...bytes) : Buffer.from(bytes).toString('utf8');
     } else if (c === '+') {
       chars = ' ';
       end = i + 1;
@@ -220,10 +237,10 @@ class Finder {
     }
   }
 
-  /** Calls `found` with the span of the longest string that starts at each place of `text`, in order. */
-  each(text: string, found: (i: number, j: number) => void): void {
+  /** Calls `found` with the span of the longest string that starts at each place of `text` before `limit`, in order. */
+  each(text: string, limit: number, found: (i: number, j: number) => void): void {
     const k = this.#k;
-    const last = text.length - k;
+    const last = Math.min(text.length - k, limit - 1);
     if (last < 0) return;
     const seen = this.#seen;
     const out = this.#out;
@@ -264,15 +281,25 @@ interface Search {
   longest: number;
 }
 
+/** What Secrets.mask keeps: texts up to this long (a message's headers), this many. */
+const MEMO_LENGTH = 1024;
+const MEMO_TEXTS = 256;
+
 export class Secrets {
   readonly #values = new Set<string>();
   #search: Search | undefined;
+  /**
+   * Short texts masked with the secrets known now, by text: a run sends the same request
+   * headers thousands of times, and many answers' headers alike. Emptied when a secret comes.
+   */
+  readonly #masked = new Map<string, string>();
 
   /** Registers a value to mask, of any length (one under 4 characters is masked only where it stands alone). */
   add(value: string | undefined | null): void {
     if (typeof value !== 'string' || value.length === 0 || this.#values.has(value)) return;
     this.#values.add(value);
     this.#search = undefined;
+    this.#masked.clear();
   }
 
   /** The values registered, as given (to hand on to the process that writes the reports). */
@@ -339,14 +366,15 @@ export class Secrets {
     const inText = (i: number, j: number): void => {
       if (i < limit) hits.push([i, j]);
     };
-    search.asWritten?.each(text, inText);
+    search.asWritten?.each(text, limit, inText);
     shortOnes(text, inText);
     for (const r of readings(text)) {
       const inReading = (i: number, j: number): void => {
         const span = spanOf(r, i, j);
         if (span[0] < limit) hits.push(span);
       };
-      search.values?.each(r.text, inReading);
+      // A reading is no longer than the text below it: what starts at `limit` or later in it does there too.
+      search.values?.each(r.text, limit, inReading);
       shortOnes(r.text, inReading);
     }
     return hits;
@@ -368,7 +396,14 @@ export class Secrets {
 
   /** Every secret in `text`, in any spelling, and every client_secret member's value, replaced by MASK. */
   mask(text: string): string {
-    return this.#apply(text, this.#hits(text, text.length), text.length);
+    if (text.length > MEMO_LENGTH) return this.#apply(text, this.#hits(text, text.length), text.length);
+    let masked = this.#masked.get(text);
+    if (masked === undefined) {
+      if (this.#masked.size >= MEMO_TEXTS) this.#masked.clear();
+      masked = this.#apply(text, this.#hits(text, text.length), text.length);
+      this.#masked.set(text, masked);
+    }
+    return masked;
   }
 
   /**

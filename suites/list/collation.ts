@@ -61,6 +61,23 @@ export function against(order: Comparator, v: string | number): (x: string | num
 }
 
 /**
+ * An id's length and every character of it that is not a lower-case letter or a digit, in its
+ * place (a UUID's dashes); undefined for an id that changes in lower case. Two ids of one shape
+ * are in the same order in every collation of ours as in code units: the first place they
+ * differ holds a letter or a digit in both, which no collation ignores, folds or reads as a
+ * number of another length.
+ */
+export function idShape(id: string): string | undefined {
+  if (id !== id.toLowerCase()) return undefined;
+  let shape = `${id.length}`;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 122))) shape += ` ${i}:${c}`;
+  }
+  return shape;
+}
+
+/**
  * The order a server uses for `attr`. Timestamps compare as instants. Ids compare as the
  * server's database collates them: "sort by id" names no collation, so the records it sent
  * sorted by id are read in the first of these orders they follow: code units, numbers (for

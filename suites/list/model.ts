@@ -15,7 +15,7 @@ import type { CheckContext } from '../../lib/runner/index.js';
 import type { Endpoint } from '../../lib/contract/index.js';
 import { horizon } from './compare.js';
 import { instantKey, metaInt, refusesFeature, type ListPage, type Rec } from './pages.js';
-import { against, idOrdersFollowed, value, type Attr, type Comparator } from './collation.js';
+import { against, idOrdersFollowed, idShape, plainOrder, value, type Attr, type Comparator } from './collation.js';
 import { offsetWalk, type Walk } from './walks.js';
 import { defaultPageLength } from './target.js';
 
@@ -251,8 +251,24 @@ export function tester(m: ListModel, t: Term): (r: Rec) => boolean | undefined {
   const ge = t.op === 'ge';
   const holds = (c: number): boolean => (ge ? c >= 0 : c > 0);
   if (v === undefined) return () => undefined;
+  const others =
+    t.attr === 'id' && m.idOrders && m.idOrders.length > 1 && !(typeof v === 'string' && sharedShape(m) !== undefined && idShape(v) === sharedShape(m))
+      ? m.idOrders.filter((o) => o !== cmp).map((o) => against(o, v))
+      : [];
+  // Instants' keys, and ids the target sorts in code units, compare as they are.
+  if (others.length === 0 && (t.attr !== 'id' || m.idOrder === undefined || m.idOrder === plainOrder)) {
+    const attr = t.attr;
+    return ge
+      ? (r) => {
+          const x = value(r, attr);
+          return x === undefined ? undefined : x >= v;
+        }
+      : (r) => {
+          const x = value(r, attr);
+          return x === undefined ? undefined : x > v;
+        };
+  }
   const here = against(cmp, v);
-  const others = t.attr === 'id' && m.idOrders && m.idOrders.length > 1 ? m.idOrders.filter((o) => o !== cmp).map((o) => against(o, v)) : [];
   return (r) => {
     const x = value(r, t.attr);
     if (x === undefined) return undefined;
@@ -260,6 +276,24 @@ export function tester(m: ListModel, t: Term): (r: Rec) => boolean | undefined {
     for (const o of others) if (holds(o(x)) !== s) return undefined;
     return s;
   };
+}
+
+/** The idShape every record of a model has, where they all have one (once per model). */
+const shapes = new WeakMap<ListModel, string | undefined>();
+
+function sharedShape(m: ListModel): string | undefined {
+  if (shapes.has(m)) return shapes.get(m);
+  let shape: string | undefined;
+  for (const r of m.records.values()) {
+    const s = idShape(r.id);
+    if (s === undefined || (shape !== undefined && s !== shape)) {
+      shape = undefined;
+      break;
+    }
+    shape = s;
+  }
+  shapes.set(m, shape);
+  return shape;
 }
 
 export interface Prediction {
