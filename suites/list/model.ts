@@ -315,20 +315,31 @@ function selectionKey(q: ListQuery): string {
   return describeQuery({ ...(q.sort ? { sort: q.sort } : {}), filters: q.filters });
 }
 
+/** Records the predictions a predictor keeps may hold in all (4 MB of references), past its first few. */
+const HELD_RECORDS = 500_000;
+
 /**
  * predict, once per selection (sort and filter) while it is in use: a traversal's pages share
- * one, and a prediction costs a pass over the model's records and a sort. At most a few are
- * kept (a list of a million records holds tens of thousands in each), and all are dropped with
- * the exploration, so a run's memory stays set by its budget.
+ * one, an exploration predicts each drawn request as it draws it and again as it judges its
+ * answer, and a prediction costs a pass over the model's records and a sort. As many are kept as
+ * hold HELD_RECORDS records in all, at least `keep` (a list of a million records holds tens of
+ * thousands in each), and all are dropped with the exploration, so a run's memory stays set by
+ * its budget.
  */
 export function predictor(m: ListModel, keep = 4): (q: ListQuery) => Prediction {
   const made = new Map<string, Prediction>();
+  let held = 0;
   return (q) => {
     const key = selectionKey(q);
     let p = made.get(key);
     if (!p) {
-      if (made.size >= keep) made.clear();
-      made.set(key, (p = predict(m, q)));
+      p = predict(m, q);
+      if (made.size >= keep && held + p.selected.length > HELD_RECORDS) {
+        made.clear();
+        held = 0;
+      }
+      made.set(key, p);
+      held += p.selected.length;
     }
     return p;
   };
