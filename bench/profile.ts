@@ -5,6 +5,7 @@
 //   npm run bench:profile                       # runs `--seed 1` against the bundled server
 //   npm run bench:profile -- --dir DIR          # reads the .cpuprofile files already in DIR
 //   npm run bench:profile -- --top 40 -- ARGS   # also the 40 costliest functions; ARGS go to the CLI
+//   npm run bench:profile -- --compare A1,A2 B1,B2   # two sides' profiles, each the mean of its folders
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -100,7 +101,39 @@ function topFunctions(profile: Profile, n: number): [string, number][] {
     .slice(0, n);
 }
 
+/** CPU microseconds by category of every thread of the profiles in `dir`, summed. */
+function categorizeDir(dir: string): Map<string, number> {
+  const total = new Map<string, number>();
+  for (const f of readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) {
+    for (const [c, us] of categorize(JSON.parse(readFileSync(join(dir, f), 'utf8')) as Profile)) total.set(c, (total.get(c) ?? 0) + us);
+  }
+  return total;
+}
+
+/** Two sides side by side, each category's CPU seconds the mean over that side's folders. */
+function compare(before: string[], after: string[]): void {
+  const side = (dirs: string[]): Map<string, number> => {
+    const sum = new Map<string, number>();
+    for (const d of dirs) for (const [c, us] of categorizeDir(d)) sum.set(c, (sum.get(c) ?? 0) + us / dirs.length);
+    sum.delete('idle');
+    return sum;
+  };
+  const [a, b] = [side(before), side(after)];
+  const s = (us: number): string => (us / 1e6).toFixed(2);
+  const busy = (m: Map<string, number>): number => [...m.values()].reduce((x, y) => x + y, 0);
+  console.log('| category | before CPU-s | share | after CPU-s | share | after / before |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const c of [...new Set([...a.keys(), ...b.keys()])].sort((x, y) => (a.get(y) ?? 0) - (a.get(x) ?? 0))) {
+    const [x, y] = [a.get(c) ?? 0, b.get(c) ?? 0];
+    const share = (v: number, m: Map<string, number>): string => `${((100 * v) / busy(m)).toFixed(1)}%`;
+    console.log(`| ${c} | ${s(x)} | ${share(x, a)} | ${s(y)} | ${share(y, b)} | ${x > 0 ? (y / x).toFixed(2) : '-'} |`);
+  }
+  console.log(`| **busy** | ${s(busy(a))} | 100% | ${s(busy(b))} | 100% | ${(busy(b) / busy(a)).toFixed(2)} |`);
+}
+
 function main(argv: string[]): void {
+  const compareAt = argv.indexOf('--compare');
+  if (compareAt >= 0) return compare(argv[compareAt + 1]!.split(','), argv[compareAt + 2]!.split(','));
   const dirAt = argv.indexOf('--dir');
   const topAt = argv.indexOf('--top');
   const rest = argv.indexOf('--');
