@@ -253,9 +253,15 @@ export class Collection {
     }
     const records: ListRecord[] = [];
     let total = 0;
+    // Each term's order looked up once, not once per record.
+    const cmps = scanned.map((t) => this.#cmp(t.field));
+    const all = (r: ListRecord): boolean => {
+      for (let k = 0; k < scanned.length; k++) if (!matches(r, scanned[k]!, cmps[k]!)) return false;
+      return true;
+    };
     for (let i = 0; i < hi - lo; i++) {
       const r = at(i);
-      if (!scanned.every((t) => matches(r, t, this.#cmp(t.field)))) continue;
+      if (!all(r)) continue;
       if (total >= q.offset && records.length < q.limit) records.push(r);
       total++;
     }

@@ -116,6 +116,12 @@ function tieUp(records: readonly Draft[], field: 'created' | 'updated', random: 
 }
 
 /**
+ * The faker the records' names come from, made once: seeded afresh for each list, it draws what
+ * a new one would, and making one costs more than a small list's records (about 5 ms).
+ */
+let fakerOfLists: Faker | undefined;
+
+/**
  * Seeded records: timestamps over the past year (epoch microseconds: whole seconds, or with
  * `micros` any microsecond, some records only a few microseconds apart within one
  * millisecond), ~15% of records in groups tied on created_at and on updated_at. Ids rise with
@@ -124,7 +130,7 @@ function tieUp(records: readonly Draft[], field: 'created' | 'updated', random: 
  * generator the rest, so a million records take about a second.
  */
 export function generateRecords(seed: number, label: string, count: number, now: number, recent = false, shape: DataShape = PLAIN_DATA): ListRecord[] {
-  const f = new (english.constructor as typeof Faker)({ locale: english.rawDefinitions });
+  const f = (fakerOfLists ??= new (english.constructor as typeof Faker)({ locale: english.rawDefinitions }));
   f.seed(hash32(`${seed}:${label}`));
   // Names come from a pool: faker's product names cost about 20 us each, and a list of 10,000
   // records needs no more variety than 64 of them give.

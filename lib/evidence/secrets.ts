@@ -23,6 +23,18 @@ function isHex(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 }
 
+/** The value of a hex digit's character code (isHex). */
+function hexValue(c: number): number {
+  return c <= 57 ? c - 48 : (c | 0x20) - 87;
+}
+
+/** The hex digits of `s` at [i, i + n) as a number (each isHex). */
+function hexAt(s: string, i: number, n: number): number {
+  let v = 0;
+  for (let k = i; k < i + n; k++) v = v * 16 + hexValue(s.charCodeAt(k));
+  return v;
+}
+
 /**
  * A text as a decoder read it, with where each stretch of it came from: `at` is where each
  * piece starts in the reading, `from`/`to` the span of the text below it came from, and `same`
@@ -93,7 +105,7 @@ function decode(s: string, plusAsSpace: boolean, under?: Reading): Reading | und
     let chars: string | undefined;
     let end = i;
     if (c === '\\' && n === 'u' && isHex(s.charCodeAt(i + 2)) && isHex(s.charCodeAt(i + 3)) && isHex(s.charCodeAt(i + 4)) && isHex(s.charCodeAt(i + 5))) {
-      chars = String.fromCharCode(parseInt(s.slice(i + 2, i + 6), 16));
+      chars = String.fromCharCode(hexAt(s, i + 2, 4));
       end = i + 6;
     } else if (c === '\\' && n !== undefined && JSON_ESCAPES[n] !== undefined) {
       chars = JSON_ESCAPES[n]!;
@@ -101,12 +113,17 @@ function decode(s: string, plusAsSpace: boolean, under?: Reading): Reading | und
     } else if (c === '%' && isHex(s.charCodeAt(i + 1)) && isHex(s.charCodeAt(i + 2))) {
       // A run of percent escapes is one UTF-8 sequence (or several): decoded together.
       const bytes: number[] = [];
+      let ascii = true;
       end = i;
-      while (s[end] === '%' && isHex(s.charCodeAt(end + 1)) && isHex(s.charCodeAt(end + 2))) {
-        bytes.push(parseInt(s.slice(end + 1, end + 3), 16));
+      while (s.charCodeAt(end) === 37 && isHex(s.charCodeAt(end + 1)) && isHex(s.charCodeAt(end + 2))) {
+        const b = hexAt(s, end + 1, 2);
+        bytes.push(b);
+        ascii &&= b < 0x80;
         end += 3;
       }
-      chars = Buffer.from(bytes).toString('utf8');
+      // ASCII (a query's brackets) is its own UTF-8; a long run goes through a buffer (no
+      // call takes a million arguments).
+      chars = ascii && bytes.length <= 1024 ? String.fromCharCode(...bytes) : Buffer.from(bytes).toString('utf8');
     } else if (c === '+') {
       chars = ' ';
       end = i + 1;
@@ -190,27 +207,99 @@ function isWordChar(c: string | undefined): boolean {
   return c !== undefined && /[A-Za-z0-9]/.test(c);
 }
 
+/**
+ * Where any of a set of strings (at least SHORT characters each) starts in a text: a rolling hash
+ * of their shortest length over the text, and each place whose hash is one of theirs read as
+ * written. One pass over a text for every secret and every base64 form of one (an alternation of
+ * them all in one regular expression tries each at every place).
+ */
+class Finder {
+  /** The window hashed: the shortest string's length. */
+  readonly #k: number;
+  /** B^(k-1), to take the character leaving the window out of the hash. */
+  readonly #out: number;
+  /** The strings by the hash of their first k characters, longest first. */
+  readonly #byHash = new Map<number, string[]>();
+  /** Bit h & 0xffff set where some string's hash h is: most places are passed over with no lookup. */
+  readonly #seen = new Uint8Array(1 << 13);
+
+  constructor(strings: readonly string[]) {
+    this.#k = Math.min(...strings.map((x) => x.length));
+    let out = 1;
+    for (let i = 1; i < this.#k; i++) out = Math.imul(out, HASH_BASE);
+    this.#out = out;
+    for (const x of [...strings].sort((a, b) => b.length - a.length)) {
+      const h = hashOf(x, this.#k);
+      this.#seen[(h & 0xffff) >>> 3]! |= 1 << (h & 7);
+      const same = this.#byHash.get(h);
+      if (same) same.push(x);
+      else this.#byHash.set(h, [x]);
+    }
+  }
+
+  /** Calls `found` with the span of the longest string that starts at each place of `text` before `limit`, in order. */
+  each(text: string, limit: number, found: (i: number, j: number) => void): void {
+    const k = this.#k;
+    const last = Math.min(text.length - k, limit - 1);
+    if (last < 0) return;
+    const seen = this.#seen;
+    const out = this.#out;
+    let h = hashOf(text, k);
+    for (let i = 0; ; i++) {
+      if (seen[(h & 0xffff) >>> 3]! & (1 << (h & 7))) {
+        for (const x of this.#byHash.get(h) ?? []) {
+          if (text.startsWith(x, i)) {
+            found(i, i + x.length);
+            break;
+          }
+        }
+      }
+      if (i === last) return;
+      h = (Math.imul(h - Math.imul(text.charCodeAt(i), out), HASH_BASE) + text.charCodeAt(i + k)) | 0;
+    }
+  }
+}
+
+/** Any odd multiplier: the hash is a polynomial in it, modulo 2^32. */
+const HASH_BASE = 0x01000193;
+
+function hashOf(s: string, k: number): number {
+  let h = 0;
+  for (let i = 0; i < k; i++) h = (Math.imul(h, HASH_BASE) + s.charCodeAt(i)) | 0;
+  return h;
+}
+
 /** The searches for a set of secrets, made once per set: each reading is scanned once, not once per secret. */
 interface Search {
-  /** Every secret's value, longest first. */
-  values: RegExp;
-  /** Every secret's base64 forms (looked for in the text as it is), or undefined when none. */
-  base64?: RegExp;
-  /** The values under SHORT characters: masked only where they stand alone. */
-  short: Set<string>;
+  /** The values of SHORT characters or more, looked for in every reading of a text. */
+  values?: Finder;
+  /** Those values and their base64 forms, looked for in the text as it is. */
+  asWritten?: Finder;
+  /** The values under SHORT characters, longest first: masked only where they stand alone. */
+  short?: RegExp;
   /** The longest secret, in characters. */
   longest: number;
 }
 
+/** What Secrets.mask keeps: texts up to this long (a message's headers), this many. */
+const MEMO_LENGTH = 1024;
+const MEMO_TEXTS = 256;
+
 export class Secrets {
   readonly #values = new Set<string>();
   #search: Search | undefined;
+  /**
+   * Short texts masked with the secrets known now, by text: a run sends the same request
+   * headers thousands of times, and many answers' headers alike. Emptied when a secret comes.
+   */
+  readonly #masked = new Map<string, string>();
 
   /** Registers a value to mask, of any length (one under 4 characters is masked only where it stands alone). */
   add(value: string | undefined | null): void {
     if (typeof value !== 'string' || value.length === 0 || this.#values.has(value)) return;
     this.#values.add(value);
     this.#search = undefined;
+    this.#masked.clear();
   }
 
   /** The values registered, as given (to hand on to the process that writes the reports). */
@@ -238,11 +327,12 @@ export class Secrets {
   #searchFor(): Search | undefined {
     if (this.#search || this.#values.size === 0) return this.#search;
     const sorted = [...this.#values].sort((a, b) => b.length - a.length);
-    const forms = [...new Set(sorted.filter((v) => v.length >= SHORT).flatMap(base64Forms))].sort((a, b) => b.length - a.length);
+    const long = sorted.filter((v) => v.length >= SHORT);
+    const short = sorted.filter((v) => v.length < SHORT);
+    const forms = [...new Set([...long, ...long.flatMap(base64Forms)])];
     this.#search = {
-      values: new RegExp(sorted.map(escapeRegExp).join('|'), 'g'),
-      ...(forms.length ? { base64: new RegExp(forms.map(escapeRegExp).join('|'), 'g') } : {}),
-      short: new Set(sorted.filter((v) => v.length < SHORT)),
+      ...(long.length ? { values: new Finder(long), asWritten: new Finder(forms) } : {}),
+      ...(short.length ? { short: new RegExp(short.map(escapeRegExp).join('|'), 'g') } : {}),
       longest: sorted[0]!.length,
     };
     return this.#search;
@@ -261,26 +351,31 @@ export class Secrets {
     }
     const search = this.#searchFor();
     if (!search) return hits;
-    // Every match, overlapping ones too (a secret may begin inside another).
-    const scan = (re: RegExp, read: string, found: (i: number, j: number) => void): void => {
+    // Every match, overlapping ones too (a secret may begin inside another). A short value
+    // counts only where it stands alone; a longer one found at the same place covers it.
+    const shortOnes = (read: string, found: (i: number, j: number) => void): void => {
+      const re = search.short;
+      if (!re) return;
       re.lastIndex = 0;
       for (let m = re.exec(read); m; m = re.exec(read)) {
-        found(m.index, m.index + m[0].length);
+        const [i, j] = [m.index, m.index + m[0].length];
+        if (!isWordChar(read[i - 1]) && !isWordChar(read[j])) found(i, j);
         re.lastIndex = m.index + 1;
       }
     };
-    const standsAlone = (read: string, i: number, j: number): boolean =>
-      !search.short.has(read.slice(i, j)) || (!isWordChar(read[i - 1]) && !isWordChar(read[j]));
-    scan(search.values, text, (i, j) => {
-      if (i < limit && standsAlone(text, i, j)) hits.push([i, j]);
-    });
-    if (search.base64) scan(search.base64, text, (i, j) => i < limit && hits.push([i, j]));
+    const inText = (i: number, j: number): void => {
+      if (i < limit) hits.push([i, j]);
+    };
+    search.asWritten?.each(text, limit, inText);
+    shortOnes(text, inText);
     for (const r of readings(text)) {
-      scan(search.values, r.text, (i, j) => {
-        if (!standsAlone(r.text, i, j)) return;
+      const inReading = (i: number, j: number): void => {
         const span = spanOf(r, i, j);
         if (span[0] < limit) hits.push(span);
-      });
+      };
+      // A reading is no longer than the text below it: what starts at `limit` or later in it does there too.
+      search.values?.each(r.text, limit, inReading);
+      shortOnes(r.text, inReading);
     }
     return hits;
   }
@@ -301,7 +396,14 @@ export class Secrets {
 
   /** Every secret in `text`, in any spelling, and every client_secret member's value, replaced by MASK. */
   mask(text: string): string {
-    return this.#apply(text, this.#hits(text, text.length), text.length);
+    if (text.length > MEMO_LENGTH) return this.#apply(text, this.#hits(text, text.length), text.length);
+    let masked = this.#masked.get(text);
+    if (masked === undefined) {
+      if (this.#masked.size >= MEMO_TEXTS) this.#masked.clear();
+      masked = this.#apply(text, this.#hits(text, text.length), text.length);
+      this.#masked.set(text, masked);
+    }
+    return masked;
   }
 
   /**

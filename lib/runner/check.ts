@@ -188,7 +188,22 @@ const within = new AsyncLocalStorage<ReadonlyArray<Exchange[]>>();
 
 /** Records `xs` with every piece of shared work under way here (see within). */
 function recordWithin(xs: readonly Exchange[]): void {
-  for (const into of within.getStore() ?? []) for (const x of xs) if (!into.includes(x)) into.push(x);
+  for (const into of within.getStore() ?? []) addNew(into, xs);
+}
+
+/** Appends to `into` each of `xs` it does not hold yet, in order (a check that reads a walk's hundreds of pages: one pass, not one search per page). */
+function addNew(into: Exchange[], xs: readonly Exchange[]): void {
+  if (xs.length === 1) {
+    if (!into.includes(xs[0]!)) into.push(xs[0]!);
+    return;
+  }
+  if (xs.length === 0) return;
+  const have = new Set(into);
+  for (const x of xs) {
+    if (have.has(x)) continue;
+    have.add(x);
+    into.push(x);
+  }
 }
 
 /** What one run shares between its checks: one HTTP client, one ledger, one set of secrets. */
@@ -415,7 +430,7 @@ export class CheckContext extends Session {
       return await value;
     } finally {
       // Also when the work ends in a skip or a failure: a 5xx it was answered is this check's too.
-      for (const x of exchanges) if (!this.exchanges.includes(x)) this.exchanges.push(x);
+      addNew(this.exchanges, exchanges);
       recordWithin(exchanges);
     }
   }

@@ -14,17 +14,68 @@ export const plainOrder: Comparator = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 export const numericOrder: Comparator = (a, b) =>
   typeof a === 'string' && typeof b === 'string' && /^\d+$/.test(a) && /^\d+$/.test(b) ? a.length - b.length || plainOrder(a, b) : plainOrder(a, b);
 
+/**
+ * `f` of each id, made once: a prediction holds every record's id to a filter term under each
+ * collation the target may use, and a sort compares each id many times. Bounded: a list of a
+ * million records starts afresh every so often rather than holding a key per id.
+ */
+function keyed(f: (s: string) => string): (x: string | number) => string {
+  const made = new Map<string, string>();
+  return (x) => {
+    const s = String(x);
+    let k = made.get(s);
+    if (k === undefined) {
+      if (made.size >= 100_000) made.clear();
+      made.set(s, (k = f(s)));
+    }
+    return k;
+  };
+}
+
+const lower = keyed((s) => s.toLowerCase());
+
 /** Ignoring case, as case-insensitive collations do (MySQL's default, SQL Server's). */
-const caseInsensitiveOrder: Comparator = (a, b) => plainOrder(String(a).toLowerCase(), String(b).toLowerCase()) || plainOrder(a, b);
+const caseInsensitiveOrder: Comparator = (a, b) => plainOrder(lower(a), lower(b)) || plainOrder(a, b);
+
+/** An id as a locale collation weighs it first: letters and digits alone, in one case. */
+const localeKey = keyed((s) => lower(s).replace(/[^a-z0-9]/g, ''));
 
 /** Letters and digits first, case and punctuation after, as glibc and ICU locale collations do (PostgreSQL's en_US). */
-const localeOrder: Comparator = (a, b) => {
-  const key = (x: string | number): string =>
-    String(x)
-      .toLowerCase()
-      .replace(/[^a-z0-9]/g, '');
-  return plainOrder(key(a), key(b)) || caseInsensitiveOrder(a, b);
-};
+const localeOrder: Comparator = (a, b) => plainOrder(localeKey(a), localeKey(b)) || caseInsensitiveOrder(a, b);
+
+/**
+ * `order(x, v)` for one `v` and many `x`, `v`'s keys made once: a filter term holds every record
+ * of a model to one value under each collation the target may use.
+ */
+export function against(order: Comparator, v: string | number): (x: string | number) => number {
+  if (order === caseInsensitiveOrder) {
+    const lv = lower(v);
+    return (x) => plainOrder(lower(x), lv) || plainOrder(x, v);
+  }
+  if (order === localeOrder) {
+    const kv = localeKey(v);
+    const lv = lower(v);
+    return (x) => plainOrder(localeKey(x), kv) || plainOrder(lower(x), lv) || plainOrder(x, v);
+  }
+  return (x) => order(x, v);
+}
+
+/**
+ * An id's length and every character of it that is not a lower-case letter or a digit, in its
+ * place (a UUID's dashes); undefined for an id that changes in lower case. Two ids of one shape
+ * are in the same order in every collation of ours as in code units: the first place they
+ * differ holds a letter or a digit in both, which no collation ignores, folds or reads as a
+ * number of another length.
+ */
+export function idShape(id: string): string | undefined {
+  if (id !== id.toLowerCase()) return undefined;
+  let shape = `${id.length}`;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 122))) shape += ` ${i}:${c}`;
+  }
+  return shape;
+}
 
 /**
  * The order a server uses for `attr`. Timestamps compare as instants. Ids compare as the

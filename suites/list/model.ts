@@ -15,7 +15,7 @@ import type { CheckContext } from '../../lib/runner/index.js';
 import type { Endpoint } from '../../lib/contract/index.js';
 import { horizon } from './compare.js';
 import { instantKey, metaInt, refusesFeature, type ListPage, type Rec } from './pages.js';
-import { idOrdersFollowed, value, type Attr, type Comparator } from './collation.js';
+import { against, idOrdersFollowed, idShape, plainOrder, value, type Attr, type Comparator } from './collation.js';
 import { offsetWalk, type Walk } from './walks.js';
 import { defaultPageLength } from './target.js';
 
@@ -250,13 +250,50 @@ export function tester(m: ListModel, t: Term): (r: Rec) => boolean | undefined {
   const cmp = comparator(m, t.attr);
   const ge = t.op === 'ge';
   const holds = (c: number): boolean => (ge ? c >= 0 : c > 0);
-  const others = t.attr === 'id' && m.idOrders && m.idOrders.length > 1 ? m.idOrders : undefined;
+  if (v === undefined) return () => undefined;
+  const others =
+    t.attr === 'id' && m.idOrders && m.idOrders.length > 1 && !(typeof v === 'string' && sharedShape(m) !== undefined && idShape(v) === sharedShape(m))
+      ? m.idOrders.filter((o) => o !== cmp).map((o) => against(o, v))
+      : [];
+  // Instants' keys, and ids the target sorts in code units, compare as they are.
+  if (others.length === 0 && (t.attr !== 'id' || m.idOrder === undefined || m.idOrder === plainOrder)) {
+    const attr = t.attr;
+    return ge
+      ? (r) => {
+          const x = value(r, attr);
+          return x === undefined ? undefined : x >= v;
+        }
+      : (r) => {
+          const x = value(r, attr);
+          return x === undefined ? undefined : x > v;
+        };
+  }
+  const here = against(cmp, v);
   return (r) => {
     const x = value(r, t.attr);
-    if (x === undefined || v === undefined) return undefined;
-    const s = holds(cmp(x, v));
-    return others && others.some((o) => holds(o(x, v)) !== s) ? undefined : s;
+    if (x === undefined) return undefined;
+    const s = holds(here(x));
+    for (const o of others) if (holds(o(x)) !== s) return undefined;
+    return s;
   };
+}
+
+/** The idShape every record of a model has, where they all have one (once per model). */
+const shapes = new WeakMap<ListModel, string | undefined>();
+
+function sharedShape(m: ListModel): string | undefined {
+  if (shapes.has(m)) return shapes.get(m);
+  let shape: string | undefined;
+  for (const r of m.records.values()) {
+    const s = idShape(r.id);
+    if (s === undefined || (shape !== undefined && s !== shape)) {
+      shape = undefined;
+      break;
+    }
+    shape = s;
+  }
+  shapes.set(m, shape);
+  return shape;
 }
 
 export interface Prediction {
@@ -278,20 +315,31 @@ function selectionKey(q: ListQuery): string {
   return describeQuery({ ...(q.sort ? { sort: q.sort } : {}), filters: q.filters });
 }
 
+/** Records the predictions a predictor keeps may hold in all (4 MB of references), past its first few. */
+const HELD_RECORDS = 500_000;
+
 /**
  * predict, once per selection (sort and filter) while it is in use: a traversal's pages share
- * one, and a prediction costs a pass over the model's records and a sort. At most a few are
- * kept (a list of a million records holds tens of thousands in each), and all are dropped with
- * the exploration, so a run's memory stays set by its budget.
+ * one, an exploration predicts each drawn request as it draws it and again as it judges its
+ * answer, and a prediction costs a pass over the model's records and a sort. As many are kept as
+ * hold HELD_RECORDS records in all, at least `keep` (a list of a million records holds tens of
+ * thousands in each), and all are dropped with the exploration, so a run's memory stays set by
+ * its budget.
  */
 export function predictor(m: ListModel, keep = 4): (q: ListQuery) => Prediction {
   const made = new Map<string, Prediction>();
+  let held = 0;
   return (q) => {
     const key = selectionKey(q);
     let p = made.get(key);
     if (!p) {
-      if (made.size >= keep) made.clear();
-      made.set(key, (p = predict(m, q)));
+      p = predict(m, q);
+      if (made.size >= keep && held + p.selected.length > HELD_RECORDS) {
+        made.clear();
+        held = 0;
+      }
+      made.set(key, p);
+      held += p.selected.length;
     }
     return p;
   };
