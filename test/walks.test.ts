@@ -163,6 +163,44 @@ describe('keyset segments', () => {
     });
   });
 
+  it('segment 0 is asked for on the first page of the offset walk, beside its other pages, not after them', async () => {
+    await withServer({ seed: 3 }, async (server) => {
+      // The offset walk's pages past its first are answered late: what is asked before they are
+      // answered did not wait for them.
+      const events: string[] = [];
+      const late = (url: URL): boolean =>
+        url.searchParams.get('sort') === 'created_at' && url.searchParams.has('page[offset]') && !url.searchParams.has('filter');
+      const f = (front = await listening(
+        createServer((req, res) => {
+          const url = new URL(req.url ?? '/', 'http://front');
+          events.push(`ask ${req.url}`);
+          void (async () => {
+            const up = await request(new URL(req.url ?? '/', server.url), { headers: { authorization: req.headers.authorization ?? '' } });
+            const text = await up.body.text();
+            if (late(url)) await new Promise((r) => setTimeout(r, 300));
+            events.push(`answer ${req.url}`);
+            res.writeHead(up.statusCode, { 'content-type': 'application/json' });
+            res.end(text);
+          })().catch(() => res.destroy());
+        }),
+      ));
+      // A list of a few pages: the HTTP client's queue holds none of them back.
+      const eps = endpoints(['accounts']);
+      const { results } = await runChecks(
+        f.url,
+        expandListChecks(listChecks, eps).filter((c) => c.id === 'list.keyset.created-at'),
+        { pagination: paginationSettings(eps) },
+      );
+      expect(results[0]!.outcome, results[0]!.reason).toBe('pass');
+      // Its first page ends inside the first tie of the first page (firstPageAcrossTie): a page[limit] under 100.
+      const segment0 = events.findIndex((x) => /^ask \/v2\/accounts\?sort=created_at&page\[limit\]=\d{1,2}$/.test(x));
+      const lateAnswer = events.findIndex((x) => x.startsWith('answer ') && late(new URL(x.slice(7), 'http://front')));
+      expect(segment0).toBeGreaterThanOrEqual(0);
+      expect(lateAnswer).toBeGreaterThanOrEqual(0);
+      expect(segment0).toBeLessThan(lateAnswer);
+    });
+  });
+
   it('on a list too large for the budget, compares a window and says so', async () => {
     const eps = endpoints(['orders']);
     const { results } = await runListChecks({}, eps, { budget: 200 });

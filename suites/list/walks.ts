@@ -53,10 +53,9 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
   return ctx.shared(`walk offset ${path} sort=${sort ?? ''} filter=${filter ?? ''}`, async () => {
     const walk: Walk = { records: [], pages: [], complete: false, stop: '' };
     const seen = new Set<string>();
-    const base: Params = { ...(sort ? { sort } : {}), ...(filter ? { filter } : {}) };
     const tieAttr: Attr = sort === 'updated_at' ? 'updated_at' : 'created_at';
     const limit = cap(ctx);
-    const at = (offset: number): Params => ({ ...base, 'page[limit]': PAGE, ...(offset ? { 'page[offset]': offset } : {}) });
+    const at = (offset: number): Params => walkPage(sort, filter, offset);
     const read = (offset: number): Promise<ListPage> => readPage(ctx, e, path, at(offset));
     const cutShort = (): Walk => {
       walk.stop = `cut short by the request budget after ${walk.pages.length} pages (${walk.records.length} records)`;
@@ -147,6 +146,24 @@ export function offsetWalk(ctx: CheckContext, e: Endpoint, path: string, sort?: 
       offset = next;
     }
   });
+}
+
+/** The query of an offset walk's page at `offset`: its first page is the one memo of walkHead and offsetWalk. */
+function walkPage(sort: string | undefined, filter: string | undefined, offset: number): Params {
+  return { ...(sort ? { sort } : {}), ...(filter ? { filter } : {}), 'page[limit]': PAGE, ...(offset ? { 'page[offset]': offset } : {}) };
+}
+
+/**
+ * The first page of offsetWalk(ctx, e, path, sort), the same request (pages are read once per
+ * run), for work that can start on it before the walk ends; undefined when the budget is spent.
+ */
+export async function walkHead(ctx: CheckContext, e: Endpoint, path: string, sort?: string): Promise<ListPage | undefined> {
+  try {
+    return await readPage(ctx, e, path, walkPage(sort, undefined, 0));
+  } catch (err) {
+    if (!(err instanceof BudgetSpent)) throw err;
+    return undefined;
+  }
 }
 
 /**
