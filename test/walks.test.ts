@@ -163,42 +163,71 @@ describe('keyset segments', () => {
     });
   });
 
-  it('segment 0 is asked for on the first page of the offset walk, beside its other pages, not after them', async () => {
-    await withServer({ seed: 3 }, async (server) => {
-      // The offset walk's pages past its first are answered late: what is asked before they are
-      // answered did not wait for them.
+  /**
+   * The events (`ask URL`, `answer URL`) of list.keyset.created-at on `operation` behind a front
+   * that holds its answers to the offset walk's pages `late` picks until a request `awaited`
+   * picks is asked (or 3 s pass), and the check's result. A keyset walk that waits for the whole
+   * offset walk asks for that request only after the held answers.
+   */
+  async function keysetBehindHeldPages(operation: string, late: (url: URL) => boolean, awaited: RegExp): Promise<{ events: string[]; outcome: string }> {
+    return withServer({ seed: 3 }, async (server) => {
       const events: string[] = [];
-      const late = (url: URL): boolean =>
-        url.searchParams.get('sort') === 'created_at' && url.searchParams.has('page[offset]') && !url.searchParams.has('filter');
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
       const f = (front = await listening(
         createServer((req, res) => {
           const url = new URL(req.url ?? '/', 'http://front');
           events.push(`ask ${req.url}`);
+          if (awaited.test(req.url ?? '')) release();
           void (async () => {
             const up = await request(new URL(req.url ?? '/', server.url), { headers: { authorization: req.headers.authorization ?? '' } });
             const text = await up.body.text();
-            if (late(url)) await new Promise((r) => setTimeout(r, 300));
+            if (late(url)) await Promise.race([released, new Promise((r) => setTimeout(r, 3_000))]);
             events.push(`answer ${req.url}`);
             res.writeHead(up.statusCode, { 'content-type': 'application/json' });
             res.end(text);
           })().catch(() => res.destroy());
         }),
       ));
-      // A list of a few pages: the HTTP client's queue holds none of them back.
-      const eps = endpoints(['accounts']);
+      const eps = endpoints([operation]);
       const { results } = await runChecks(
         f.url,
         expandListChecks(listChecks, eps).filter((c) => c.id === 'list.keyset.created-at'),
         { pagination: paginationSettings(eps) },
       );
-      expect(results[0]!.outcome, results[0]!.reason).toBe('pass');
-      // Its first page ends inside the first tie of the first page (firstPageAcrossTie): a page[limit] under 100.
-      const segment0 = events.findIndex((x) => /^ask \/v2\/accounts\?sort=created_at&page\[limit\]=\d{1,2}$/.test(x));
-      const lateAnswer = events.findIndex((x) => x.startsWith('answer ') && late(new URL(x.slice(7), 'http://front')));
-      expect(segment0).toBeGreaterThanOrEqual(0);
-      expect(lateAnswer).toBeGreaterThanOrEqual(0);
-      expect(segment0).toBeLessThan(lateAnswer);
+      return { events, outcome: `${results[0]!.outcome} ${results[0]!.reason ?? ''}` };
     });
+  }
+  const offsetPage = (url: URL): boolean =>
+    url.searchParams.get('sort') === 'created_at' && url.searchParams.has('page[offset]') && !url.searchParams.has('filter');
+  /** The first event `re` matches, and the first answer to a page `late` picks. */
+  const order = (events: string[], re: RegExp, late: (url: URL) => boolean): { asked: number; lateAnswer: number } => ({
+    asked: events.findIndex((x) => re.test(x)),
+    lateAnswer: events.findIndex((x) => x.startsWith('answer ') && late(new URL(x.slice(7), 'http://front'))),
+  });
+
+  it('segment 0 is asked for on the first page of the offset walk, beside its other pages, not after them', async () => {
+    // A list of a few pages. Its first page ends inside the first tie of the first page
+    // (firstPageAcrossTie): a page[limit] under 100.
+    const segment0 = /\/v2\/accounts\?sort=created_at&page\[limit\]=\d{1,2}$/;
+    const { events, outcome } = await keysetBehindHeldPages('accounts', offsetPage, segment0);
+    expect(outcome).toBe('pass ');
+    const { asked, lateAnswer } = order(events, new RegExp(`^ask ${segment0.source}`), offsetPage);
+    expect(asked).toBeGreaterThanOrEqual(0);
+    expect(lateAnswer).toBeGreaterThanOrEqual(0);
+    expect(asked).toBeLessThan(lateAnswer);
+  });
+
+  it('a segment past the first opens when the records of the offset walk show its cursor, before the walk ends', async () => {
+    // The offset walk's last pages are held: the segments whose cursors come before them do not wait for them.
+    const last = (url: URL): boolean => offsetPage(url) && Number(url.searchParams.get('page[offset]')) >= 9_900;
+    const segment = /\/v2\/orders\?sort=created_at&filter=ge\(created_at/;
+    const { events, outcome } = await keysetBehindHeldPages('orders', last, segment);
+    expect(outcome).toBe('pass ');
+    const { asked, lateAnswer } = order(events, new RegExp(`^ask ${segment.source}`), last);
+    expect(asked).toBeGreaterThanOrEqual(0);
+    expect(lateAnswer).toBeGreaterThanOrEqual(0);
+    expect(asked).toBeLessThan(lateAnswer);
   });
 
   it('on a list too large for the budget, compares a window and says so', async () => {

@@ -3,9 +3,10 @@
 // by a share of the operation's request budget (cap), as the offset walks are (walks.ts).
 import type { CheckContext } from '../../lib/runner/index.js';
 import type { Endpoint } from '../../lib/contract/index.js';
+import { SuiteError } from '../../lib/evidence/index.js';
 import { orderOf, plainOrder, raw, value, type Attr } from './collation.js';
 import { BudgetSpent, readPage, refusesFeature, type ListPage, type Params, type Rec } from './pages.js';
-import { cap, firstPageAcrossTie, offsetWalk, PAGE, walkHead, type Walk } from './walks.js';
+import { cap, firstPageAcrossTie, offsetWalk, PAGE, walkHead, walkProgress, type Walk } from './walks.js';
 
 type Value = string | number;
 
@@ -185,7 +186,7 @@ export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: A
     let opened!: () => void;
     const open = new Promise<void>((resolve) => (opened = resolve));
     const headEnd = startsOn(head, attr) ? firstPageAcrossTie(head.records, attr) : undefined;
-    const early = headEnd === undefined ? undefined : { firstPage: headEnd, run: newRun({ sort: attr, 'page[limit]': headEnd }) };
+    const early = headEnd === undefined ? undefined : { firstPage: headEnd, run: newRun({ sort: attr, 'page[limit]': headEnd }), kept: false };
     const earlyDone = early
       ? keysetSegment(
           ctx,
@@ -195,39 +196,72 @@ export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: A
           early.run,
           async (v) => {
             await open;
-            return !ends || ends(0, v);
+            return !ends || !early?.kept || ends(0, v);
           },
           pagesLeft,
           1,
         )
       : undefined;
+    const filterOn = (c: Rec): string => `${attr === 'id' ? 'gt' : 'ge'}(${attr},${raw(c, attr)})`;
+    // Segment k > 0 opens as soon as the offset walk's records show its cursor: the cursors of a
+    // prefix of the records are a prefix of the walk's own (keysetCursors), once the prefix
+    // holds past the first page, which sets where segment 0's first page ends.
+    const ahead: Array<{ cursor: Rec; run: SegmentRun; done: Promise<Segment> }> = [];
+    const progress = walkProgress(ctx, path, attr);
+    for (let firstEnd: number | undefined; !progress.ended;) {
+      await progress.next();
+      if (progress.ended || (firstEnd === undefined && progress.records.length <= PAGE)) continue;
+      firstEnd ??= firstPageAcrossTie(progress.records, attr);
+      for (const cursor of keysetCursors(progress.records, attr, firstEnd).slice(ahead.length)) {
+        const k = ahead.length + 1;
+        const run = newRun({ sort: attr, filter: filterOn(cursor), 'page[limit]': PAGE });
+        const done = keysetSegment(
+          ctx,
+          e,
+          path,
+          attr,
+          run,
+          async (v) => {
+            await open;
+            return !ends || ends(k, v);
+          },
+          pagesLeft,
+          1,
+        );
+        ahead.push({ cursor, run, done });
+      }
+    }
     const byOffset = await walked;
     const why = notFollowed(byOffset, attr);
     if (why !== undefined) {
       opened();
-      await earlyDone;
+      await Promise.all([earlyDone, ...ahead.map((a) => a.done)]);
       return { records: [], pages: [], complete: false, stop: `not started: ${why}` };
     }
     const sorted = byOffset.records;
     const firstPage = firstPageAcrossTie(sorted, attr);
     const order = attr === 'id' ? orderOf(sorted, 'id') : plainOrder;
     const cursors = keysetCursors(sorted, attr, firstPage);
+    if (ahead.some((a, k) => a.cursor !== cursors[k]))
+      throw new SuiteError('SUITE_BUG', `keyset cursors of ${path} by ${attr} moved as the offset walk went on`);
     // Past an offset limit only keyset traversal reads on: then it reads to the end.
     const windowEnd = byOffset.complete || byOffset.limited || sorted.length === 0 ? undefined : value(sorted.at(-1)!, attr);
-    const filterOn = (c: Rec): string => `${attr === 'id' ? 'gt' : 'ge'}(${attr},${raw(c, attr)})`;
     const starts: Params[] = [{ sort: attr, 'page[limit]': firstPage }, ...cursors.map((c) => ({ sort: attr, filter: filterOn(c), 'page[limit]': PAGE }))];
     const reaches = [...cursors.map((c) => value(c, attr)), windowEnd];
     const past = (k: number, v: Value): boolean => reaches[k] !== undefined && order(v, reaches[k]) >= 0;
     // The early start stands where the walk puts segment 0's first page's end there too; else
     // it stops, and its page is not counted against the walk.
     const kept = early?.firstPage === firstPage ? early.run : undefined;
-    if (kept) ends = past;
+    if (kept) early!.kept = true;
     else if (early) pagesLeft.n++;
+    ends = past;
     // First every segment's opening pages side by side (the walk's own first two for segment 0),
     // then whatever a segment still needs, in cursor order: where the budget runs out, the
     // window compared is the stretch from the start, as a walk page by page would have read.
-    const runs: SegmentRun[] = starts.map((params, k) => (k === 0 && kept ? kept : newRun(params)));
-    const opening = runs.map((run, k) => (run === kept ? undefined : keysetSegment(ctx, e, path, attr, run, (v) => past(k, v), pagesLeft, k === 0 ? 2 : 1)));
+    const runs: SegmentRun[] = starts.map((params, k) => (k === 0 && kept ? kept : (ahead[k - 1]?.run ?? newRun(params))));
+    const opening = runs.map((run, k) =>
+      run === kept ? undefined : (ahead[k - 1]?.done ?? keysetSegment(ctx, e, path, attr, run, (v) => past(k, v), pagesLeft, k === 0 ? 2 : 1)),
+    );
     opened();
     // Segment 0's second opening page, after the others' first as before.
     if ((await earlyDone)?.ended === 'cut' && kept) await keysetSegment(ctx, e, path, attr, kept, (v) => past(0, v), pagesLeft, 1);
