@@ -2,7 +2,9 @@
 // process of its own, behind a proxy that adds a round trip of 0, 50 and 100 ms, and the CLI run
 // against the proxy with its default settings. For each latency: the requests sent, the
 // critical path in round trips (the longest chain of requests each waiting for the one before),
-// the most requests in flight, the wall time and the run's exit code.
+// the round trips the count alone takes at the most in flight (requests / most in flight: no
+// ordering makes the critical path shorter), the most requests in flight, the wall time and the
+// run's exit code.
 //
 //   npm run bench:remote                 0, 50 and 100 ms
 //   npm run bench:remote -- 100 --by-path   one latency; requests per path as well
@@ -62,10 +64,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const byPath = args.includes('--by-path');
   const latencies = args.filter((a) => /^\d+$/.test(a)).map(Number);
   const rows = await remoteRuns(latencies.length ? latencies : [0, 50, 100], cut >= 0 ? all.slice(cut + 1) : []);
-  console.log('latency   exit   requests   critical path   most in flight   first to last request   none in flight   wall');
+  console.log('latency   exit   requests   critical path   count bound   most in flight   first to last request   none in flight   wall');
   for (const r of rows) {
+    const bound = r.maxInFlight ? Math.ceil(r.requests / r.maxInFlight) : 0;
     console.log(
-      `${String(r.latencyMs).padStart(4)} ms   ${String(r.code).padStart(4)}   ${String(r.requests).padStart(8)}   ${String(r.criticalPath).padStart(9)} RTs   ${String(r.maxInFlight).padStart(14)}   ${r.spanS.toFixed(1).padStart(19)} s   ${r.idleS.toFixed(1).padStart(12)} s   ${r.seconds.toFixed(1).padStart(5)} s`,
+      `${String(r.latencyMs).padStart(4)} ms   ${String(r.code).padStart(4)}   ${String(r.requests).padStart(8)}   ${String(r.criticalPath).padStart(9)} RTs   ${String(bound).padStart(7)} RTs   ${String(r.maxInFlight).padStart(14)}   ${r.spanS.toFixed(1).padStart(19)} s   ${r.idleS.toFixed(1).padStart(12)} s   ${r.seconds.toFixed(1).padStart(5)} s`,
     );
   }
   if (byPath) {

@@ -163,6 +163,69 @@ describe('keyset segments', () => {
     });
   });
 
+  /**
+   * The events (`ask URL`, `answer URL`) of list.keyset.created-at on `operation` behind a front
+   * that holds its answers to the offset walk's pages `late` picks until a request `awaited`
+   * picks is asked (or 3 s pass), and the check's result. A keyset walk that waits for the whole
+   * offset walk asks for that request only after the held answers.
+   */
+  async function keysetBehindHeldPages(records: number, late: (url: URL) => boolean, awaited: RegExp): Promise<{ events: string[]; outcome: string }> {
+    // A list of a few pages, so that the HTTP client's in-flight limit stays where it starts.
+    return withServer({ seed: 3, records }, async (server) => {
+      const events: string[] = [];
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const f = (front = await listening(
+        createServer((req, res) => {
+          const url = new URL(req.url ?? '/', 'http://front');
+          events.push(`ask ${req.url}`);
+          if (awaited.test(req.url ?? '')) release();
+          void (async () => {
+            const up = await request(new URL(req.url ?? '/', server.url), { headers: { authorization: req.headers.authorization ?? '' } });
+            const text = await up.body.text();
+            if (late(url)) await Promise.race([released, new Promise((r) => setTimeout(r, 3_000))]);
+            events.push(`answer ${req.url}`);
+            res.writeHead(up.statusCode, { 'content-type': 'application/json' });
+            res.end(text);
+          })().catch(() => res.destroy());
+        }),
+      ));
+      const eps = endpoints(['accounts']);
+      const { results } = await runChecks(
+        f.url,
+        expandListChecks(listChecks, eps).filter((c) => c.id === 'list.keyset.created-at'),
+        { pagination: paginationSettings(eps) },
+      );
+      return { events, outcome: `${results[0]!.outcome} ${results[0]!.reason ?? ''}` };
+    });
+  }
+  const offsetPage = (url: URL): boolean =>
+    url.searchParams.get('sort') === 'created_at' && url.searchParams.has('page[offset]') && !url.searchParams.has('filter');
+  /**
+   * Behind a front holding back the answers to the pages `late` picks (keysetBehindHeldPages),
+   * the check passes and a request `awaited` picks is asked before any of them is answered.
+   */
+  async function expectAskedBeforeHeld(records: number, late: (url: URL) => boolean, awaited: RegExp): Promise<void> {
+    const { events, outcome } = await keysetBehindHeldPages(records, late, awaited);
+    expect(outcome).toBe('pass ');
+    const asked = events.findIndex((x) => x.startsWith('ask ') && awaited.test(x.slice(4)));
+    const lateAnswer = events.findIndex((x) => x.startsWith('answer ') && late(new URL(x.slice(7), 'http://front')));
+    expect(asked).toBeGreaterThanOrEqual(0);
+    expect(lateAnswer).toBeGreaterThanOrEqual(0);
+    expect(asked).toBeLessThan(lateAnswer);
+  }
+
+  it('segment 0 is asked for on the first page of the offset walk, beside its other pages, not after them', async () => {
+    // Its first page ends inside the first tie of the first page (firstPageAcrossTie): a page[limit] under 100.
+    await expectAskedBeforeHeld(130, offsetPage, /^\/v2\/accounts\?sort=created_at&page\[limit\]=\d{1,2}$/);
+  });
+
+  it('a segment past the first opens when the records of the offset walk show its cursor, before the walk ends', async () => {
+    // About 400 records: the first cursor shows in the first 201, the pages past offset 200 are held.
+    const last = (url: URL): boolean => offsetPage(url) && Number(url.searchParams.get('page[offset]')) > 200;
+    await expectAskedBeforeHeld(400, last, /^\/v2\/accounts\?sort=created_at&filter=ge\(created_at/);
+  });
+
   it('on a list too large for the budget, compares a window and says so', async () => {
     const eps = endpoints(['orders']);
     const { results } = await runListChecks({}, eps, { budget: 200 });

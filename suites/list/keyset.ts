@@ -3,9 +3,10 @@
 // by a share of the operation's request budget (cap), as the offset walks are (walks.ts).
 import type { CheckContext } from '../../lib/runner/index.js';
 import type { Endpoint } from '../../lib/contract/index.js';
-import { orderOf, plainOrder, raw, value, type Attr, type Comparator } from './collation.js';
-import { BudgetSpent, readPage, type ListPage, type Params, type Rec } from './pages.js';
-import { cap, firstPageAcrossTie, PAGE, type Walk } from './walks.js';
+import { SuiteError } from '../../lib/evidence/index.js';
+import { orderOf, plainOrder, raw, value, type Attr } from './collation.js';
+import { BudgetSpent, readPage, refusesFeature, type ListPage, type Params, type Rec } from './pages.js';
+import { cap, firstPageAcrossTie, offsetWalk, PAGE, walkHead, walkProgress, type Walk } from './walks.js';
 
 type Value = string | number;
 
@@ -34,9 +35,9 @@ interface SegmentRun {
  * One stretch of a keyset walk, page after page, each page's filter taken from the last record
  * of the page before (gt(id,last) for ids; ge(attr,last) for timestamps, the boundary records
  * coming again; page[offset] within the value when a whole page shares one timestamp, the
- * contract's rule), until a record at or past `reach` shows, or an empty page does when `reach`
- * is undefined. It reads on from where `run` stopped: at most `allowed` pages, and no more
- * than the walk has left.
+ * contract's rule), until a page's last value is `past` the segment's end (a record at or past
+ * the next cursor), or an empty page shows. It reads on from where `run` stopped: at most
+ * `allowed` pages, and no more than the walk has left.
  */
 async function keysetSegment(
   ctx: CheckContext,
@@ -44,8 +45,7 @@ async function keysetSegment(
   path: string,
   attr: Attr,
   run: SegmentRun,
-  reach: Value | undefined,
-  order: Comparator,
+  past: (v: Value) => boolean | Promise<boolean>,
   pagesLeft: { n: number },
   allowed = Infinity,
 ): Promise<Segment> {
@@ -95,7 +95,7 @@ async function keysetSegment(
         });
       }
     }
-    if (reach !== undefined && order(lastValue, reach) >= 0) return Object.assign(seg, { ended: 'reached' });
+    if (await past(lastValue)) return Object.assign(seg, { ended: 'reached' });
     if (attr === 'id') {
       params = { sort: attr, filter: `gt(id,${lastRaw})`, 'page[limit]': PAGE };
     } else {
@@ -105,6 +105,10 @@ async function keysetSegment(
       params = { sort: attr, filter: `ge(${attr},${lastRaw})`, 'page[limit]': PAGE, ...(allTied ? { 'page[offset]': tiedSeen } : {}) };
     }
   }
+}
+
+function newRun(params: Params): SegmentRun {
+  return { seg: { records: [], pages: [], ended: 'cut' }, seen: new Map(), params };
 }
 
 /**
@@ -134,44 +138,140 @@ export function keysetCursors(sorted: readonly Rec[], attr: Attr, firstPage: num
 }
 
 /**
+ * Why a keyset walk does not follow `byOffset` (the checks that compare them skip there, and a
+ * walk that starts before the offset walk ends must send nothing more), or undefined.
+ */
+function notFollowed(byOffset: Walk, attr: Attr): string | undefined {
+  const first = byOffset.pages[0];
+  if (!byOffset.complete && byOffset.records.length === 0) return `the offset traversal it follows read no record (${byOffset.stop})`;
+  if (refusesFeature(first)) return `sort=${attr} answered ${first!.res.status}`;
+  if (byOffset.broken) return `the offset traversal it follows failed (${byOffset.broken.message})`;
+  if (byOffset.records.length && byOffset.records.every((r) => value(r, attr) === undefined)) return `no record has a parseable ${attr}`;
+  return undefined;
+}
+
+/** The offset walk's first page can start segment 0: a list of records sorted by `attr`, some with a value. */
+function startsOn(head: ListPage | undefined, attr: Attr): head is ListPage {
+  return head !== undefined && head.ok && !refusesFeature(head) && head.records.some((r) => value(r, attr) !== undefined);
+}
+
+/**
  * Keyset traversal by `attr`: the first page with sort=attr, then filter=gt(id,last) for ids
  * and filter=ge(attr,last) for timestamps (the boundary records come again and are dropped);
  * when a whole page shares one timestamp, page[offset] within that value (the contract's rule).
  *
- * It runs as segments side by side. Cursors taken from `byOffset` (the offset walk sorted by
- * `attr`) start them: segment k asks for gt(id,c) or ge(attr,c) and reads until a record at or
- * past the next cursor shows, so the segments join end to end and together still prove the
+ * It runs as segments side by side. Cursors taken from the offset walk sorted by `attr`
+ * (offsetWalk) start them: segment k asks for gt(id,c) or ge(attr,c) and reads until a record at
+ * or past the next cursor shows, so the segments join end to end and together still prove the
  * traversal complete; each cursor is one more starting point tested. A segment that meets an
  * empty page before its cursor ends the traversal there, as it would a client's. Records past a
- * segment's cursor belong to the next one and are left to it. Where `byOffset` stopped before the
- * end for the budget, the last segment reads to its last value: a window of the list; where it
- * stopped at an offset limit (Walk.limited), the last segment reads on to the end.
+ * segment's cursor belong to the next one and are left to it. Where the offset walk stopped
+ * before the end for the budget, the last segment reads to its last value: a window of the list;
+ * where it stopped at an offset limit (Walk.limited), the last segment reads on to the end.
+ *
+ * Segment 0 needs only the offset walk's first page (its length ends inside the first tie,
+ * firstPageAcrossTie), so its first page is asked for as soon as that page is in, beside the
+ * offset walk's others: a round trip less in sequence. Whether it ends there is judged once the
+ * offset walk has ended; if the walk's records put the first page's end elsewhere (a target
+ * whose pages disagree), that start is dropped and segment 0 starts again as the walk says.
  */
-export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: Attr, byOffset: Walk): Promise<Walk> {
+export function keysetWalk(ctx: CheckContext, e: Endpoint, path: string, attr: Attr): Promise<Walk> {
   return ctx.shared(`walk keyset ${path} ${attr}`, async () => {
+    const pagesLeft = { n: cap(ctx) };
+    const walked = offsetWalk(ctx, e, path, attr);
+    const head = await walkHead(ctx, e, path, attr);
+    // Where each segment ends, set once the offset walk has ended and the others are under way;
+    // left unset, the early start of segment 0 stops at its page.
+    let ends: ((k: number, v: Value) => boolean) | undefined;
+    let opened!: () => void;
+    const open = new Promise<void>((resolve) => (opened = resolve));
+    const headEnd = startsOn(head, attr) ? firstPageAcrossTie(head.records, attr) : undefined;
+    const early = headEnd === undefined ? undefined : { firstPage: headEnd, run: newRun({ sort: attr, 'page[limit]': headEnd }), kept: false };
+    const earlyDone = early
+      ? keysetSegment(
+          ctx,
+          e,
+          path,
+          attr,
+          early.run,
+          async (v) => {
+            await open;
+            return !ends || !early?.kept || ends(0, v);
+          },
+          pagesLeft,
+          1,
+        )
+      : undefined;
+    const filterOn = (c: Rec): string => `${attr === 'id' ? 'gt' : 'ge'}(${attr},${raw(c, attr)})`;
+    // Segment k > 0 opens as soon as the offset walk's records show its cursor: the cursors of a
+    // prefix of the records are a prefix of the walk's own (keysetCursors), once the prefix
+    // holds past the first page, which sets where segment 0's first page ends.
+    const ahead: Array<{ cursor: Rec; run: SegmentRun; done: Promise<Segment> }> = [];
+    const progress = walkProgress(ctx, path, attr);
+    for (let firstEnd: number | undefined; !progress.ended;) {
+      await progress.next();
+      if (progress.ended || (firstEnd === undefined && progress.records.length <= PAGE)) continue;
+      firstEnd ??= firstPageAcrossTie(progress.records, attr);
+      for (const cursor of keysetCursors(progress.records, attr, firstEnd).slice(ahead.length)) {
+        const k = ahead.length + 1;
+        const run = newRun({ sort: attr, filter: filterOn(cursor), 'page[limit]': PAGE });
+        const done = keysetSegment(
+          ctx,
+          e,
+          path,
+          attr,
+          run,
+          async (v) => {
+            await open;
+            return !ends || ends(k, v);
+          },
+          pagesLeft,
+          1,
+        );
+        ahead.push({ cursor, run, done });
+      }
+    }
+    const byOffset = await walked;
+    const why = notFollowed(byOffset, attr);
+    if (why !== undefined) {
+      opened();
+      await Promise.all([earlyDone, ...ahead.map((a) => a.done)]);
+      return { records: [], pages: [], complete: false, stop: `not started: ${why}` };
+    }
     const sorted = byOffset.records;
-    if (!byOffset.complete && sorted.length === 0)
-      return { records: [], pages: [], complete: false, stop: `not started: the offset traversal it follows read no record (${byOffset.stop})` };
     const firstPage = firstPageAcrossTie(sorted, attr);
     const order = attr === 'id' ? orderOf(sorted, 'id') : plainOrder;
     const cursors = keysetCursors(sorted, attr, firstPage);
+    if (ahead.some((a, k) => a.cursor !== cursors[k]))
+      throw new SuiteError('SUITE_BUG', `keyset cursors of ${path} by ${attr} moved as the offset walk went on`);
     // Past an offset limit only keyset traversal reads on: then it reads to the end.
     const windowEnd = byOffset.complete || byOffset.limited || sorted.length === 0 ? undefined : value(sorted.at(-1)!, attr);
-    const pagesLeft = { n: cap(ctx) };
-    const filterOn = (c: Rec): string => `${attr === 'id' ? 'gt' : 'ge'}(${attr},${raw(c, attr)})`;
     const starts: Params[] = [{ sort: attr, 'page[limit]': firstPage }, ...cursors.map((c) => ({ sort: attr, filter: filterOn(c), 'page[limit]': PAGE }))];
     const reaches = [...cursors.map((c) => value(c, attr)), windowEnd];
+    const past = (k: number, v: Value): boolean => reaches[k] !== undefined && order(v, reaches[k]) >= 0;
+    // The early start stands where the walk puts segment 0's first page's end there too; else
+    // it stops, and its page is not counted against the walk.
+    const kept = early?.firstPage === firstPage ? early.run : undefined;
+    if (kept) early!.kept = true;
+    else if (early) pagesLeft.n++;
+    ends = past;
     // First every segment's opening pages side by side (the walk's own first two for segment 0),
     // then whatever a segment still needs, in cursor order: where the budget runs out, the
     // window compared is the stretch from the start, as a walk page by page would have read.
-    const runs: SegmentRun[] = starts.map((params) => ({ seg: { records: [], pages: [], ended: 'cut' }, seen: new Map(), params }));
-    await Promise.all(runs.map((run, k) => keysetSegment(ctx, e, path, attr, run, reaches[k], order, pagesLeft, k === 0 ? 2 : 1)));
+    const runs: SegmentRun[] = starts.map((params, k) => (k === 0 && kept ? kept : (ahead[k - 1]?.run ?? newRun(params))));
+    const opening = runs.map((run, k) =>
+      run === kept ? undefined : (ahead[k - 1]?.done ?? keysetSegment(ctx, e, path, attr, run, (v) => past(k, v), pagesLeft, k === 0 ? 2 : 1)),
+    );
+    opened();
+    // Segment 0's second opening page, after the others' first as before.
+    if ((await earlyDone)?.ended === 'cut' && kept) await keysetSegment(ctx, e, path, attr, kept, (v) => past(0, v), pagesLeft, 1);
+    await Promise.all(opening);
     for (const [k, run] of runs.entries()) {
       if (run.seg.ended !== 'cut') {
         if (run.seg.ended === 'reached') continue;
         break;
       }
-      await keysetSegment(ctx, e, path, attr, run, reaches[k], order, pagesLeft);
+      await keysetSegment(ctx, e, path, attr, run, (v) => past(k, v), pagesLeft);
       if ((run.seg.ended as Segment['ended']) !== 'reached') break;
     }
     const segments = runs.map((r) => r.seg);

@@ -12,8 +12,8 @@
 // meta.results.total says how many records it holds. The checks judge the combination that
 // holds the most; a 404 under one parent is that parent's answer, and the operation is absent
 // only when every combination the store's own lists reveal answers 404
-// (spec/contract/README.md#list-operations). Reads go a few at a time, each counted against the
-// operation's request budget and memoised like any.
+// (spec/contract/README.md#list-operations). A wave's reads go at once (the HTTP client bounds what
+// is in flight), each counted against the operation's request budget and memoised like any.
 import type { CheckContext } from '../../lib/runner/index.js';
 import { listPathsOf, loadCatalogSpec, parentSourceIn, placeholders, type Endpoint, type ParentSource } from '../../lib/contract/index.js';
 import type { HttpResponse } from '../../lib/transport/index.js';
@@ -41,8 +41,6 @@ export type Resolution =
 const FRONTIER = 8;
 /** Lists read or counted at one level before the rest are: enough where the lists are long (inWaves). */
 const WAVE = 24;
-/** Reads of one search in flight at once: each is a round trip to a target that may be far away. */
-export const IN_FLIGHT = 8;
 /** Concrete paths exploredPaths gives, at most. */
 const EXPLORED = 2;
 /** A parent list is read a full page at a time: its candidates go past a default page. */
@@ -172,23 +170,6 @@ function spread<T>(values: readonly T[], k: number): T[] {
   return Array.from({ length: k }, (_, i) => values[Math.round((i * (values.length - 1)) / (k - 1))]!);
 }
 
-/** Runs the work it is handed at most `n` at a time: a freed slot goes to the next in line. */
-function limiter(n: number): <T>(work: () => Promise<T>) => Promise<T> {
-  let active = 0;
-  const waiting: Array<() => void> = [];
-  return async (work) => {
-    if (active < n) active++;
-    else await new Promise<void>((r) => waiting.push(r));
-    try {
-      return await work();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else active--;
-    }
-  };
-}
-
 /**
  * At most `k` of the values of `groups` (each a parent's candidates), as many of each group as
  * the others, each group's spread evenly from its first to its last: the big parents may come late.
@@ -234,7 +215,6 @@ function spreadOver<T>(groups: ReadonlyArray<readonly T[]>, k: number): T[] {
  */
 async function searchParents(ctx: CheckContext, e: Endpoint): Promise<Candidate[]> {
   const bound = Math.min(PAGE, cap(ctx));
-  const gate = limiter(IN_FLIGHT);
   let spent: BudgetSpent | undefined;
   const sources = e.placeholders.map((name) => sourceOf(ctx, e, name));
   if (sources.some((s) => s === undefined)) return [];
@@ -242,7 +222,7 @@ async function searchParents(ctx: CheckContext, e: Endpoint): Promise<Candidate[
     placeholders(path).reduce((p, n) => p.replace(`{${n}}`, encodeURIComponent(env.get(n)!)), path);
   const guarded = async <T>(work: () => Promise<T>): Promise<T | undefined> => {
     try {
-      return await gate(work);
+      return await work();
     } catch (err) {
       if (!(err instanceof BudgetSpent)) throw err;
       spent = err;

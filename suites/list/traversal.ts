@@ -30,11 +30,15 @@ function keysetCheck(id: string, attr: Attr): WrittenListCheck {
     // One record both traversals must reach.
     fewest: 1,
     async run(ctx, e) {
-      const { path, walk: byOffset } = await sortedWalk(ctx, e, attr);
+      const { path } = await target(ctx, e);
+      // Started beside the offset walk it is compared with: it begins on that walk's first page.
+      const keysetWalked = keysetWalk(ctx, e, path, attr);
+      keysetWalked.catch(() => undefined);
+      const { walk: byOffset } = await sortedWalk(ctx, e, attr);
       if (byOffset.broken) ctx.skip(`not testable: the offset traversal it is compared with failed (${byOffset.broken.message})`);
       if (byOffset.records.length && byOffset.records.every((r) => value(r, attr) === undefined))
         ctx.skip(`not testable: no record has a parseable ${attr} at ${attr === 'id' ? e.record.id : e.record[attr]}`);
-      const keyset = await keysetWalk(ctx, e, path, attr, byOffset);
+      const keyset = await keysetWalked;
       const refused = keyset.pages.find(refusesFeature);
       if (refused && attr !== 'id' && refused !== keyset.pages[0]) await refusedOwnValue(ctx, e, path, 'ge', attr, refused);
       if (refused) ctx.skip(`unsupported: ${decodeURIComponent(refused.res.exchange.url.split('?')[1] ?? '')} answered ${refused.res.status}`);
@@ -148,7 +152,12 @@ export const traversalChecks: WrittenListCheck[] = [
       const { path, walk: byOffset } = await defaultWalk(ctx, e);
       // Stopped at an offset limit the contract allows: the records are counted by keyset
       // traversal by id, which the contract offers for reading past it.
-      const byKeyset = byOffset.limited ? await keysetWalk(ctx, e, path, 'id', (await sortedWalk(ctx, e, 'id')).walk) : undefined;
+      let byKeyset: Walk | undefined;
+      if (byOffset.limited) {
+        // Skips where sort=id is refused.
+        await sortedWalk(ctx, e, 'id');
+        byKeyset = await keysetWalk(ctx, e, path, 'id');
+      }
       const walk = byKeyset && byKeyset.complete && !byKeyset.broken ? byKeyset : byOffset;
       if (!walk.complete) ctx.skip(`not testable: the listing was ${byOffset.stop}${byKeyset ? `, and keyset traversal by id ${byKeyset.stop}` : ''}`);
       const read = uniqueById(walk.records).size;
