@@ -1,5 +1,6 @@
 // A proxy that puts the troubles of a real network and of real servers between the suite and a
-// target (bench/real-world.ts): rate limits, reset connections, latency spikes, a gateway that
+// target (bench/real-world.ts): rate limits (random 429s, and a per-key limit of requests a
+// second), reset connections, latency spikes, a gateway that
 // loses some of its service's answers, a target that stops answering, a login page in place of
 // the API, and servers that spell their JSON the way
 // PHP or .NET do and echo the caller's token back. Every decision comes from a seeded generator,
@@ -11,20 +12,24 @@ import { Agent, createServer, request as httpRequest, type IncomingMessage, type
 import type { AddressInfo, Socket } from 'node:net';
 import { seededRandom } from '../lib/runner/index.js';
 
-export const CHAOS_MODES = ['429', 'resets', 'latency', 'gateway', 'hang', 'html', 'echo-php', 'echo-dotnet'] as const;
+export const CHAOS_MODES = ['429', 'rate100', 'resets', 'latency', 'gateway', 'hang', 'html', 'echo-php', 'echo-dotnet'] as const;
 export type ChaosMode = (typeof CHAOS_MODES)[number] | 'calm';
+/** rate100: the requests admitted in any 1 s by default. */
+export const PER_SECOND = 100;
 
 export interface ChaosOptions {
   /** Seeds every decision (default 1). */
   seed?: number;
   /** 429: the share of requests answered 429 with a Retry-After (default 0.3). */
   rateLimitShare?: number;
-  /** 429: the Retry-After given, in whole seconds (default 1). */
+  /** 429 and rate100: the Retry-After given, in whole seconds (default 1). */
   retryAfterS?: number;
   /** 429: the chance that a request starts a burst of 429s without Retry-After (default 0.01). */
   burstChance?: number;
   /** 429: consecutive requests a burst answers 429 without Retry-After (default 5). */
   burstLength?: number;
+  /** rate100: the requests admitted in any 1 s (a sliding window); the others answered 429 (default PER_SECOND). */
+  perSecond?: number;
   /** resets: the share of requests whose connection is destroyed before any answer (default 0.03). */
   resetShare?: number;
   /** resets: the share whose connection is destroyed halfway through the body (default 0.015). */
@@ -190,6 +195,7 @@ function settle(options: ChaosOptions): ChaosSettings {
     retryAfterS: options.retryAfterS ?? 1,
     burstChance: options.burstChance ?? 0.01,
     burstLength: options.burstLength ?? 5,
+    perSecond: options.perSecond ?? PER_SECOND,
     resetShare: options.resetShare ?? 0.03,
     midBodyShare: options.midBodyShare ?? 0.015,
     spikeShare: options.spikeShare ?? 0.05,
@@ -228,6 +234,8 @@ interface Chaos {
   counts: ChaosCounts;
   /** 429: the requests the burst under way still answers 429 without Retry-After. */
   burstLeft: number;
+  /** rate100: when each request of the last second was admitted (performance.now()), oldest first. */
+  admitted: number[];
   /** Calls `fn` in `ms` milliseconds, unless the proxy is closed first. */
   later(ms: number, fn: () => void): void;
   /**
@@ -263,33 +271,53 @@ function forwarder(target: URL, agent: Agent, counts: ChaosCounts): Chaos['forwa
 
 type Handler = (c: Chaos, req: IncomingMessage, res: ServerResponse) => void;
 
+/** A 429 with the Error shape, with the Retry-After of the settings or none. */
+function refuse(c: Chaos, req: IncomingMessage, res: ServerResponse, retryAfter: boolean): void {
+  req.resume();
+  const body = JSON.stringify({ errors: [{ status: '429', title: 'Too Many Requests', detail: 'Rate limit exceeded.' }] });
+  res.writeHead(429, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    ...(retryAfter ? { 'retry-after': String(c.settings.retryAfterS) } : {}),
+  });
+  res.end(body);
+}
+
 /** 429: a share answered 429 with Retry-After, now and then a burst of 429s without it; the others forwarded. */
 const rateLimit: Handler = (c, req, res) => {
-  const refuse = (retryAfter: boolean): void => {
-    req.resume();
-    const body = JSON.stringify({ errors: [{ status: '429', title: 'Too Many Requests', detail: 'Rate limit exceeded.' }] });
-    res.writeHead(429, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(body),
-      ...(retryAfter ? { 'retry-after': String(c.settings.retryAfterS) } : {}),
-    });
-    res.end(body);
-  };
   if (c.burstLeft > 0) {
     c.burstLeft--;
     c.counts.limitedNoRetryAfter++;
-    return refuse(false);
+    return refuse(c, req, res, false);
   }
   const r = c.random();
   if (r < c.settings.burstChance) {
     c.burstLeft = c.settings.burstLength - 1;
     c.counts.limitedNoRetryAfter++;
-    return refuse(false);
+    return refuse(c, req, res, false);
   }
   if (r < c.settings.burstChance + c.settings.rateLimitShare) {
     c.counts.limited++;
-    return refuse(true);
+    return refuse(c, req, res, true);
   }
+  c.forward(req, res, pipeAnswer(res));
+};
+
+// rate100: a per-key limit of requests a second, as a platform's API gateway keeps (how many a
+// client may send is not stated: spec/contract/README.md#limits.request-rate). A sliding window:
+// at most perSecond requests admitted in any 1 s, counted as they arrive; a refused one does not
+// count, and is answered 429 with Retry-After.
+const perSecond: Handler = (c, req, res) => {
+  const now = performance.now();
+  const window = c.admitted;
+  let old = 0;
+  while (old < window.length && window[old]! <= now - 1000) old++;
+  if (old) window.splice(0, old);
+  if (window.length >= c.settings.perSecond) {
+    c.counts.limited++;
+    return refuse(c, req, res, true);
+  }
+  window.push(now);
   c.forward(req, res, pipeAnswer(res));
 };
 
@@ -428,6 +456,7 @@ function echo(c: Chaos, req: IncomingMessage, res: ServerResponse, str: (s: stri
 const HANDLERS: Record<ChaosMode, Handler> = {
   calm: (c, req, res) => c.forward(req, res, pipeAnswer(res)),
   '429': rateLimit,
+  rate100: perSecond,
   resets,
   latency,
   gateway,
@@ -451,6 +480,7 @@ export async function startChaosProxy(targetUrl: string, mode: ChaosMode, option
     random: seededRandom(settings.seed),
     counts,
     burstLeft: 0,
+    admitted: [],
     later: (ms, fn) => {
       const t = setTimeout(() => {
         timers.delete(t);

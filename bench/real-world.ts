@@ -36,7 +36,17 @@ import { Ledger } from '../lib/runner/index.js';
 import { packageRoot } from '../lib/package/index.js';
 import { startReferenceServer, type RunningServer } from '../server/index.js';
 import type { ApplicationKey } from '../server/store.js';
-import { CHAOS_MODES, dotnetString, noCounts, phpString, startChaosProxy, type ChaosCounts, type ChaosMode, type ChaosProxy } from './chaos-proxy.js';
+import {
+  CHAOS_MODES,
+  PER_SECOND,
+  dotnetString,
+  noCounts,
+  phpString,
+  startChaosProxy,
+  type ChaosCounts,
+  type ChaosMode,
+  type ChaosProxy,
+} from './chaos-proxy.js';
 
 const DEAD_TARGET: readonly ChaosMode[] = ['hang', 'html'];
 /** How long the cleanup command run after a dead target's run may take. */
@@ -75,8 +85,11 @@ export interface RealWorldRow {
   searched: string[];
   leaks: Leak[];
   counts: Omit<ChaosCounts, 'secretsSeen'>;
-  /** From results.json: what did not pass (errors by code, failures by check), the suite's own count of leftovers. */
-  results?: { errors: Record<string, number>; failures: Record<string, number>; suiteErrors: number; leftovers: number };
+  /**
+   * From results.json: what did not pass (errors by code, failures by check), the suite's own
+   * count of leftovers, and the 429s its client was answered.
+   */
+  results?: { errors: Record<string, number>; failures: Record<string, number>; suiteErrors: number; leftovers: number; rateLimited: number };
   /** The last lines the run printed (for a row that differs). */
   tail: string[];
   /** The bench itself failed to make this run (the server or proxy would not start...). */
@@ -90,6 +103,7 @@ function readResults(path: string): RealWorldRow['results'] {
       results?: { id: string; level?: string; outcome: string; errorCode?: string }[];
       suiteErrors?: unknown[];
       cleanup?: { leftovers?: unknown[] };
+      load?: { rateLimited?: number };
     };
     const errors: Record<string, number> = {};
     const failures: Record<string, number> = {};
@@ -102,7 +116,7 @@ function readResults(path: string): RealWorldRow['results'] {
         failures[k] = (failures[k] ?? 0) + 1;
       }
     }
-    return { errors, failures, suiteErrors: d.suiteErrors?.length ?? 0, leftovers: d.cleanup?.leftovers?.length ?? 0 };
+    return { errors, failures, suiteErrors: d.suiteErrors?.length ?? 0, leftovers: d.cleanup?.leftovers?.length ?? 0, rateLimited: d.load?.rateLimited ?? 0 };
   } catch {
     return undefined;
   }
@@ -535,6 +549,14 @@ function rowLine(row: RealWorldRow, calmCode: number | null): string {
 function details(row: RealWorldRow, calmCode: number | null): string {
   if (row.benchError) return `  bench error: ${row.benchError}`;
   const out = [`  proxy: ${countsText(row.counts)}; ${row.secretsIssued} client_secret(s) issued`, `  searched: ${row.searched.join(', ')}`];
+  if (row.mode === 'rate100') {
+    // No run can be shorter than its admitted requests at the rate the target admits them.
+    const admitted = row.counts.requests - row.counts.limited;
+    const bound = admitted / PER_SECOND;
+    out.push(
+      `  rate: ${admitted} admitted at ${PER_SECOND} a second take at least ${bound.toFixed(1)} s; the run took ${(row.seconds - bound).toFixed(1)} s more; the suite was answered ${row.results?.rateLimited ?? '?'} 429(s)`,
+    );
+  }
   const res = row.results;
   if (res && (Object.keys(res.errors).length || Object.keys(res.failures).length || res.suiteErrors || res.leftovers)) {
     const list = (m: Record<string, number>): string =>

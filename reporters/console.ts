@@ -166,6 +166,7 @@ export function loadLine(l: LoadReport): string {
     .join(', ');
   return (
     `load: at most ${l.peakInFlight} request(s) in flight (ceiling ${l.ceiling}${l.maxRate !== undefined ? `, at most ${l.maxRate} a second` : ''}); ` +
+    (l.paced ? `paced by 429s at ${l.paced.lowest} a second at the lowest (set ${l.paced.cuts} time(s)); ` : '') +
     `latency p50/p95 ${l.start.p50}/${l.start.p95} ms at the start, ${l.peak.p50}/${l.peak.p95} ms at the peak; ` +
     (backoffs ? `backed off ${backoffs} time(s) (${why})` : 'never backed off')
   );

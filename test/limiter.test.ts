@@ -1,8 +1,8 @@
-// The in-flight limit follows latency (lib/transport/limiter.ts), the rate cap spaces sends
-// (rate.ts), and the load report stays bounded (load.ts): driven by made-up latencies and clock
-// values, nothing timed.
+// The in-flight limit follows latency (lib/transport/limiter.ts), the rate cap spaces sends and
+// the rate a target admits is learned from its 429s (rate.ts), and the load report stays bounded
+// (load.ts): driven by made-up latencies and clock values, nothing timed.
 import { describe, expect, it } from 'vitest';
-import { latencyClass, Limiter, LoadRecorder, RateCap, START_LIMIT } from '../lib/transport/index.js';
+import { latencyClass, Limiter, LoadRecorder, RateCap, RateLearner, START_LIMIT, UNDER } from '../lib/transport/index.js';
 
 const PAGE = latencyClass('GET', '/v2/orders', { 'page[limit]': 25 });
 
@@ -122,13 +122,111 @@ describe('Limiter', () => {
 });
 
 describe('RateCap', () => {
-  it('spaces sends evenly, 1/rate apart, whoever asks when', () => {
+  it('spaces sends evenly, 1/rate apart: a send waits for its turn, which it takes only when it goes', () => {
     const cap = new RateCap(10);
-    // Five asking at once at t=0, one at t=1000 when the turns are long spent.
-    expect([0, 0, 0, 0, 0].map((now) => cap.turn(now))).toEqual([0, 100, 200, 300, 400]);
-    expect(cap.turn(450)).toBe(50);
-    expect(cap.turn(1_000)).toBe(0);
-    expect(cap.turn(1_010)).toBe(90);
+    // At most two at once (see below), then the next turn is 100 ms on, and asking does not take it.
+    expect(cap.take(0)).toBe(0);
+    expect(cap.take(0)).toBe(0);
+    expect(cap.take(0)).toBe(100);
+    expect(cap.take(50)).toBe(50);
+    expect(cap.take(100)).toBe(0);
+    // A turn taken a little late keeps the schedule (at most one gap made up)...
+    expect(cap.take(230)).toBe(0);
+    expect(cap.take(230)).toBe(70);
+    // ...and after a while with nothing sent, no more than two go at once.
+    expect(cap.take(1_000)).toBe(0);
+    expect(cap.take(1_000)).toBe(0);
+    expect(cap.take(1_000)).toBe(100);
+  });
+
+  it('follows the lower of the fixed cap and a learned one; with neither, every send goes at once', () => {
+    const none = new RateCap();
+    expect([0, 0, 0].map((now) => none.take(now))).toEqual([0, 0, 0]);
+    const fixed = new RateCap(10);
+    expect([0, 0].map((now) => fixed.take(now, 100))).toEqual([0, 0]);
+    expect(fixed.take(10, 100)).toBe(90);
+    const learned = new RateCap(10);
+    expect([0, 0].map((now) => learned.take(now, 5))).toEqual([0, 0]);
+    expect(learned.take(100, 5)).toBe(100);
+  });
+});
+
+/** Whether `x` is within 2 % of `y` (answers are counted in bins of 10 ms). */
+const near = (x: number | undefined, y: number): boolean => x !== undefined && Math.abs(x / y - 1) <= 0.02;
+
+/** `n` answers spread evenly over [from, to) ms. */
+function answers(l: RateLearner, n: number, from: number, to: number): void {
+  for (let i = 0; i < n; i++) l.answered(from + ((to - from) * i) / n);
+}
+
+describe('RateLearner', () => {
+  it('learns from a 429 the rate answered over the window before it, and paces just under it', () => {
+    const l = new RateLearner();
+    answers(l, 100, 0, 1_000);
+    answers(l, 100, 1_000, 2_000);
+    expect(l.rate(2_000)).toBeUndefined();
+    expect(near(l.limited(2_000, 1_990, 1_000), UNDER * 100)).toBe(true);
+    // The 429s to requests sent before the cut, or within a window of it, say nothing new.
+    expect(near(l.limited(2_010, 1_995, 1_000), UNDER * 100)).toBe(true);
+    expect(near(l.limited(2_500, 2_400, 1_000), UNDER * 100)).toBe(true);
+    expect(l.cuts).toBe(1);
+    // A Retry-After of 60 s: a limit a minute, measured over the minute before.
+    const m = new RateLearner();
+    answers(m, 600, 0, 60_000);
+    expect(near(m.limited(60_000, 59_990, 60_000), UNDER * 10)).toBe(true);
+  });
+
+  it('rises again with no 429, slowly at first, and is cut again at the next one', () => {
+    const l = new RateLearner();
+    answers(l, 200, 0, 2_000);
+    const cap = l.limited(2_000, 1_990)!;
+    expect(l.rate(3_000)).toBe(cap);
+    expect(l.rate(12_000)! / cap).toBeGreaterThan(1);
+    expect(l.rate(12_000)! / cap).toBeLessThan(1.03);
+    expect(l.rate(62_000)! / cap).toBeGreaterThan(10);
+    // Risen past what the target admits (100 a second), it is refused, and cut to just under that again.
+    answers(l, 100, 21_000, 22_000);
+    expect(near(l.limited(22_000, 21_990), UNDER * 100)).toBe(true);
+    expect(l.cuts).toBe(2);
+    expect(near(l.lowest, UNDER * 100)).toBe(true);
+  });
+
+  it('takes 429s that come whatever the rate for none of its business: the cap is dropped, not lowered window after window', () => {
+    const l = new RateLearner();
+    answers(l, 100, 0, 1_000);
+    expect(near(l.limited(1_000, 990), UNDER * 100)).toBe(true);
+    // A window later at the cap, 30 % refused whatever the rate: 66 answered a second, well under the cap.
+    answers(l, 66, 1_000, 2_000);
+    expect(l.limited(2_000, 1_990)).toBeUndefined();
+    expect(l.refuted).toBe(1);
+    expect(l.rate(2_000)).toBeUndefined();
+    // 10 % refused: each cut would be 15 % lower than the last; the second one is refuted.
+    const m = new RateLearner();
+    answers(m, 100, 0, 1_000);
+    let cap = m.limited(1_000, 990)!;
+    let now = 1_000;
+    const caps = [cap];
+    while (cap !== undefined && caps.length < 10) {
+      answers(m, Math.round(0.9 * cap), now, now + 1_000);
+      now += 1_000;
+      cap = m.limited(now, now - 10)!;
+      caps.push(cap);
+    }
+    expect(caps.length).toBeLessThanOrEqual(4);
+    expect(caps.at(-1)).toBeUndefined();
+  });
+
+  it('learns nothing from a 429 with too few answers before it, and doubles a cap learned before a whole window has passed', () => {
+    const l = new RateLearner();
+    answers(l, 3, 0, 30);
+    expect(l.limited(30, 20)).toBeUndefined();
+    // 50 answered in the first 100 ms: at least 50 a second; it may be more.
+    const m = new RateLearner();
+    answers(m, 50, 0, 100);
+    const cap = m.limited(100, 90)!;
+    expect(near(cap, UNDER * 50)).toBe(true);
+    expect(m.rate(1_100)).toBeCloseTo(2 * cap);
+    expect(m.rate(2_100)).toBeCloseTo(4 * cap);
   });
 });
 

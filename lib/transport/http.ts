@@ -16,7 +16,10 @@
 //   never is, as it may have been applied.
 // - The in-flight bound follows the target's latency (Limiter): it starts low, grows while
 //   answers come as fast as unloaded ones of their kind, shrinks as soon as they slow down; a
-//   429 or a timeout halves it. --max-rate spaces sends evenly besides (RateCap).
+//   429 or a timeout halves it. --max-rate spaces sends evenly besides (RateCap), and so does the
+//   rate a target that answers 429 was found to admit (RateLearner): paced just under it, a
+//   per-second limit is met without a 429 for each request over it; a 429 the learned rate
+//   accounts for lowers that rate, not what is in flight.
 // - The breaker stops all sending once the target has failed at several moments apart in time
 //   with no answer between; requests that were in flight together and fail together are one
 //   such moment, so a busy moment does not end the run but a target that is gone does.
@@ -34,7 +37,7 @@ import { BodyBudget } from './body-budget.js';
 import { Breaker, BREAKER_AFTER } from './breaker.js';
 import { latencyClass, Limiter } from './limiter.js';
 import { LoadRecorder, type LoadReport, type Way } from './load.js';
-import { RateCap } from './rate.js';
+import { RateCap, RateLearner } from './rate.js';
 import { DEFAULT_RETRY, retryAfterMs, type RetryPolicy } from './retry.js';
 import { noTransport, type TransportStats } from './transport-stats.js';
 
@@ -153,15 +156,22 @@ function loadUndici(): NonNullable<typeof undici> {
 
 /**
  * Bounds requests in flight; the bound moves as the Limiter says. Background requests (RequestSpec.background) wait behind every other: a slot
- * goes to one only when no other request waits.
+ * goes to one only when no other request waits. Under a rate (`pace`: the wait before the next
+ * send may go, 0 when it may go now, its turn then taken), a slot is given only at a send's turn,
+ * in that same order: a request waiting for its turn holds no slot, and a chain of requests sent
+ * one after another is not queued behind turns a batch has taken.
  */
 class Semaphore {
   #limit: number;
   #active = 0;
   readonly #waiting: Array<() => void> = [];
   readonly #background: Array<() => void> = [];
-  constructor(n: number) {
+  readonly #pace: (now: number) => number;
+  /** Armed while requests wait for the rate's next turn. */
+  #timer: NodeJS.Timeout | undefined;
+  constructor(n: number, pace: (now: number) => number = () => 0) {
     this.#limit = n;
+    this.#pace = pace;
   }
   get limit(): number {
     return this.#limit;
@@ -179,11 +189,16 @@ class Semaphore {
    * `background`: behind every request that is not.
    */
   async acquire(first = false, background = false): Promise<void> {
-    if (this.#active < this.#limit) {
+    if (this.#active < this.#limit && this.#waiting.length + this.#background.length === 0 && this.#pace(performance.now()) === 0) {
       this.#active++;
       return;
     }
-    await new Promise<void>((resolve) => (first ? this.#waiting.unshift(resolve) : background ? this.#background.push(resolve) : this.#waiting.push(resolve)));
+    await new Promise<void>((resolve) => {
+      if (first) this.#waiting.unshift(resolve);
+      else if (background) this.#background.push(resolve);
+      else this.#waiting.push(resolve);
+      this.#wake();
+    });
   }
   release(): void {
     this.#active--;
@@ -191,6 +206,14 @@ class Semaphore {
   }
   #wake(): void {
     while (this.#active < this.#limit && this.#waiting.length + this.#background.length > 0) {
+      const wait = this.#pace(performance.now());
+      if (wait > 0) {
+        this.#timer ??= setTimeout(() => {
+          this.#timer = undefined;
+          this.#wake();
+        }, wait);
+        return;
+      }
       this.#active++;
       (this.#waiting.shift() ?? this.#background.shift())!();
     }
@@ -455,9 +478,8 @@ export class HttpClient {
   readonly #budget: BodyBudget;
   readonly #stats = noTransport();
   readonly #limiter: Limiter;
-  readonly #rate: RateCap | undefined;
-  /** Requests holding a slot while they wait for the rate cap's turn (see #turn). */
-  #turnWaiting = 0;
+  readonly #rate: RateCap;
+  readonly #learner = new RateLearner();
   readonly #load: LoadRecorder;
   #stopped = false;
   /**
@@ -477,8 +499,8 @@ export class HttpClient {
     this.#base = options.baseUrl.replace(/\/+$/, '');
     this.#agent = new (loadUndici().Agent)({ keepAliveTimeout: 10_000, connections: options.concurrency });
     this.#limiter = new Limiter(options.concurrency);
-    this.#slots = new Semaphore(this.#limiter.limit);
-    this.#rate = options.maxRate !== undefined ? new RateCap(options.maxRate) : undefined;
+    this.#slots = new Semaphore(this.#limiter.limit, (now) => this.#rate.take(now, this.#learner.rate(now)));
+    this.#rate = new RateCap(options.maxRate);
     this.#load = new LoadRecorder(options.concurrency, options.maxRate);
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
     this.#breakerAfter = options.breakerAfter ?? BREAKER_AFTER;
@@ -549,7 +571,7 @@ export class HttpClient {
     if (this.#breaker.down) throw refused();
     while (this.#paused) await this.#paused;
     await this.#slots.acquire(false, spec.background);
-    await this.#turn();
+    this.#sent();
     if (this.#breaker.down || this.#stopped) {
       this.#slots.release();
       throw this.#stopped ? interrupted() : refused();
@@ -557,16 +579,9 @@ export class HttpClient {
     count((s) => s.requests++);
   }
 
-  /** Waits for the rate cap's turn (--max-rate), holding the slot just taken, and notes the send. */
-  async #turn(): Promise<void> {
-    const wait = this.#rate?.turn(performance.now()) ?? 0;
-    if (wait > 0) {
-      // Slots held while waiting for a turn are not in flight at the target.
-      this.#turnWaiting++;
-      await new Promise((resolve) => setTimeout(resolve, wait));
-      this.#turnWaiting--;
-    }
-    this.#load.sent(performance.now(), this.#slots.active - this.#turnWaiting, this.#slots.limit);
+  /** Notes a send (the rate's turn was taken with the slot: Semaphore). */
+  #sent(): void {
+    this.#load.sent(performance.now(), this.#slots.active, this.#slots.limit);
   }
 
   /** Sends one request; `stats` (a Session's) counts what it took besides the client's own. */
@@ -805,10 +820,18 @@ export class HttpClient {
       const { maxRetries, maxWaitMs } = this.#retry;
       const header = e.headers?.['retry-after'];
       const wait = (status !== undefined ? retryAfterMs(Array.isArray(header) ? header[0] : header) : undefined) ?? this.#backoff(a.sent);
+      // A 429 the rate learned accounts for lowers that rate (RateLearner), and only the refused
+      // request waits its Retry-After: the others go on at the new rate. Otherwise what is in
+      // flight is halved, and nothing new is sent until the wait is over (#pause).
+      let paced: number | undefined;
       if (status !== undefined) {
         this.#heard(status);
-        this.#load.answered(performance.now(), 0, status);
-        this.#lower(a, 'rate-limited');
+        const now = performance.now();
+        this.#load.answered(now, 0, status);
+        const cuts = this.#learner.cuts;
+        paced = this.#learner.limited(now, a.sentAt, header === undefined ? undefined : retryAfterMs(Array.isArray(header) ? header[0] : header));
+        if (paced === undefined) this.#lower(a, 'rate-limited');
+        else if (this.#learner.cuts > cuts) this.#load.paced(now, paced);
       }
       if (a.sent > maxRetries || a.waitedMs + wait > maxWaitMs) {
         if (status === undefined) return done(err);
@@ -825,7 +848,7 @@ export class HttpClient {
       }
       if (reset && performance.now() - this.#answeredAt > ALIVE_WITHIN_MS) this.#failed(transportError(err, a.what, this.options.timeoutMs), a);
       if (this.#breaker.down) return done(new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`));
-      void this.#nextAttempt(a, wait, reset ? 'reset' : 'answer', status !== undefined).then((go) =>
+      void this.#nextAttempt(a, wait, reset ? 'reset' : 'answer', status !== undefined && paced === undefined).then((go) =>
         done(go ? null : new SuiteError('TARGET_DOWN', `${a.what}: not sent again: ${this.#breaker.down}`)),
       );
     };
@@ -872,7 +895,7 @@ export class HttpClient {
     await slept;
     await this.#slots.acquire(true);
     a.holding = true;
-    await this.#turn();
+    this.#sent();
     if (this.#breaker.down) return false;
     a.epoch = this.#limiter.epoch;
     a.answered = false;
@@ -958,7 +981,10 @@ export class HttpClient {
   #heard(status: number, a?: Attempts, ms?: number): void {
     this.#breaker.failures = 0;
     this.#answeredAt = performance.now();
-    if (status === RATE_LIMITED || GATEWAY_STATUSES.includes(status)) return;
+    if (status === RATE_LIMITED) return;
+    // Whatever answered it, a gateway too, admitted the request: it counts toward the rate admitted.
+    this.#learner.answered(this.#answeredAt);
+    if (GATEWAY_STATUSES.includes(status)) return;
     // When the request so answered was sent: an answer to one sent before a gateway answer
     // elsewhere (the service went down while it was in flight) says nothing of the time after.
     if (a) this.#upAt = Math.max(this.#upAt, a.sentAt);

@@ -9,4 +9,4 @@ export { noTransport, sumTransport, type TransportStats } from './transport-stat
 export { findByName, findNames } from './find.js';
 export { latencyClass, Limiter, START_LIMIT, type BackoffCause } from './limiter.js';
 export { LoadRecorder, type LatencyFigures, type LoadBucket, type LoadReport, type Way } from './load.js';
-export { RateCap } from './rate.js';
+export { RateCap, RateLearner, UNDER } from './rate.js';

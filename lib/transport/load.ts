@@ -34,6 +34,8 @@ export interface LoadReport {
   backoffs: Record<BackoffCause, number>;
   /** 429 answers. */
   rateLimited: number;
+  /** Sends paced at a rate learned from 429s (lib/transport/rate.ts): how often it was set, and its lowest (a second). */
+  paced?: { cuts: number; lowest: number };
   bucketMs: number;
   timeline: LoadBucket[];
   /** Requests by the way of asking that sent them (RequestSpec.way), each counted once, however often it was tried. */
@@ -124,6 +126,7 @@ export class LoadRecorder {
   #peak = 0;
   #rateLimited = 0;
   readonly #asked: Partial<Record<Way, number>> = {};
+  #paced: { cuts: number; lowest: number } | undefined;
   readonly #backoffs: Record<BackoffCause, number> = { latency: 0, 'rate-limited': 0, timeout: 0 };
 
   constructor(ceiling: number, maxRate?: number) {
@@ -186,6 +189,11 @@ export class LoadRecorder {
     if (this.#start.n < START_ANSWERS) this.#start.add(ms);
   }
 
+  /** At `now`, 429s set the learned rate to `perSecond`. */
+  paced(_now: number, perSecond: number): void {
+    this.#paced = { cuts: (this.#paced?.cuts ?? 0) + 1, lowest: Math.min(this.#paced?.lowest ?? Infinity, Math.round(perSecond * 10) / 10) };
+  }
+
   backedOff(now: number, cause: BackoffCause, limit: number): void {
     const b = this.#at(now);
     b.backoffs++;
@@ -205,6 +213,7 @@ export class LoadRecorder {
       peak: { ...(peak?.latency ?? new Histogram()).figures(), inFlight: peak?.inFlight ?? 0 },
       backoffs: { ...this.#backoffs },
       rateLimited: this.#rateLimited,
+      ...(this.#paced ? { paced: { ...this.#paced } } : {}),
       bucketMs: this.#bucketMs,
       asked: { ...this.#asked },
       timeline: this.#buckets.map((b) => {
