@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { resultKey, type CheckResult } from '../lib/runner/index.js';
 import { catalogNames, endpointsOf, loadCatalogSpec, mergeCatalog, type CatalogOverrides, contractDigest, suiteDigest } from '../lib/contract/index.js';
-import { catalogProblem, ConfigError, DEFAULT_REQUEST_BUDGET, resolveConfig, type Config } from '../lib/configuration/index.js';
+import { catalogProblem, ConfigError, DEFAULT_REQUEST_BUDGET, resolveConfig, SETTINGS, type Config, type SettingSpec } from '../lib/configuration/index.js';
+import { isDeepStrictEqual } from 'node:util';
 import { packageVersion } from '../lib/package/index.js';
 import { KeyError, mustPlan, verifyingKey } from '../reporters/attestation.js';
 import { checkBundle, type BundleCheck, type BundleFolder, type Finding, type SuiteFacts } from '../reporters/bundle-check.js';
@@ -58,6 +59,10 @@ const OPTIONS = {
   'rerun-dir': { type: 'string' },
   'no-color': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  // Known only to be refused with the reason: a re-run takes them from the bundle.
+  ...Object.fromEntries(
+    (SETTINGS as readonly SettingSpec[]).filter((x) => x.shards).map((x) => [x.key, { type: x.kind === 'switch' ? 'boolean' : 'string', multiple: true }]),
+  ),
 } as const;
 
 /** --window N: release lines before this one still accepted (DEFAULT_WINDOW when not given). */
@@ -105,40 +110,53 @@ function recordedPlan(config: Record<string, unknown>): { settings: ReturnType<t
   return { settings, catalog };
 }
 
-/** A Config with the bundle's outcome settings over `base` (target, token, pace: the certifier's). */
-function replayConfig(base: Config, config: Record<string, unknown>): Config {
+/** The settings that decide outcomes (lib/configuration/settings.ts: those the shards of one run share). */
+const OUTCOME_SETTINGS = (SETTINGS as readonly SettingSpec[]).filter((x) => x.shards);
+
+/**
+ * The bundle's outcome settings, each as the run recorded it (a value of the wrong type reads
+ * as absent): the field of Config, and the flag words that give it.
+ */
+interface Recorded {
+  spec: SettingSpec;
+  value: unknown;
+  words: string[];
+}
+
+function bundleSettings(config: Record<string, unknown>): Recorded[] {
+  return OUTCOME_SETTINGS.flatMap((spec): Recorded[] => {
+    const v = config[spec.field];
+    if (spec.kind === 'switch') return [{ spec, value: v === true, words: v === true ? [`--${spec.key}`] : [] }];
+    if (spec.kind === 'whole') return typeof v === 'number' ? [{ spec, value: v, words: [`--${spec.key}`, String(v)] }] : [];
+    if (spec.kind === 'list' && Array.isArray(v) && v.every((x) => typeof x === 'string'))
+      return [{ spec, value: [...v], words: v.length ? [`--${spec.key}`, v.join(',')] : [] }];
+    return [];
+  });
+}
+
+/**
+ * A Config with the bundle's seed, selection and every outcome setting over `base` (target,
+ * token, pace: the certifier's), and the words of those that are not at their defaults.
+ */
+function replayConfig(base: Config, config: Record<string, unknown>): { config: Config; changed: string[] } {
   const { settings: s, catalog } = recordedPlan(config);
-  const replayed = [
-    'seed',
-    'timeout',
-    'max-body-bytes',
-    'request-budget',
-    'time-buffer',
-    'explore',
-    'explore-only',
-    'default-page-length',
-    'require-all-endpoints',
-    'strict',
-    'empty',
-  ];
+  const recorded = bundleSettings(config);
+  const byField = base as unknown as Record<string, unknown>;
+  const changed = recorded
+    .filter((x) => !isDeepStrictEqual(x.value, byField[x.spec.field] ?? (x.spec.kind === 'switch' ? false : undefined)))
+    .flatMap((x) => x.words);
   return {
-    ...base,
-    sources: { ...base.sources, ...Object.fromEntries(replayed.map((k) => [k, 'bundle' as const])) },
-    ...(typeof config.seed === 'number' ? { seed: config.seed } : {}),
-    ...(s.timeoutMs !== undefined ? { timeoutMs: s.timeoutMs } : {}),
-    ...(s.maxBodyBytes !== undefined ? { maxBodyBytes: s.maxBodyBytes } : {}),
-    ...(s.requestBudget !== undefined ? { requestBudget: s.requestBudget } : {}),
-    ...(s.timeBufferSeconds !== undefined ? { timeBufferSeconds: s.timeBufferSeconds } : {}),
-    ...(s.explore !== undefined ? { explore: s.explore } : {}),
-    exploreOnly: s.exploreOnly === true,
-    ...(s.defaultPageLength !== undefined ? { defaultPageLength: s.defaultPageLength } : {}),
-    requireAllEndpoints: s.requireAllEndpoints === true,
-    strict: s.strict === true,
-    checks: s.checks ?? [],
-    ...(s.grep !== undefined ? { grep: s.grep } : { grep: undefined }),
-    operations: s.operations ?? [],
-    empty: s.empty ?? [],
-    catalog,
+    config: {
+      ...base,
+      sources: { ...base.sources, seed: 'bundle', ...Object.fromEntries(recorded.map((x) => [x.spec.key, 'bundle' as const])) },
+      ...(typeof config.seed === 'number' ? { seed: config.seed } : {}),
+      ...Object.fromEntries(recorded.map((x) => [x.spec.field, x.value])),
+      checks: s.checks ?? [],
+      ...(s.grep !== undefined ? { grep: s.grep } : { grep: undefined }),
+      operations: s.operations ?? [],
+      catalog,
+    },
+    changed,
   };
 }
 
@@ -238,13 +256,16 @@ async function rerun(dir: string, report: RunReport, values: { 'base-url'?: stri
     randomSeed: report.seed,
     ...catalogNames(),
   });
-  const config = replayConfig(base, report.config);
+  const { config, changed } = replayConfig(base, report.config ?? {});
   const out = values['rerun-dir'] !== undefined ? resolve(io.cwd, values['rerun-dir']) : mkdtempSync(join(tmpdir(), 'conformance-rerun-'));
   const definitions = selectChecks(checkDefinitions, config.checks, config.grep);
   // What the vendor declared absent, as results.json records it (verify holds certificate.json to the same).
   const absent = report.certification?.declaredAbsent ?? [];
   io.out('');
   io.out(`witnessed re-run of ${dir}: seed ${config.seed}, against ${config.baseUrl ?? 'the bundled reference server'}; its own bundle goes to ${out}`);
+  io.out(
+    `  the re-run takes every setting that decides outcomes from the bundle (${OUTCOME_SETTINGS.map((x) => `--${x.key}`).join(', ')}): ${changed.length ? changed.join(' ') : 'all at their defaults'}`,
+  );
   const { run } = await import('./run.js');
   const code = await run(config, definitions, { certifyDir: out, declaredAbsent: absent, ...(report.product ? { product: report.product } : {}) }, io);
   let again: RunReport;
@@ -277,6 +298,12 @@ export async function verify(args: string[], io: Io): Promise<number> {
   }
   if (positionals.length !== 1)
     throw new UsageError(positionals.length ? `one bundle at a time (got ${positionals.length})` : 'which bundle? (conformance verify BUNDLE)', 'verify');
+  const outcome = OUTCOME_SETTINGS.filter((x) => (values as Record<string, unknown>)[x.key] !== undefined).map((x) => `--${x.key}`);
+  if (outcome.length)
+    throw new UsageError(
+      `${outcome.join(', ')}: verify takes no setting that decides outcomes; a re-run (--rerun) takes each of them from the bundle, as the certified run had it`,
+      'verify',
+    );
   if (!values.rerun && (values['base-url'] !== undefined || values['rerun-dir'] !== undefined))
     throw new UsageError('--base-url and --rerun-dir go with --rerun', 'verify');
   const window = windowOf(values.window, 'verify');

@@ -199,6 +199,31 @@ export function observeEmpty(results: readonly CheckResult[], operation: string)
   return { operation, observed: 'unknown', evidence: why, notExercised };
 }
 
+/** Most reasons, and most checks per reason, that a refusal names; the rest are counted. */
+const NAMED_REASONS = 3;
+const NAMED_PER_REASON = 6;
+
+/**
+ * Skipped checks grouped by their reason, each reason said once after the checks that share it
+ * (`a, b [op]: reason`): the checks of one setting left off share one reason, which names the
+ * flag that runs them.
+ */
+function skipsByReason(skipped: readonly CheckResult[]): string {
+  const groups = new Map<string, string[]>();
+  for (const r of skipped) {
+    const reason = r.reason ?? 'no reason given';
+    const ids = groups.get(reason) ?? [];
+    ids.push(`${r.id}${r.operation ? ` [${r.operation}]` : ''}`);
+    groups.set(reason, ids);
+  }
+  const said = [...groups].slice(0, NAMED_REASONS).map(([reason, ids]) => {
+    const more = ids.length > NAMED_PER_REASON ? ` and ${ids.length - NAMED_PER_REASON} more` : '';
+    return `${ids.slice(0, NAMED_PER_REASON).join(', ')}${more}: ${reason}`;
+  });
+  const rest = groups.size > NAMED_REASONS ? `; ${groups.size - NAMED_REASONS} other reason(s)` : '';
+  return `${said.join('; ')}${rest}`;
+}
+
 export function certify(results: readonly CheckResult[], suiteErrors: readonly string[], scope: CertificationScope): Certification {
   const { declaredAbsent } = scope;
   const declaredEmpty = (scope.declaredEmpty ?? []).map((op) => observeEmpty(results, op));
@@ -216,9 +241,8 @@ export function certify(results: readonly CheckResult[], suiteErrors: readonly s
   if (failed.length) why.push(`${failed.length} MUST check(s) failed${failed.some((r) => r.baselined) ? ' (baselines do not count in certification)' : ''}`);
   if (errors) why.push(`${errors} error(s) of the suite: the run is incomplete`);
   if (skipped.length) {
-    const sample = skipped.slice(0, 3).map((r) => `${r.id}${r.operation ? ` [${r.operation}]` : ''}: ${r.reason}`);
     const declared = scope.declaredEmpty?.length ? 'a declared-absent operation or a declared-empty list' : 'a declared-absent operation';
-    why.push(`${skipped.length} MUST check(s) skipped for a reason other than ${declared} (${sample.join('; ')}${skipped.length > 3 ? '; ...' : ''})`);
+    why.push(`${skipped.length} MUST check(s) skipped for a reason other than ${declared} (${skipsByReason(skipped)})`);
     // Skipped for want of records on lists the run saw empty and nobody declared: --empty is
     // the way to say so, if they are empty on purpose. A list seen holding records is not
     // named: declaring it would only be refused.

@@ -311,3 +311,33 @@ describe('a witnessed re-run', () => {
     // A Custom API still listed after its delete is waited for as long as the time buffer (60 s) before it fails a sequence.
   }, 180_000);
 });
+
+describe('a bundle made against a target with --change-settings', () => {
+  it('is re-run with every outcome setting it records (--change-settings too), and a run without the flag is refused once, naming the flag', async () => {
+    await withServer({ seed: 7 }, async (server) => {
+      const env = { CONFORMANCE_TOKEN: TOKEN, CONFORMANCE_SIGNING_KEY: readFileSync(ed.key, 'utf8') };
+      const target = ['--base-url', server.url, '--seed', '4', '--empty', 'catalog-rules'];
+      const made = await cli([...target, '--change-settings', '--certify', join(dir, 'changed')], { env });
+      expect(made.code, made.stdout + made.stderr).toBe(0);
+      const again = await cli(
+        ['verify', join(dir, 'changed'), '--key', ed.pub, '--rerun', '--base-url', server.url, '--rerun-dir', join(dir, 'changed-again')],
+        {
+          env: { CONFORMANCE_TOKEN: TOKEN },
+        },
+      );
+      expect(again.code, again.stdout + again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/the re-run takes every setting that decides outcomes from the bundle \(.*--change-settings.*\): .*--change-settings/);
+      expect(again.stdout).toMatch(/re-run: the same verdict on all \d+ results/);
+      // verify takes no outcome setting: the bundle decides it.
+      const flag = await cli(['verify', join(dir, 'changed'), '--rerun', '--base-url', server.url, '--change-settings'], { env: { CONFORMANCE_TOKEN: TOKEN } });
+      expect(flag.code).toBe(2);
+      expect(flag.stderr).toMatch(/--change-settings: verify takes no setting that decides outcomes; a re-run \(--rerun\) takes each of them from the bundle/);
+      // Without --change-settings: refused, the reason said once after the checks it kept from running.
+      const off = await cli([...target, '--certify', join(dir, 'unchanged')], { env });
+      expect(off.code).toBe(1);
+      const line = off.stdout.split('\n').find((l) => l.startsWith('certifiable: no'))!;
+      expect(line, off.stdout).toMatch(/list\.settings\.default-follows, list\.settings\.limit-overrides, .*: not run: --change-settings is off/);
+      expect(line.match(/--change-settings is off/g)).toHaveLength(1);
+    });
+  }, 240_000);
+});
