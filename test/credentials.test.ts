@@ -105,10 +105,18 @@ describe('a run that logs in with client credentials', () => {
   it('logs in again before a short-lived token expires, and passes (short-lived-tokens variant)', async () => {
     await withServer({ variants: ['short-lived-tokens'] }, async (server) => {
       const k = await key(server.url);
-      const r = await run(['--base-url', server.url, '--client-id', k.id, ...NARROW], { CONFORMANCE_CLIENT_SECRET: k.secret });
-      expect(r.code, [...r.out, ...r.err].join('\n')).toBe(0);
-      expect(r.report!.auth!.logins).toBeGreaterThanOrEqual(2);
-      expect(r.out.join('\n')).toContain(`logged in ${r.report!.auth!.logins} time(s) with client credentials`);
+      const f = await front(server.url);
+      try {
+        const r = await run(['--base-url', f.url, '--client-id', k.id, ...NARROW], { CONFORMANCE_CLIENT_SECRET: k.secret });
+        expect(r.code, [...r.out, ...r.err].join('\n')).toBe(0);
+        expect(r.report!.auth!.logins).toBeGreaterThanOrEqual(2);
+        expect(r.report!.auth!.logins).toBe(f.issued.length);
+        expect(r.out.join('\n')).toContain(`logged in ${r.report!.auth!.logins} time(s) with client credentials`);
+        // Renewed before it expired: no token the run obtained was refused.
+        expect(f.seen.filter((s) => s.status === 401 && f.issued.includes(s.token!))).toEqual([]);
+      } finally {
+        await f.close();
+      }
     });
   }, 60_000);
 
