@@ -261,7 +261,7 @@ async function quotingFront(upstream: string) {
     const out: Record<string, string> = { 'content-type': up.headers.get('content-type') ?? 'application/json' };
     if (req.url === '/oauth/access_token') {
       if (up.status === 200) tokens.push((JSON.parse(text) as { access_token: string }).access_token);
-    } else if (secret && tokens.length >= 2 && text) {
+    } else if (secret && tokens.length >= 2 && text.startsWith('{')) {
       const body = JSON.parse(text) as { data?: unknown; meta?: { results?: unknown }; errors?: Array<{ detail?: string }> };
       // The token first: an excerpt of the body is what a failure shows.
       const quoted = { token: spellings(tokens.at(-1)!), secret: spellings(secret) };
