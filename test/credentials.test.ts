@@ -3,7 +3,7 @@
 // a token that worked, and a refused login ends the run (exit 2) before anything is sent to the
 // operations. A front before the reference server counts what reaches it, and plays the token
 // endpoints a run may meet: a login page, none at all, one that revokes a token mid-run.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,9 +11,10 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
 import type { Io } from '../cli/io.js';
 import { resolveConfig } from '../lib/configuration/index.js';
+import { Ledger } from '../lib/runner/index.js';
 import { renewalTime } from '../lib/transport/index.js';
 import type { RunReport } from '../reporters/model.js';
-import { listening, SEED, TOKEN, withServer } from './support.js';
+import { cli, listening, SEED, TOKEN, withServer } from './support.js';
 
 interface Said {
   code: number;
@@ -237,3 +238,31 @@ describe('the settings of client credentials', () => {
     expect(renewalTime(0, 3_000)).toBe(1_500);
   });
 });
+
+it('conformance cleanup logs in with client credentials, as a run does, and deletes what a run left', async () => {
+  await withServer({ variants: ['short-lived-tokens'] }, async (server) => {
+    const k = await key(server.url);
+    const made = await fetch(`${server.url}/v2/application-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { type: 'application_key', name: 'conformance-abcd0001-k' } }),
+    });
+    const left = ((await made.json()) as { data: { id: string } }).data.id;
+    // The ledger of a run that crashed, under the TMPDIR the command is given.
+    const root = mkdtempSync(join(tmpdir(), 'conformance-ledgers-'));
+    try {
+      const path = join(root, 'conformance', 'abcd0001', 'ledger.jsonl');
+      const ledger = new Ledger(path);
+      ledger.started({ runId: 'abcd0001', baseUrl: server.url, startedAt: new Date().toISOString(), pid: 999_999_999, host: 'elsewhere' });
+      ledger.created({ kind: 'application-key', id: left, name: 'conformance-abcd0001-k', deletePath: `/v2/application-keys/${left}`, createdBy: 'test' });
+      const r = await cli(['cleanup', '--client-id', k.id], { env: { TMPDIR: root, CONFORMANCE_CLIENT_SECRET: k.secret } });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toContain(`run abcd0001 (${server.url}): deleted 1; 0 left over`);
+      expect(server.store.applicationKeys.has(left)).toBe(false);
+      expect(existsSync(path)).toBe(false);
+      expect(r.stdout + r.stderr).not.toContain(k.secret);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+}, 60_000);
