@@ -299,7 +299,10 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   const token: Cleaning['token'] = async (baseUrl) => {
     if (config.clientId === undefined) {
       if (!config.token)
-        throw new UsageError('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN, or client credentials: --client-id with CONFORMANCE_CLIENT_SECRET', 'cleanup');
+        throw new UsageError(
+          'cleanup needs the token the run used: --token or CONFORMANCE_TOKEN, or client credentials: --client-id with CONFORMANCE_CLIENT_SECRET',
+          'cleanup',
+        );
       return { token: config.token };
     }
     // One login per target, as the run's: the token URL given, else the target's own.

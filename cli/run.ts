@@ -79,7 +79,10 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       results,
       [why],
       { deleted: 0, leftovers: [] },
-      { code: 2, reason: `exit 2: no check ran (${why.startsWith('the run stopped at the preflight') ? 'the run stopped at the preflight' : 'the login was refused'})` },
+      {
+        code: 2,
+        reason: `exit 2: no check ran (${why.startsWith('the run stopped at the preflight') ? 'the run stopped at the preflight' : 'the login was refused'})`,
+      },
       prepared.login ? { auth: { logins: prepared.login.logins } } : {},
     );
     // Through the door every report goes by: the formats --reporter chose, GitHub's annotations.
@@ -159,7 +162,11 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       suite.results,
       suite.suiteErrors.map((e) => secrets.mask(e)),
       cleanup,
-      { declaredAbsent, declaredEmpty, interrupted, ...(suite.load ? { load: suite.load } : {}), 
+      {
+        declaredAbsent,
+        declaredEmpty,
+        interrupted,
+        ...(suite.load ? { load: suite.load } : {}),
         // The logins of this process (before the preflight, for the cleanup) and of the checks' worker.
         ...(prepared.login ? { auth: { logins: prepared.login.logins + suite.logins } } : {}),
       },

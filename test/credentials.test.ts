@@ -154,23 +154,27 @@ describe('a refused login: exit 2, and nothing is sent to the operations', () =>
     ['a login page', 'html', /cannot log in: POST .* answered 200 with text\/html and no access_token: an HTML page titled "Sign in"/],
     ['JSON without access_token', 'no-token', /answered 200 with application\/json and no access_token/],
     ['no token endpoint (404)', '404', /cannot log in: POST .* answered 404: there is no token endpoint there/],
-  ] as const)('%s', async (_name, mode, said) => {
-    await withServer({}, async (server) => {
-      const k = await key(server.url);
-      const f = await front(server.url, { token: mode });
-      try {
-        const secret = mode === 'pass' ? `${k.secret}-wrong` : k.secret;
-        const r = await run(['--base-url', f.url, '--client-id', k.id, ...NARROW], { CONFORMANCE_CLIENT_SECRET: secret });
-        expect(r.code).toBe(2);
-        expect(r.err[0]).toMatch(said);
-        expect(f.seen).toEqual([]);
-        expect(r.report!.exit.reason).toMatch(/no check ran \(the login was refused\)/);
-        expect([...r.out, ...r.err, JSON.stringify(r.report)].join('\n')).not.toContain(secret);
-      } finally {
-        await f.close();
-      }
-    });
-  }, 60_000);
+  ] as const)(
+    '%s',
+    async (_name, mode, said) => {
+      await withServer({}, async (server) => {
+        const k = await key(server.url);
+        const f = await front(server.url, { token: mode });
+        try {
+          const secret = mode === 'pass' ? `${k.secret}-wrong` : k.secret;
+          const r = await run(['--base-url', f.url, '--client-id', k.id, ...NARROW], { CONFORMANCE_CLIENT_SECRET: secret });
+          expect(r.code).toBe(2);
+          expect(r.err[0]).toMatch(said);
+          expect(f.seen).toEqual([]);
+          expect(r.report!.exit.reason).toMatch(/no check ran \(the login was refused\)/);
+          expect([...r.out, ...r.err, JSON.stringify(r.report)].join('\n')).not.toContain(secret);
+        } finally {
+          await f.close();
+        }
+      });
+    },
+    60_000,
+  );
 
   it('a token endpoint that cannot be reached', async () => {
     // A port just freed: nothing listens there.
@@ -227,9 +231,19 @@ describe('the settings of client credentials', () => {
     });
     expect(c.clientSecret).toBe('sk-from-file');
     expect(c.tokenUrl).toBe('https://api.example.com/prefix/oauth/access_token');
-    expect(resolveConfig({ flags: {}, env: { CONFORMANCE_BASE_URL: 'https://a.example', CONFORMANCE_CLIENT_ID: 'i', CONFORMANCE_CLIENT_SECRET: 's', CONFORMANCE_TOKEN_URL: 'https://login.example/t' }, cwd: dir, randomSeed: 1 }).tokenUrl).toBe(
-      'https://login.example/t',
-    );
+    expect(
+      resolveConfig({
+        flags: {},
+        env: {
+          CONFORMANCE_BASE_URL: 'https://a.example',
+          CONFORMANCE_CLIENT_ID: 'i',
+          CONFORMANCE_CLIENT_SECRET: 's',
+          CONFORMANCE_TOKEN_URL: 'https://login.example/t',
+        },
+        cwd: dir,
+        randomSeed: 1,
+      }).tokenUrl,
+    ).toBe('https://login.example/t');
   });
 
   it('a token is renewed at 80% of its life, or 30 s before its end where sooner, never before half of it', () => {

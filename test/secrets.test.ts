@@ -288,9 +288,12 @@ it('with client credentials, the secret and every token obtained show in no outp
     const front = await quotingFront(server.url);
     try {
       const dir = mkdtempSync(join(tmpdir(), 'conformance-secrets-'));
-      const r = await cli(['--base-url', front.url, '--client-id', key.client_id, '--operation', 'accounts', '--explore', '2', '--report-dir', join(dir, 'report')], {
-        env: { CONFORMANCE_CLIENT_SECRET: key.client_secret },
-      });
+      const r = await cli(
+        ['--base-url', front.url, '--client-id', key.client_id, '--operation', 'accounts', '--explore', '2', '--report-dir', join(dir, 'report')],
+        {
+          env: { CONFORMANCE_CLIENT_SECRET: key.client_secret },
+        },
+      );
       // The list checks fail on the pages that quote them, so their bodies are shown.
       expect(r.code, r.stdout + r.stderr).toBe(1);
       expect(front.secret()).toBe(key.client_secret);
@@ -304,7 +307,15 @@ it('with client credentials, the secret and every token obtained show in no outp
       for (const value of [key.client_secret, ...front.tokens]) {
         expect(outputs).not.toContain(value);
         for (const [name, encode] of Object.entries(ENCODERS)) expect(outputs.includes(encode(value).replace(/^secret | here$/g, '')), name).toBe(false);
-        for (const [name, encode] of Object.entries(BASE64)) expect(outputs.includes(encode(value).replace(/^(Basic |t=)/, '').slice(4, -4)), name).toBe(false);
+        for (const [name, encode] of Object.entries(BASE64))
+          expect(
+            outputs.includes(
+              encode(value)
+                .replace(/^(Basic |t=)/, '')
+                .slice(4, -4),
+            ),
+            name,
+          ).toBe(false);
       }
     } finally {
       await front.close();

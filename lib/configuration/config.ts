@@ -416,7 +416,8 @@ export function resolveConfig(input: ConfigInput): Config {
 }
 
 /** Why a secret is read from the environment or a file only, and how to give it. */
-const SECRET_WAYS = 'set CONFORMANCE_CLIENT_SECRET, or name a file that holds it with --client-secret-file (CONFORMANCE_CLIENT_SECRET_FILE, key client-secret-file)';
+const SECRET_WAYS =
+  'set CONFORMANCE_CLIENT_SECRET, or name a file that holds it with --client-secret-file (CONFORMANCE_CLIENT_SECRET_FILE, key client-secret-file)';
 
 /**
  * The client credentials of a run, or none: the id, the secret (from the environment or a file;
@@ -432,7 +433,9 @@ function credentials(
   if (given.flags['client-secret'] !== undefined)
     throw new ConfigError(`--client-secret: refused: a flag shows in process listings and shell history; ${SECRET_WAYS}`);
   if (given.file['client-secret'] !== undefined)
-    throw new ConfigError(`${given.fileLabel}: client-secret: refused: the file holds a path to the secret (client-secret-file), not the secret; ${SECRET_WAYS}`);
+    throw new ConfigError(
+      `${given.fileLabel}: client-secret: refused: the file holds a path to the secret (client-secret-file), not the secret; ${SECRET_WAYS}`,
+    );
   const id = raw['client-id'] === undefined ? undefined : String(raw['client-id']).trim();
   const file = raw['client-secret-file'] === undefined ? undefined : String(raw['client-secret-file']);
   let secret = raw['client-secret'] === undefined ? undefined : String(raw['client-secret']);
@@ -459,7 +462,9 @@ function credentials(
     if (secret === '') throw new ConfigError(`${at('client-secret-file')}: ${file} is empty`);
   }
   if (secret === undefined || secret.trim() === '')
-    throw new ConfigError(`${at('client-id')}: a client id needs its secret: ${SECRET_WAYS}${secret !== undefined ? ' (CONFORMANCE_CLIENT_SECRET is blank)' : ''}`);
+    throw new ConfigError(
+      `${at('client-id')}: a client id needs its secret: ${SECRET_WAYS}${secret !== undefined ? ' (CONFORMANCE_CLIENT_SECRET is blank)' : ''}`,
+    );
   return {
     clientId: id,
     clientSecret: secret,

@@ -159,7 +159,10 @@ export class Login {
         `the token endpoint refused the client credentials: ${answered}: ${detail()}. Check --client-id and the secret (CONFORMANCE_CLIENT_SECRET or --client-secret-file; its value is never shown).`,
       );
     if (res.status === 404)
-      throw new LoginError('absent', `cannot log in: ${answered}: there is no token endpoint there. Check --token-url (default: the base URL and /oauth/access_token).`);
+      throw new LoginError(
+        'absent',
+        `cannot log in: ${answered}: there is no token endpoint there. Check --token-url (default: the base URL and /oauth/access_token).`,
+      );
     if (res.status >= 300 && res.status < 400)
       throw new LoginError(
         'not-a-token',
