@@ -167,6 +167,8 @@ describe('a refused login: exit 2, and nothing is sent to the operations', () =>
           expect(r.err[0]).toMatch(said);
           expect(f.seen).toEqual([]);
           expect(r.report!.exit.reason).toMatch(/no check ran \(the login was refused\)/);
+          expect(r.report!.auth).toEqual({ logins: 0 });
+          expect(r.report!.results.every((x) => x.errorCode === 'NOT_RUN')).toBe(true);
           expect([...r.out, ...r.err, JSON.stringify(r.report)].join('\n')).not.toContain(secret);
         } finally {
           await f.close();
@@ -182,6 +184,7 @@ describe('a refused login: exit 2, and nothing is sent to the operations', () =>
     await gone.close();
     const r = await run(['--base-url', gone.url, '--client-id', 'id', ...NARROW], { CONFORMANCE_CLIENT_SECRET: 's3cr3t-value' });
     expect(r.code).toBe(2);
+    expect(r.report!.auth).toEqual({ logins: 0 });
     expect(r.err[0]).toBe(
       `conformance: cannot log in: the token endpoint cannot be reached: POST ${gone.url}/oauth/access_token (ECONNREFUSED). Check --token-url and --base-url.`,
     );

@@ -58,7 +58,7 @@ export class Login {
   /** Tokens that some request got an answer other than 401 with. */
   readonly #worked = new Set<string>();
   readonly #secrets = new Set<Secrets>();
-  /** Logins done by this process so far. */
+  /** Tokens obtained by this process so far. */
   logins = 0;
 
   constructor(settings: LoginSettings, timeoutMs: number, token?: string) {
@@ -150,7 +150,6 @@ export class Login {
           : (err.cause?.code ?? err.cause?.errors?.[0]?.code ?? err.code ?? err.cause?.message ?? 'no answer');
       throw new LoginError('unreachable', `cannot log in: the token endpoint cannot be reached: ${what} (${why}). Check --token-url and --base-url.`);
     }
-    this.logins++;
     const answered = `${what} answered ${res.status}`;
     const detail = (): string => this.#masked(gist(text));
     if (res.status === 400 || res.status === 401 || res.status === 403)
@@ -186,6 +185,7 @@ export class Login {
     const lifeMs =
       typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn * 1000 : typeof expires === 'number' && expires * 1000 > at ? expires * 1000 - at : undefined;
     for (const s of this.#secrets) s.add(token);
+    this.logins++;
     this.#token = token;
     this.#renewAt = lifeMs === undefined ? Infinity : renewalTime(at, lifeMs);
     return token;
