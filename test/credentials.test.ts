@@ -12,7 +12,8 @@ import { main } from '../cli/main.js';
 import type { Io } from '../cli/io.js';
 import { resolveConfig } from '../lib/configuration/index.js';
 import { Ledger } from '../lib/runner/index.js';
-import { renewalTime } from '../lib/transport/index.js';
+import { HttpClient, renewalTime } from '../lib/transport/index.js';
+import { Secrets } from '../lib/evidence/index.js';
 import type { RunReport } from '../reporters/model.js';
 import { cli, listening, SEED, TOKEN, withServer } from './support.js';
 
@@ -283,3 +284,49 @@ it('conformance cleanup logs in with client credentials, as a run does, and dele
     }
   });
 }, 60_000);
+
+it('a request that sends no token or a wrong one on purpose never logs in again; one with the token, once', async () => {
+  let logins = 0;
+  // Every token works once, then is refused: a request with the token meets a 401 after it worked.
+  const used = new Set<string>();
+  const server = createServer((req, res) => {
+    req.resume();
+    if (req.url === '/oauth/access_token') {
+      logins++;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: `tok-${logins}`, expires_in: 3600 }));
+      return;
+    }
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const ok = token?.startsWith('tok-') && !used.has(token);
+    if (ok) used.add(token!);
+    res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' }).end('{}');
+  });
+  const s = await listening(server);
+  const http = new HttpClient({
+    baseUrl: s.url,
+    token: '',
+    timeoutMs: 5_000,
+    maxBodyBytes: 1 << 20,
+    concurrency: 4,
+    secrets: new Secrets(),
+    login: { tokenUrl: `${s.url}/oauth/access_token`, clientId: 'id', clientSecret: 'sk', scope: `test-${Math.random()}` },
+  });
+  try {
+    expect((await http.request({ method: 'GET', path: '/v2/accounts' })).status).toBe(200);
+    expect(logins).toBe(1);
+    for (const auth of ['none', { bearer: 'wrong' }, { bearer: 'tok-1' }] as const)
+      expect((await http.request({ method: 'GET', path: '/v2/accounts', auth })).status, JSON.stringify(auth)).toBe(401);
+    expect(logins).toBe(1);
+    // tok-1 worked and is now refused: one login, the request sent again with tok-2, which works.
+    expect((await http.request({ method: 'GET', path: '/v2/accounts' })).status).toBe(200);
+    expect(logins).toBe(2);
+    // tok-2 too, at once for four requests: one login for all, each sent again once, a second 401 standing for all but one.
+    const statuses = await Promise.all([1, 2, 3, 4].map(() => http.request({ method: 'GET', path: '/v2/accounts' }).then((r) => r.status)));
+    expect(logins).toBe(3);
+    expect(statuses.sort()).toEqual([200, 401, 401, 401]);
+    expect(http.logins).toBe(3);
+  } finally {
+    await http.close();
+    await s.close();
+  }
+});

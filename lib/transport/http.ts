@@ -614,7 +614,10 @@ export class HttpClient {
       return res;
     }
     const renewed = await login.renew(sent).catch((e: unknown) => Promise.reject(loginSuiteError(e)));
-    return renewed === undefined ? res : this.#exchange(spec, stats, () => renewed);
+    if (renewed === undefined) return res;
+    const again = await this.#exchange(spec, stats, () => renewed);
+    if (again.status !== 401) login.worked(renewed);
+    return again;
   }
 
   /** One request, through its attempts; `token()` gives the token where it sends one, once it has a slot. */
