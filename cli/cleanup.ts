@@ -3,18 +3,20 @@
 // the target its ledger records, and only there: a base URL given by flag, environment or settings
 // file picks runs, it never sends a run's deletes elsewhere (nothing on a user's server is
 // touched that the suite did not create there). The token is never in a ledger: it comes from
-// --token, CONFORMANCE_TOKEN or the config file, as for a run.
+// --token, CONFORMANCE_TOKEN or the config file, or from a login with client credentials, as for
+// a run.
 import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 // checkTarget, cleanUp and leftoverLine as types only: they are loaded when the command runs (cleanup).
 import { isRunId, Ledger, ledgerPath, ledgersRoot, runInProgress, sameTarget, type checkTarget, type cleanUp, type LedgerRun } from '../lib/runner/index.js';
-import type { Config } from '../lib/configuration/index.js';
+import { TOKEN_PATH, type Config } from '../lib/configuration/index.js';
+import type { LoginSettings } from '../lib/transport/index.js';
 import type { leftoverLine } from '../reporters/console.js';
 import { Secrets } from '../lib/evidence/index.js';
 import { parseFlags, UsageError, type Io } from './io.js';
 
-const HELP = `Usage: conformance cleanup [--run ID]... [--base-url URL] [--token TOKEN] [--config FILE]
+const HELP = `Usage: conformance cleanup [--run ID]... [--base-url URL] [--token TOKEN | --client-id ID] [--config FILE]
   Deletes what interrupted or crashed runs created and did not delete, from their ledgers
   (${ledgersRoot()}/<run>/ledger.jsonl), and nothing else. Each run is cleaned on the
   target its ledger records, and nowhere else.
@@ -29,6 +31,9 @@ const HELP = `Usage: conformance cleanup [--run ID]... [--base-url URL] [--token
   --token TOKEN    the token, read as for a run (--token, CONFORMANCE_TOKEN, the config file);
                    every run cleaned is sent it, so when runs left things on several targets
                    and neither --base-url nor --run names one, nothing is sent (exit 2)
+  --client-id ID   log in with client credentials instead, as a run does (the secret in
+                   CONFORMANCE_CLIENT_SECRET or --client-secret-file; --token-url, default each
+                   target's base URL and /oauth/access_token)
   --config FILE    settings file (default: ./conformance.config.yaml when present)
   A run still in progress (its process alive on this host) is never touched: it cleans up
   after itself, and it does not change the exit code. Each target is read once with the token
@@ -65,8 +70,11 @@ interface Cleaning {
   wanted: string | undefined;
   named: readonly string[];
   host: string;
-  /** The token, asked for only when there is something to delete: nothing left, nothing to say. */
-  token(): string;
+  /**
+   * The token for a target, and the credentials to log in again with, asked for only when there
+   * is something to delete: nothing left, nothing to say. A refused login is a line, no throw.
+   */
+  token(baseUrl: string): Promise<{ token: string; login?: LoginSettings } | { refused: string }>;
   secrets: Secrets;
   /** Each target's preflight, read once. */
   reached: Map<string, Awaited<ReturnType<typeof checkTarget>>>;
@@ -204,18 +212,32 @@ async function cleanOn({ runId, path }: RunLedger, baseUrl: string, count: numbe
   const { config, io, secrets } = c;
   // The target is read once with the token first, as before a run: a refused token, a dead
   // host or a login page is one line, not a failed delete for each thing the run left.
+  const auth = await c.token(baseUrl);
+  if ('refused' in auth) {
+    io.err(`run ${runId} (${baseUrl}): not cleaned (${count} left): ${secrets.mask(auth.refused)}`);
+    return count;
+  }
   let reach = c.reached.get(baseUrl);
   if (!reach)
     c.reached.set(
       baseUrl,
-      (reach = await c.checkTarget({ baseUrl, token: c.token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes }, baseUrl, secrets)),
+      (reach = await c.checkTarget({ baseUrl, token: auth.token, timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes }, baseUrl, secrets)),
     );
   if (!reach.ok) {
     io.err(`run ${runId} (${baseUrl}): not cleaned (${count} left): ${secrets.mask(reach.line)}`);
     return count;
   }
   const report = await c.cleanUp(
-    { baseUrl, token: c.token(), timeoutMs: config.timeoutMs, maxBodyBytes: config.maxBodyBytes, concurrency: config.concurrency, ledgerPath: path, runId },
+    {
+      baseUrl,
+      token: auth.token,
+      ...(auth.login ? { login: auth.login } : {}),
+      timeoutMs: config.timeoutMs,
+      maxBodyBytes: config.maxBodyBytes,
+      concurrency: config.concurrency,
+      ledgerPath: path,
+      runId,
+    },
     secrets,
   );
   io.out(
@@ -239,6 +261,10 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
       options: {
         run: { type: 'string', multiple: true },
         token: { type: 'string' },
+        'client-id': { type: 'string' },
+        'client-secret': { type: 'string' },
+        'client-secret-file': { type: 'string' },
+        'token-url': { type: 'string' },
         'base-url': { type: 'string' },
         config: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -251,18 +277,44 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
     return 0;
   }
   // Loaded here, not above: --help needs none of it (the HTTP layer loads undici).
-  const [{ cleanUp }, { settingLabel }, { leftoverLine }, { checkTarget }, { commandSettings }] = await Promise.all([
+  const [{ cleanUp }, { settingLabel }, { leftoverLine }, { checkTarget }, { commandSettings }, { Login, LoginError }] = await Promise.all([
     import('../lib/runner/index.js'),
     import('../lib/configuration/index.js'),
     import('../reporters/console.js'),
     import('../lib/runner/index.js'),
     import('./settings.js'),
+    import('../lib/transport/index.js'),
   ]);
-  // The target, its token and how long to wait for it, as a run reads them (cli/settings.ts).
-  const config = await commandSettings(values, io, 'cleanup', ['base-url', 'token', 'timeout', 'max-body-bytes', 'concurrency'], values.config);
-  const token = (): string => {
-    if (!config.token) throw new UsageError('cleanup needs the token the run used: --token or CONFORMANCE_TOKEN', 'cleanup');
-    return config.token;
+  // The target, its token or client credentials and how long to wait for it, as a run reads them (cli/settings.ts).
+  const config = await commandSettings(
+    values,
+    io,
+    'cleanup',
+    ['base-url', 'token', 'client-id', 'client-secret', 'client-secret-file', 'token-url', 'timeout', 'max-body-bytes', 'concurrency'],
+    values.config,
+  );
+  const secrets = new Secrets();
+  if (config.token) secrets.add(config.token);
+  secrets.add(config.clientSecret);
+  const token: Cleaning['token'] = async (baseUrl) => {
+    if (config.clientId === undefined) {
+      if (!config.token)
+        throw new UsageError(
+          'cleanup needs the token the run used: --token or CONFORMANCE_TOKEN, or client credentials: --client-id with CONFORMANCE_CLIENT_SECRET',
+          'cleanup',
+        );
+      return { token: config.token };
+    }
+    // One login per target, as the run's: the token URL given, else the target's own.
+    const login = { tokenUrl: config.tokenUrl ?? `${baseUrl}${TOKEN_PATH}`, clientId: config.clientId, clientSecret: config.clientSecret!, scope: 'cleanup' };
+    const session = Login.shared(login, config.timeoutMs);
+    session.mask(secrets);
+    try {
+      return { token: await session.token(), login };
+    } catch (e) {
+      if (e instanceof LoginError) return { refused: e.message };
+      throw e;
+    }
   };
   const wanted = config.baseUrl;
   const from = wanted ? settingLabel(config, 'base-url') : '';
@@ -272,8 +324,6 @@ export async function cleanup(args: string[], io: Io): Promise<number> {
   const ledgers = readLedgers(values.run);
   refuseMisdirected(ledgers, named, wanted, from);
   if (!wanted && named.length === 0) refuseSeveralTargets(ledgers, host);
-  const secrets = new Secrets();
-  if (config.token) secrets.add(config.token);
   const cleaning: Cleaning = { io, config, wanted, named, host, token, secrets, reached: new Map(), cleanUp, checkTarget, leftoverLine };
   const tally: Tally = { left: 0, found: 0, busy: 0, elsewhere: 0 };
   for (const l of ledgers) await cleanRun(l, cleaning, tally);

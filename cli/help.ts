@@ -47,6 +47,15 @@ Target:
   --base-url URL        the server to certify (env CONFORMANCE_BASE_URL)
   --token TOKEN         its bearer token (env CONFORMANCE_TOKEN; prefer the env variable:
                         a flag shows in process listings and shell history)
+  --client-id ID        log in with client credentials instead of a token (env
+                        CONFORMANCE_CLIENT_ID): POST --token-url, again before the token
+                        expires and once on a 401 to a token that worked; not with --token
+  --client-secret-file PATH   the file that holds the client secret (env
+                        CONFORMANCE_CLIENT_SECRET_FILE); or the secret in CONFORMANCE_CLIENT_SECRET
+  --client-secret       refused: a flag shows in process listings and shell history (use the
+                        env variable or --client-secret-file)
+  --token-url URL       where to log in (env CONFORMANCE_TOKEN_URL; default: the base URL
+                        and /oauth/access_token)
   --config FILE         settings file (default: ./conformance.config.yaml when present)
 
 Selection:

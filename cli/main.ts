@@ -240,6 +240,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     const secrets = new Secrets();
     secrets.add(io.env.CONFORMANCE_TOKEN);
+    secrets.add(io.env.CONFORMANCE_CLIENT_SECRET);
     secrets.add(io.env.CONFORMANCE_SIGNING_KEY_PASSPHRASE);
     secrets.add(io.env.CONFORMANCE_SIGNING_KEY);
     io.err(`conformance: the suite itself failed: ${secrets.mask((e as Error)?.stack ?? String(e))}`);

@@ -24,7 +24,7 @@ import { endpointsOf, loadCatalogSpec, mergeCatalog, type Endpoint, type Paginat
 import { describeConfig, maskedConfig, settingLabel, type Config } from '../lib/configuration/index.js';
 import { packageVersion } from '../lib/package/index.js';
 import { Secrets } from '../lib/evidence/index.js';
-import type { LoadReport } from '../lib/transport/index.js';
+import { Login, LoginError, type LoadReport } from '../lib/transport/index.js';
 import { runSuite } from '../lib/vitest/index.js';
 import { notRun } from '../reporters/console.js';
 import { absentOperations, settingsOf, summarise, type RunReport } from '../reporters/model.js';
@@ -64,9 +64,37 @@ export async function run(config: Config, definitions: CheckDefinition[], option
   for (const line of describeConfig(config)) io.out(line);
   if (declaredEmpty.length && !options.certifyDir)
     io.out(`  (declared empty: ${declaredEmpty.join(', ')}; this counts only in a certification, with --certify DIR)`);
-  const { listening, settings, secrets } = await prepare(config, planned, io);
+  const prepared = await prepare(config, planned, io);
+  const { listening, settings, secrets } = prepared;
   // The bundled server, once it is loaded (closed at the end, whatever happened).
   let server = (): RunningServer | undefined => undefined;
+  /**
+   * No check ran: the login or the preflight refused the target (exit 2). CI still gets its
+   * files, saying why: every check not run, with the reason.
+   */
+  const refusedRun = (why: string): number => {
+    const results = checks.map((c) => errorResult(resultHead(c), 'NOT_RUN', why));
+    const report = runReport(
+      { runId, config, settings, options, startedAt, checks, pagination },
+      results,
+      [why],
+      { deleted: 0, leftovers: [] },
+      {
+        code: 2,
+        reason: `exit 2: no check ran (${why.startsWith('the run stopped at the preflight') ? 'the run stopped at the preflight' : 'the login was refused'})`,
+      },
+      prepared.login ? { auth: { logins: prepared.login.logins } } : {},
+    );
+    // Through the door every report goes by: the formats --reporter chose, GitHub's annotations.
+    publish(secrets.maskDeep(report), { reportDir: config.reportDir, reporters: config.reporters, color, summary: false }, secrets, io);
+    return 2;
+  };
+  if (prepared.refused !== undefined) {
+    io.err(`conformance: ${prepared.refused}`);
+    io.err('exit 2: no check ran (the login was refused: nothing was sent to the operations)');
+    Login.forget(runId);
+    return refusedRun(`the run stopped at the login: ${prepared.refused}`);
+  }
 
   // Ctrl-C, or SIGTERM (a cancelled CI job): stop the checks, so that nothing is created after
   // the cleanup has read the ledger, then clean up and report as after any run; exit 130.
@@ -92,7 +120,18 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     const about: ReportFacts = { runId, config, settings, options, startedAt, checks, pagination };
     // The bundled server, then the preflight, while vitest starts: the checks wait at the gate
     // (runSuite) until the preflight has passed, and are cancelled, having sent nothing, if not.
-    const gate = startAndReach({ config, endpoints, settings, secrets, listening, stop: stop.signal, io, talk, progress: progress !== undefined });
+    const gate = startAndReach({
+      config,
+      endpoints,
+      settings,
+      secrets,
+      listening,
+      stop: stop.signal,
+      io,
+      talk,
+      progress: progress !== undefined,
+      login: prepared.login,
+    });
     server = gate.server;
     const suite = await runSuite({ settings, checks, signal: stop.signal, gate: gate.ready.then((r) => r === 'go'), onResult: (r) => talk.result(r) }).finally(
       () => talk.stop(),
@@ -108,20 +147,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     talk.stop();
     if (reached !== 'go') {
       noLedger();
-      if (reached === 'refused') {
-        // No check ran, and CI still gets its files, saying why: every check not run, with the reason.
-        const results = checks.map((c) => errorResult(resultHead(c), 'NOT_RUN', `the run stopped at the preflight: ${gate.refusal()}`));
-        const report = runReport(
-          about,
-          results,
-          [`the run stopped at the preflight: ${gate.refusal()}`],
-          { deleted: 0, leftovers: [] },
-          { code: 2, reason: 'exit 2: no check ran (the run stopped at the preflight)' },
-        );
-        // Through the door every report goes by: the formats --reporter chose, GitHub's annotations.
-        publish(secrets.maskDeep(report), { reportDir: config.reportDir, reporters: config.reporters, color, summary: false }, secrets, io);
-        return 2;
-      }
+      if (reached === 'refused') return refusedRun(`the run stopped at the preflight: ${gate.refusal()}`);
       io.err('exit 130: interrupted (Ctrl-C or SIGTERM) during the preflight: no check ran, nothing was created');
       return 130;
     }
@@ -136,8 +162,16 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       suite.results,
       suite.suiteErrors.map((e) => secrets.mask(e)),
       cleanup,
-      { declaredAbsent, declaredEmpty, interrupted, ...(suite.load ? { load: suite.load } : {}) },
+      {
+        declaredAbsent,
+        declaredEmpty,
+        interrupted,
+        ...(suite.load ? { load: suite.load } : {}),
+        // The logins of this process (before the preflight, for the cleanup) and of the checks' worker.
+        ...(prepared.login ? { auth: { logins: prepared.login.logins + suite.logins } } : {}),
+      },
     );
+    if (report.auth) io.out(`logged in ${report.auth.logins} time(s) with client credentials (${secrets.mask(config.tokenUrl ?? '')})`);
     // Masked whole, with every secret any area learned, before any renderer escapes a character.
     const attest = options.signingKey ? { key: options.signingKey, mustChecks: mustPlan(checks, extraOperations) } : undefined;
     const unwritten = publish(
@@ -153,6 +187,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     else if (!cleanup.pending) io.out(`the ledger of run ${runId} is kept: 'conformance cleanup --run ${runId}' tries again`);
     return interrupted ? 130 : unwritten ? 2 : report.exit.code;
   } finally {
+    Login.forget(runId);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await (server() ?? listening)?.close();
@@ -177,7 +212,7 @@ function runReport(
   suiteErrors: string[],
   cleanup: CleanupReport,
   exit: RunReport['exit'],
-  more: Pick<RunReport, 'baseline' | 'certification' | 'load'> = {},
+  more: Pick<RunReport, 'baseline' | 'certification' | 'load' | 'auth'> = {},
 ): RunReport {
   const finishedAt = new Date();
   return {
@@ -220,7 +255,7 @@ function judged(
   found: CheckResult[],
   suiteErrors: string[],
   cleanup: CleanupReport,
-  run: { declaredAbsent: string[]; declaredEmpty: string[]; interrupted: boolean; load?: LoadReport },
+  run: { declaredAbsent: string[]; declaredEmpty: string[]; interrupted: boolean; load?: LoadReport; auth?: RunReport['auth'] },
 ): { report: RunReport; extraOperations: string[] } {
   const { config, options } = f;
   const based = options.baseline ? applyBaseline(found, options.baseline.entries, options.baseline.file) : undefined;
@@ -239,6 +274,7 @@ function judged(
     ...(based ? { baseline: based.report } : {}),
     ...(certification ? { certification } : {}),
     ...(run.load ? { load: run.load } : {}),
+    ...(run.auth ? { auth: run.auth } : {}),
   });
   return { report, extraOperations };
 }
@@ -279,9 +315,29 @@ function plan(config: Config, definitions: readonly CheckDefinition[], options: 
  * seeded while vitest starts its worker), the settings the checks get, the secrets to mask,
  * and the ledger.
  */
-async function prepare(config: Config, p: Plan, io: Io): Promise<{ listening: Listening | undefined; settings: RunSettings; secrets: Secrets }> {
+async function prepare(
+  config: Config,
+  p: Plan,
+  io: Io,
+): Promise<{ listening: Listening | undefined; settings: RunSettings; secrets: Secrets; login?: Login; refused?: string }> {
   let listening: Listening | undefined;
   let token = config.token;
+  const secrets = new Secrets();
+  // Client credentials: the first token, obtained before the preflight; a refused login ends the
+  // run before anything is sent to the operations (run).
+  const credentials = config.clientId
+    ? { tokenUrl: config.tokenUrl!, clientId: config.clientId, clientSecret: config.clientSecret!, scope: p.runId }
+    : undefined;
+  const login = credentials ? Login.shared(credentials, config.timeoutMs) : undefined;
+  login?.mask(secrets);
+  let refused: string | undefined;
+  if (login) {
+    token = await login.token().catch((e: unknown) => {
+      if (!(e instanceof LoginError)) throw e;
+      refused = secrets.mask(e.message);
+      return '';
+    });
+  }
   if (!config.baseUrl) {
     token ??= randomBytes(18).toString('base64url');
     listening = await listen();
@@ -289,6 +345,7 @@ async function prepare(config: Config, p: Plan, io: Io): Promise<{ listening: Li
   const settings: RunSettings = {
     baseUrl: config.baseUrl ?? listening!.url,
     token: token!,
+    ...(credentials ? { login: { ...credentials, ...(Number.isFinite(login!.renewAt) ? { renewAt: login!.renewAt } : {}) } } : {}),
     seed: config.seed,
     runId: p.runId,
     timeoutMs: config.timeoutMs,
@@ -300,7 +357,6 @@ async function prepare(config: Config, p: Plan, io: Io): Promise<{ listening: Li
     pagination: p.pagination,
     ...(config.changeSettings ? { changeSettings: true } : {}),
   };
-  const secrets = new Secrets();
   secrets.add(settings.token);
   // The signing key's passphrase, and what the environment holds of the key (the PEM, or a path).
   secrets.add(io.env.CONFORMANCE_SIGNING_KEY_PASSPHRASE);
@@ -308,6 +364,7 @@ async function prepare(config: Config, p: Plan, io: Io): Promise<{ listening: Li
   // The ledger names its run, target and process first, so `conformance cleanup` can finish the
   // job of a run that crashed or was killed, against that target only, and leaves this run
   // alone while it is under way.
+  if (refused !== undefined) return { listening, settings, secrets, ...(login ? { login } : {}), refused };
   new Ledger(settings.ledgerPath).started({
     runId: p.runId,
     baseUrl: settings.baseUrl,
@@ -315,7 +372,7 @@ async function prepare(config: Config, p: Plan, io: Io): Promise<{ listening: Li
     pid: process.pid,
     host: hostname(),
   });
-  return { listening, settings, secrets };
+  return { listening, settings, secrets, ...(login ? { login } : {}) };
 }
 
 /** The gate the checks wait at: the bundled server started, then the preflight's answer. */
@@ -343,6 +400,7 @@ function startAndReach(a: {
   talk: Live;
   /** A status line is shown (no heartbeat lines then). */
   progress: boolean;
+  login: Login | undefined;
 }): Gate {
   const { config, settings, secrets, io } = a;
   let refusal = '';
@@ -365,6 +423,8 @@ function startAndReach(a: {
       io.err('exit 2: no check ran (the run stopped at the preflight)');
       return 'refused';
     }
+    // The token worked: a 401 to it later (the cleanup's) logs in again (lib/transport/login.ts).
+    a.login?.worked(settings.token);
     io.out(`  preflight: ${secrets.mask(reach.note)}`);
     io.out('');
     // Without a status line, a plain line at least every heartbeat (10 s) while checks run.

@@ -39,6 +39,8 @@ export interface RunReport {
   lists?: ListsReport;
   /** How hard the run pushed the target (lib/transport/load.ts); absent from a merged report. */
   load?: LoadReport;
+  /** With client credentials (--client-id): how many times the run logged in (lib/transport/login.ts). */
+  auth?: { logins: number };
   summary: Summary;
   exit: { code: 0 | 1 | 2; reason: string };
 }

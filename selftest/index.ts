@@ -105,10 +105,14 @@ export function runThroughCli(
   return withServer(options, seed, async (url, dir) => {
     const output: string[] = [];
     const report = join(dir, 'report');
-    const io = { out: (l: string) => output.push(l), err: (l: string) => output.push(l), env: {}, cwd: dir, isTTY: false };
+    // A variant about logging in is run logged in, with a key made for it (Variant.credentials).
+    const login = VARIANTS.some((v) => v.credentials && options.variants?.includes(v.name)) ? await applicationKey(url) : undefined;
+    const auth = login ? ['--client-id', login.client_id] : ['--token', TOKEN];
+    const env = login ? { CONFORMANCE_CLIENT_SECRET: login.client_secret } : {};
+    const io = { out: (l: string) => output.push(l), err: (l: string) => output.push(l), env, cwd: dir, isTTY: false };
     const code = await main(
       [
-        ...['--base-url', url, '--token', TOKEN, '--seed', String(seed), '--operation', operations.join(','), '--report-dir', report],
+        ...['--base-url', url, ...auth, '--seed', String(seed), '--operation', operations.join(','), '--report-dir', report],
         ...['--change-settings', '--time-buffer', String(SELFTEST_TIME_BUFFER_S), ...extra],
       ],
       io,
@@ -120,6 +124,16 @@ export function runThroughCli(
     if (run) rmSync(dirname(ledgerPath(run.runId)), { recursive: true, force: true });
     return { code, results: run?.results ?? [], suiteErrors: run?.suiteErrors ?? (code === 2 ? output.filter((l) => /conformance: /.test(l)) : []), output };
   });
+}
+
+/** An Application Key made on a selftest server with its own token: the client credentials a run logs in with. */
+async function applicationKey(url: string): Promise<{ client_id: string; client_secret: string }> {
+  const res = await fetch(`${url}/v2/application-keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ data: { type: 'application_key', name: 'selftest-login' } }),
+  });
+  return ((await res.json()) as { data: { client_id: string; client_secret: string } }).data;
 }
 
 /**

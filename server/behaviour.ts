@@ -17,6 +17,11 @@ export interface Options {
   wrongTokenStatus: 401 | 403;
   /** Create an Application Key needs no token (the contract leaves it open). */
   createWithoutAuth: boolean;
+  /**
+   * How long a token from POST /oauth/access_token lives, in seconds (null: the server's option,
+   * else the platform's hour: server/oauth.ts). The contract does not say.
+   */
+  tokenLifetimeSeconds: number | null;
 
   // Delete a Custom API
   /** Status for an id that is not UUID-shaped (spec/contract/README.md#delete-custom-api: 400; 422, a choice). */
@@ -297,6 +302,7 @@ export function combineBehaviours(pieces: ReadonlyArray<Partial<Behaviour>>): Be
 export const CONFORMING: Readonly<Behaviour> = Object.freeze({
   wrongTokenStatus: 401,
   createWithoutAuth: false,
+  tokenLifetimeSeconds: null,
   malformedIdStatus: 400,
   createStatus: 201,
   validationStatus: 400,

@@ -130,7 +130,7 @@ export function createReferenceHandler(
       maxRecords: options.maxRecords,
     });
 
-  const lifetimeSeconds = options.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS;
+  const lifetimeSeconds = options.tokenLifetimeSeconds ?? b.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS;
   if (!Number.isInteger(lifetimeSeconds) || lifetimeSeconds < 1)
     throw new TypeError(`tokenLifetimeSeconds must be a whole number of seconds, at least 1 (got ${lifetimeSeconds})`);
   const now = options.now ?? Date.now;

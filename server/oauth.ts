@@ -13,14 +13,15 @@
 // `lifetimeSeconds`, and only while its key exists: deleting a key logs its clients out.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { TOKEN_PATH } from '../lib/configuration/index.js';
 import { CONFORMING } from './behaviour.js';
 import { errorAnswer, HttpError, json, readBody } from './http.js';
 import { roomFor, type Route } from './routes.js';
 import type { ApplicationKey, Grant, IssuedToken, Store } from './store.js';
 
-export const TOKEN_PATH = '/oauth/access_token';
+export { TOKEN_PATH };
 export const GRANTS: readonly Grant[] = ['client_credentials', 'implicit'];
-/** The real platform's token lifetime, in seconds. */
+/** The real platform's token lifetime, in seconds (a variant's Options.tokenLifetimeSeconds may make it shorter). */
 export const DEFAULT_TOKEN_LIFETIME_SECONDS = 3600;
 
 /** What a token lets its bearer do: everything, or read (GET) only. */

@@ -19,6 +19,11 @@ export interface Variant {
   behaviour: Partial<Behaviour>;
   /** List operations (keys of spec/list-operations.yaml) the selftest must run for it to show. */
   operations?: readonly string[];
+  /**
+   * The selftest runs it logged in with client credentials (an Application Key it creates first),
+   * not with the server's own token: the choice is about tokens obtained that way.
+   */
+  credentials?: boolean;
 }
 
 const TIMESTAMPS =
@@ -64,6 +69,15 @@ export const VARIANTS: readonly Variant[] = [
     allowedBy: 'contract § Authentication: whether Create needs a token is not shown',
     warns: [],
     behaviour: { createWithoutAuth: true },
+  },
+  {
+    name: 'short-lived-tokens',
+    choice: 'a token from POST /oauth/access_token lives 3 seconds (the platform: an hour), and says so in expires_in and expires',
+    allowedBy:
+      'contract § Authentication: how a token is obtained, and how long it lives, is not shown; a client logs in again as the answer says (spec/contract/README.md#authentication)',
+    warns: [],
+    behaviour: { tokenLifetimeSeconds: 3 },
+    credentials: true,
   },
   {
     name: 'timestamps-no-millis',

@@ -34,6 +34,8 @@ declare module 'vitest' {
     conformanceSecrets?: string[];
     /** How hard the run pushed the target: on the last check to finish only. */
     conformanceLoad?: LoadReport;
+    /** How many times this worker logged in with client credentials so far. */
+    conformanceLogins?: number;
   }
 }
 
@@ -111,6 +113,7 @@ export function registerRun(checksFor: (settings: RunSettings) => readonly Check
       }
       task.meta.conformance = result;
       task.meta.conformanceSecrets = run.secrets.values();
+      task.meta.conformanceLogins = run.http.logins;
       if (--unfinished === 0) task.meta.conformanceLoad = run.http.load();
       if (result.outcome === 'skip') skip(result.reason);
       if (result.outcome === 'fail' || result.outcome === 'error') throw new Error(`${result.outcome}: ${result.reason ?? ''}`);

@@ -14,7 +14,7 @@ import { expect, it } from 'vitest';
 import { RunContext, runCheck } from '../lib/runner/index.js';
 import { Secrets } from '../lib/evidence/index.js';
 import { staticChecks } from '../suites/index.js';
-import { cli, settingsFor, TOKEN, withServer } from './support.js';
+import { cli, listening, settingsFor, TOKEN, withServer } from './support.js';
 
 /** Every character but ASCII letters and digits as \uXXXX with upper-case hex, as .NET's encoder may write it. */
 function dotnet(s: string): string {
@@ -238,3 +238,87 @@ it('the ledger holds no secret a target echoed into what it created, and is read
     dispose();
   }
 });
+
+/**
+ * A front that logs the run in (tokens of a second behind it: a new one every half second) and, once the run has logged in again, quotes the client secret and the latest
+ * token, in every spelling an encoder writes, in every answer: list pages (their results.total
+ * dropped, so that list checks fail and print the body), errors and headers. A token the checks'
+ * worker obtained is then what a failure's evidence shows.
+ */
+async function quotingFront(upstream: string) {
+  const tokens: string[] = [];
+  let secret: string | undefined;
+  const spellings = (s: string): Record<string, string> => Object.fromEntries(Object.entries({ ...ENCODERS, ...BASE64 }).map(([k, f]) => [k, f(s)]));
+  const server = createServer((req, res) => void answer(req, res));
+  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const sent = Buffer.concat(chunks).toString('utf8');
+    if (req.url === '/oauth/access_token') secret = new URLSearchParams(sent).get('client_secret') ?? undefined;
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length')) as Record<string, string>;
+    const up = await fetch(`${upstream}${req.url}`, { method: req.method, headers, body: chunks.length ? sent : undefined });
+    let text = await up.text();
+    const out: Record<string, string> = { 'content-type': up.headers.get('content-type') ?? 'application/json' };
+    if (req.url === '/oauth/access_token') {
+      if (up.status === 200) tokens.push((JSON.parse(text) as { access_token: string }).access_token);
+    } else if (secret && tokens.length >= 2 && text.startsWith('{')) {
+      const body = JSON.parse(text) as { data?: unknown; meta?: { results?: unknown }; errors?: Array<{ detail?: string }> };
+      // The token first: an excerpt of the body is what a failure shows.
+      const quoted = { token: spellings(tokens.at(-1)!), secret: spellings(secret) };
+      if (Array.isArray(body.data)) delete body.meta?.results;
+      if (body.errors?.[0]) body.errors[0].detail = `${body.errors[0].detail ?? ''} (debug: ${JSON.stringify(quoted)})`;
+      text = JSON.stringify({ debug: quoted, ...body });
+      out['x-debug-secret'] = encodeURIComponent(secret);
+      out['x-debug-token'] = `Basic ${Buffer.from(`id:${tokens.at(-1)!}`).toString('base64')}`;
+    }
+    res.writeHead(up.status, out).end(up.status === 204 ? undefined : text);
+  }
+  return { ...(await listening(server)), tokens, secret: () => secret };
+}
+
+it('with client credentials, the secret and every token obtained show in no output, in no spelling', async () => {
+  // Tokens of a second: the run logs in again well before its list pages are read.
+  await withServer({ seed: 12, tokenLifetimeSeconds: 1 }, async (server) => {
+    const made = await fetch(`${server.url}/v2/application-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { type: 'application_key', name: 'secrets-login' } }),
+    });
+    const key = ((await made.json()) as { data: { client_id: string; client_secret: string } }).data;
+    const front = await quotingFront(server.url);
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'conformance-secrets-'));
+      const r = await cli(
+        ['--base-url', front.url, '--client-id', key.client_id, '--operation', 'accounts', '--explore', '2', '--report-dir', join(dir, 'report')],
+        {
+          env: { CONFORMANCE_CLIENT_SECRET: key.client_secret },
+        },
+      );
+      // The list checks fail on the pages that quote them, so their bodies are shown.
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(front.secret()).toBe(key.client_secret);
+      expect(front.tokens.length).toBeGreaterThanOrEqual(2);
+      const report = JSON.parse(readFileSync(join(dir, 'report', 'results.json'), 'utf8')) as { auth: { logins: number } };
+      expect(report.auth.logins).toBe(front.tokens.length);
+      const files = readdirSync(join(dir, 'report')).map((f) => join(dir, 'report', f));
+      expect(files.map((f) => f.split('/').pop()).sort()).toEqual(['junit.xml', 'report.html', 'results.json']);
+      const outputs = [r.stdout, r.stderr, ...files.map((f) => readFileSync(f, 'utf8'))].join('\n');
+      expect(outputs).toMatch(/"debug":\{"token":\{"as is":"secret \*\*\* here"/);
+      for (const value of [key.client_secret, ...front.tokens]) {
+        expect(outputs).not.toContain(value);
+        for (const [name, encode] of Object.entries(ENCODERS)) expect(outputs.includes(encode(value).replace(/^secret | here$/g, '')), name).toBe(false);
+        for (const [name, encode] of Object.entries(BASE64))
+          expect(
+            outputs.includes(
+              encode(value)
+                .replace(/^(Basic |t=)/, '')
+                .slice(4, -4),
+            ),
+            name,
+          ).toBe(false);
+      }
+    } finally {
+      await front.close();
+    }
+  });
+}, 120_000);

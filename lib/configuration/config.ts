@@ -27,6 +27,19 @@ export interface Config {
   /** The target; absent: the bundled reference server is started on a free loopback port. */
   baseUrl?: string;
   token?: string;
+  /**
+   * Client credentials, instead of a token (against a target only): the run logs in with them at
+   * tokenUrl (lib/transport/login.ts). The secret comes from CONFORMANCE_CLIENT_SECRET or the file
+   * clientSecretFile names, never from a flag or the config file.
+   */
+  clientId?: string;
+  clientSecret?: string;
+  clientSecretFile?: string;
+  /**
+   * Where the run logs in: --token-url, else the base URL joined with TOKEN_PATH. Set with
+   * clientId only (a command without a base URL joins it onto each target it works on).
+   */
+  tokenUrl?: string;
   /** Seeds all generated data; printed so that --seed replays a run. */
   seed: number;
   /** Per-request timeout. */
@@ -92,6 +105,12 @@ export class ConfigError extends Error {
 }
 
 export const CONFIG_FILE = 'conformance.config.yaml';
+
+/**
+ * Where the real platform hands out tokens for client credentials, below the base URL (the
+ * contract does not show how a token is obtained: spec/contract/README.md#authentication).
+ */
+export const TOKEN_PATH = '/oauth/access_token';
 
 /**
  * Requests in flight at most, by default. A ceiling, not a fixed pace: the HTTP client starts
@@ -218,8 +237,9 @@ function describeErrors(errors: readonly ErrorObject[], prefix: string): string 
     } else if (e.keyword === 'required' || !schema?.description) {
       line = `${where}${e.message ?? 'is invalid'}`;
     } else {
-      // The value is shown, except the token's: a secret is never printed.
-      const scalar = (e.data === null || ['string', 'number', 'boolean'].includes(typeof e.data)) && e.instancePath !== '/token';
+      // The value is shown, except a secret's: a secret is never printed.
+      const secret = SETTINGS.some((s) => s.kind === 'secret' && e.instancePath === `/${s.key}`);
+      const scalar = (e.data === null || ['string', 'number', 'boolean'].includes(typeof e.data)) && !secret;
       line = `${where}must be ${schema.description}${scalar ? ` (got ${JSON.stringify(e.data)})` : ''}`;
     }
     if (lines.includes(line)) continue;
@@ -384,11 +404,73 @@ export function resolveConfig(input: ConfigInput): Config {
     sources,
     ...(existsSync(file) ? { configFile: file } : {}),
   };
-  if (config.baseUrl && !config.token) {
-    throw new ConfigError('a target needs a token: give --token or set CONFORMANCE_TOKEN (or token in the config file)');
+  const login = credentials(raw, at, { flags: input.flags, file: fromFile, fileLabel, cwd: input.cwd, baseUrl: config.baseUrl, run: !input.only });
+  Object.assign(config, login);
+  if (config.baseUrl && !config.token && !config.clientId) {
+    throw new ConfigError(
+      'a target needs a token or client credentials: give --token or set CONFORMANCE_TOKEN (or token in the config file), or --client-id with CONFORMANCE_CLIENT_SECRET or --client-secret-file',
+    );
   }
   if (config.token !== undefined && config.token.trim() === '') throw new ConfigError(`${at('token')}: must not be empty`);
   return Object.freeze(config);
+}
+
+/** Why a secret is read from the environment or a file only, and how to give it. */
+const SECRET_WAYS =
+  'set CONFORMANCE_CLIENT_SECRET, or name a file that holds it with --client-secret-file (CONFORMANCE_CLIENT_SECRET_FILE, key client-secret-file)';
+
+/**
+ * The client credentials of a run, or none: the id, the secret (from the environment or a file;
+ * refused as a flag or a file key), and the token URL (default: the base URL joined with
+ * TOKEN_PATH, as every other path is joined). A token and credentials both: refused, as the
+ * run could not say which it used.
+ */
+function credentials(
+  raw: RawSettings,
+  at: (k: Key) => string,
+  given: { flags: RawSettings; file: RawSettings; fileLabel: string; cwd: string; baseUrl: string | undefined; run: boolean },
+): Pick<Config, 'clientId' | 'clientSecret' | 'clientSecretFile' | 'tokenUrl'> {
+  if (given.flags['client-secret'] !== undefined)
+    throw new ConfigError(`--client-secret: refused: a flag shows in process listings and shell history; ${SECRET_WAYS}`);
+  if (given.file['client-secret'] !== undefined)
+    throw new ConfigError(
+      `${given.fileLabel}: client-secret: refused: the file holds a path to the secret (client-secret-file), not the secret; ${SECRET_WAYS}`,
+    );
+  const id = raw['client-id'] === undefined ? undefined : String(raw['client-id']).trim();
+  const file = raw['client-secret-file'] === undefined ? undefined : String(raw['client-secret-file']);
+  let secret = raw['client-secret'] === undefined ? undefined : String(raw['client-secret']);
+  const tokenUrl = raw['token-url'] === undefined ? undefined : baseUrl(at('token-url'), raw['token-url']);
+  if (id === undefined) {
+    const stray = (['client-secret', 'client-secret-file', 'token-url'] as const).find((k) => raw[k] !== undefined);
+    if (stray) throw new ConfigError(`${at(stray)}: goes with a client id (--client-id or CONFORMANCE_CLIENT_ID)`);
+    return {};
+  }
+  if (id === '') throw new ConfigError(`${at('client-id')}: must not be empty`);
+  if (raw.token !== undefined)
+    throw new ConfigError(`${at('token')} and ${at('client-id')}: give a token or client credentials, not both (the run would not say which it used)`);
+  // A run logs in to its target; a command (cleanup) may log in to each target a ledger names.
+  if (!given.baseUrl && given.run)
+    throw new ConfigError(`${at('client-id')}: client credentials log in to a target: give --base-url too (the bundled server is run with a token of its own)`);
+  if (secret !== undefined && file !== undefined)
+    throw new ConfigError(`${at('client-secret')} and ${at('client-secret-file')}: give the secret one way, not both`);
+  if (file !== undefined) {
+    try {
+      secret = readFileSync(resolve(given.cwd, file), 'utf8').trim();
+    } catch (e) {
+      throw new ConfigError(`${at('client-secret-file')}: cannot read ${file} (${(e as { code?: string }).code ?? 'unreadable'})`);
+    }
+    if (secret === '') throw new ConfigError(`${at('client-secret-file')}: ${file} is empty`);
+  }
+  if (secret === undefined || secret.trim() === '')
+    throw new ConfigError(
+      `${at('client-id')}: a client id needs its secret: ${SECRET_WAYS}${secret !== undefined ? ' (CONFORMANCE_CLIENT_SECRET is blank)' : ''}`,
+    );
+  return {
+    clientId: id,
+    clientSecret: secret,
+    ...(file !== undefined ? { clientSecretFile: resolve(given.cwd, file) } : {}),
+    ...(tokenUrl !== undefined || given.baseUrl !== undefined ? { tokenUrl: tokenUrl ?? `${given.baseUrl}${TOKEN_PATH}` } : {}),
+  };
 }
 
 /** How an error names a resolved setting: `--empty`, `CONFORMANCE_EMPTY` or `<file>: empty`. */
@@ -401,7 +483,13 @@ export function describeConfig(c: Config): string[] {
   const row = (label: string, value: string, key?: string): string => `  ${label.padEnd(15)}${value}${key ? `  (${c.sources[key]})` : ''}`;
   return [
     row('target', c.baseUrl ?? 'bundled reference server (loopback, free port)', 'base-url'),
-    row('token', c.token ? MASK : c.baseUrl ? '(none)' : '(generated for this run)', 'token'),
+    ...(c.clientId
+      ? [
+          row('client id', c.clientId, 'client-id'),
+          row('client secret', `${MASK} (${c.clientSecretFile ? `from ${c.clientSecretFile}` : 'CONFORMANCE_CLIENT_SECRET'})`),
+          row('token url', c.tokenUrl!, 'token-url'),
+        ]
+      : [row('token', c.token ? MASK : c.baseUrl ? '(none)' : '(generated for this run)', 'token')]),
     row('seed', String(c.seed), 'seed'),
     row('concurrency', String(c.concurrency), 'concurrency'),
     ...(c.maxRate !== undefined ? [row('max rate', `${c.maxRate} requests a second`, 'max-rate')] : []),
@@ -435,8 +523,8 @@ export function describeConfig(c: Config): string[] {
   ];
 }
 
-/** The configuration as data for results.json; the token is masked. */
+/** The configuration as data for results.json; the token and the client secret are masked. */
 export function maskedConfig(c: Config): Record<string, unknown> {
-  const { sources: _sources, token, ...rest } = c;
-  return { ...rest, token: token ? MASK : null };
+  const { sources: _sources, token, clientSecret, ...rest } = c;
+  return { ...rest, token: token ? MASK : null, ...(clientSecret !== undefined ? { clientSecret: MASK } : {}) };
 }

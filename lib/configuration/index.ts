@@ -15,6 +15,7 @@ export {
   readConfigFile,
   resolveConfig,
   SETTING_KEYS,
+  TOKEN_PATH,
   settingLabel,
   type Config,
   type RawSettings,

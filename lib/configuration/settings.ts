@@ -11,6 +11,8 @@ export type SettingKind =
   | 'url'
   /** A secret: never printed, never replayed. */
   | 'secret'
+  /** A plain string, printed as given (an identifier, not a secret). */
+  | 'text'
   /** A whole number (its bounds are lib/configuration/config.ts's). */
   | 'whole'
   /** On when given (--KEY), or true/false in the environment and the file. */
@@ -35,11 +37,21 @@ export interface SettingSpec {
   shards?: boolean;
   /** A switch on by default against the bundled server: a replay names it only against a target (--base-url). */
   onWhenBundled?: boolean;
+  /**
+   * Read from the environment only: given as a flag or a file key it is refused (a flag shows in
+   * process listings and shell history, a file key sits in a file that is shared and committed).
+   */
+  envOnly?: boolean;
 }
 
 export const SETTINGS = [
   { key: 'base-url', env: 'CONFORMANCE_BASE_URL', field: 'baseUrl', kind: 'url' },
   { key: 'token', env: 'CONFORMANCE_TOKEN', field: 'token', kind: 'secret' },
+  // Client credentials: the run logs in with them (lib/transport/login.ts) instead of a token.
+  { key: 'client-id', env: 'CONFORMANCE_CLIENT_ID', field: 'clientId', kind: 'text' },
+  { key: 'client-secret', env: 'CONFORMANCE_CLIENT_SECRET', field: 'clientSecret', kind: 'secret', envOnly: true },
+  { key: 'client-secret-file', env: 'CONFORMANCE_CLIENT_SECRET_FILE', field: 'clientSecretFile', kind: 'path' },
+  { key: 'token-url', env: 'CONFORMANCE_TOKEN_URL', field: 'tokenUrl', kind: 'url' },
   { key: 'seed', env: 'CONFORMANCE_SEED', field: 'seed', kind: 'whole' },
   { key: 'timeout', env: 'CONFORMANCE_TIMEOUT_MS', field: 'timeoutMs', kind: 'whole', replay: 'all', shards: true },
   { key: 'concurrency', env: 'CONFORMANCE_CONCURRENCY', field: 'concurrency', kind: 'whole' },

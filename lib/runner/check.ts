@@ -25,6 +25,7 @@ import {
   type TransportStats,
   type Way,
   findByName,
+  type LoginSettings,
 } from '../transport/index.js';
 import { Ledger, notProcessed, type LedgerEntry, type ResourceKind } from './ledger.js';
 import { tracesTo } from './run-names.js';
@@ -115,7 +116,14 @@ export interface CheckResult extends CheckHeader {
 
 export interface RunSettings {
   baseUrl: string;
+  /** The bearer token; with `login`, the first one the run obtained. */
   token: string;
+  /**
+   * Client credentials (--client-id): every client of the run, the checks' worker's too, logs in
+   * again with them when the token is due or refused after it worked (lib/transport/login.ts).
+   * Handed to the worker in memory (vitest's provide), never written to a file.
+   */
+  login?: LoginSettings;
   seed: number;
   runId: string;
   timeoutMs: number;
@@ -225,6 +233,7 @@ export class RunContext {
       concurrency: settings.concurrency,
       ...(settings.maxRate !== undefined ? { maxRate: settings.maxRate } : {}),
       secrets: this.secrets,
+      ...(settings.login ? { login: settings.login } : {}),
       ...transport,
     });
     this.ledger = new Ledger(settings.ledgerPath, { mask: (s) => this.secrets.mask(s) });

@@ -100,7 +100,7 @@ export const CLEANUP_PATIENCE_MS = 180_000;
 const DELETE_ATTEMPTS = 4;
 
 export async function cleanUp(
-  settings: Pick<RunSettings, 'baseUrl' | 'token' | 'timeoutMs' | 'maxBodyBytes' | 'concurrency' | 'ledgerPath' | 'runId'>,
+  settings: Pick<RunSettings, 'baseUrl' | 'token' | 'login' | 'timeoutMs' | 'maxBodyBytes' | 'concurrency' | 'ledgerPath' | 'runId'>,
   secrets = new Secrets(),
 ): Promise<CleanupReport> {
   const ledger = new Ledger(settings.ledgerPath);

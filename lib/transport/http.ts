@@ -37,6 +37,7 @@ import { BodyBudget } from './body-budget.js';
 import { Breaker, BREAKER_AFTER } from './breaker.js';
 import { latencyClass, Limiter } from './limiter.js';
 import { LoadRecorder, type LoadReport, type Way } from './load.js';
+import { Login, loginSuiteError, type LoginSettings } from './login.js';
 import { RateCap, RateLearner } from './rate.js';
 import { DEFAULT_RETRY, retryAfterMs, type RetryPolicy } from './retry.js';
 import { noTransport, type TransportStats } from './transport-stats.js';
@@ -61,6 +62,11 @@ export interface HttpClientOptions {
   breaker?: Breaker;
   /** The bytes of response bodies being read at once, shared by every client of the process (BodyBudget.shared by default). */
   bodyBudget?: BodyBudget;
+  /**
+   * Client credentials: requests with the token (auth 'token') carry the Login's (Login.shared,
+   * `token` its first), renewed before it expires and once on a 401 to a token that worked.
+   */
+  login?: LoginSettings;
 }
 
 /** "Ask later": any method is sent again (undici's RetryAgent, #policy), and it is never an answer. */
@@ -493,6 +499,7 @@ export class HttpClient {
   /** When the latest attempt the service itself answered (not a 429, not a gateway's 502, 503 or 504) was sent. */
   #upAt = -Infinity;
   readonly #breaker: Breaker;
+  readonly #login: Login | undefined;
 
   constructor(options: HttpClientOptions) {
     this.options = options;
@@ -507,6 +514,13 @@ export class HttpClient {
     this.#breaker = options.breaker ?? new Breaker();
     this.#budget = options.bodyBudget ?? BodyBudget.shared;
     options.secrets.add(options.token);
+    this.#login = options.login ? Login.shared(options.login, options.timeoutMs, options.token) : undefined;
+    this.#login?.mask(options.secrets);
+  }
+
+  /** How many times this process logged in with the client's credentials (0: it has none). */
+  get logins(): number {
+    return this.#login?.logins ?? 0;
   }
 
   /** What the transport did so far, for the whole client. */
@@ -536,13 +550,12 @@ export class HttpClient {
     return `${this.#base}${path}${buildQuery(query)}`;
   }
 
-  /** The URL, headers and body of a request as it is sent (the token put in, the JSON written). */
+  /** The URL, headers and body of a request as it is sent (the JSON written; the token is put in once a slot is had: #exchange). */
   #outgoing(spec: RequestSpec): { url: string; headers: Record<string, string>; body: string | undefined } {
     const url = this.url(spec.path, spec.query);
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': `conformance/${packageVersion}`, ...spec.headers };
     const auth = spec.auth ?? 'token';
-    if (auth === 'token') headers.authorization = `Bearer ${this.options.token}`;
-    else if (typeof auth === 'object') {
+    if (typeof auth === 'object') {
       this.options.secrets.add(auth.bearer);
       headers.authorization = `Bearer ${auth.bearer}`;
     }
@@ -584,8 +597,31 @@ export class HttpClient {
     this.#load.sent(performance.now(), this.#slots.active, this.#slots.limit);
   }
 
-  /** Sends one request; `stats` (a Session's) counts what it took besides the client's own. */
+  /**
+   * Sends one request; `stats` (a Session's) counts what it took besides the client's own.
+   * With a Login, a request with the token gets the Login's, and one answered 401 with a token
+   * that worked before is sent once more with a new one: its answer stands, a 401 too. A request
+   * without the token, or with a wrong one on purpose, never logs in.
+   */
   async request(spec: RequestSpec, stats?: TransportStats): Promise<HttpResponse> {
+    const login = this.#login;
+    if (!login || (spec.auth ?? 'token') !== 'token') return this.#exchange(spec, stats, () => this.options.token);
+    // The token as it is when the request gets its slot: one taken while it queued may have expired since.
+    let sent = '';
+    const res = await this.#exchange(spec, stats, async () => (sent = await login.token()));
+    if (res.status !== 401) {
+      login.worked(sent);
+      return res;
+    }
+    const renewed = await login.renew(sent).catch((e: unknown) => Promise.reject(loginSuiteError(e)));
+    if (renewed === undefined) return res;
+    const again = await this.#exchange(spec, stats, () => renewed);
+    if (again.status !== 401) login.worked(renewed);
+    return again;
+  }
+
+  /** One request, through its attempts; `token()` gives the token where it sends one, once it has a slot. */
+  async #exchange(spec: RequestSpec, stats: TransportStats | undefined, token: () => string | Promise<string>): Promise<HttpResponse> {
     const { secrets, timeoutMs } = this.options;
     const { url, headers, body } = this.#outgoing(spec);
     const what = `${spec.method} ${secrets.mask(url)}`;
@@ -594,6 +630,14 @@ export class HttpClient {
       if (stats) f(stats);
     };
     await this.#admit(spec, what, count);
+    if ((spec.auth ?? 'token') === 'token') {
+      try {
+        headers.authorization = `Bearer ${await token()}`;
+      } catch (e) {
+        this.#slots.release();
+        throw loginSuiteError(e);
+      }
+    }
     this.#load.asked(spec.way ?? 'probes');
     const clock = attemptClock(timeoutMs);
     const a: Attempts = {

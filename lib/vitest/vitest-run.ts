@@ -44,6 +44,8 @@ export interface SuiteRun {
   suiteErrors: string[];
   /** How hard the run pushed the target, as the last check to finish saw it. */
   load?: LoadReport;
+  /** How many times the checks' worker logged in with client credentials. */
+  logins: number;
 }
 
 function firstLine(s: string | undefined): string {
@@ -55,6 +57,7 @@ class Collector implements Reporter {
   readonly suiteErrors: string[] = [];
   readonly secrets = new Set<string>();
   load: LoadReport | undefined;
+  logins = 0;
   readonly #onResult?: (r: CheckResult) => void;
   readonly #byId: Map<string, Check>;
 
@@ -75,6 +78,7 @@ class Collector implements Reporter {
     const meta = testCase.meta().conformance;
     for (const s of testCase.meta().conformanceSecrets ?? []) this.secrets.add(s);
     this.load = testCase.meta().conformanceLoad ?? this.load;
+    this.logins = Math.max(this.logins, testCase.meta().conformanceLogins ?? 0);
     const check = this.#byId.get(testCase.name);
     let result: CheckResult | undefined = meta;
     if (!result && check) {
@@ -297,5 +301,11 @@ export async function runSuite(options: SuiteRunOptions): Promise<SuiteRun> {
     }
   }
   const results = everyResult(checks, collector, options.signal);
-  return { results, suiteErrors: collector.suiteErrors, secrets: [...collector.secrets], ...(collector.load ? { load: collector.load } : {}) };
+  return {
+    results,
+    suiteErrors: collector.suiteErrors,
+    secrets: [...collector.secrets],
+    logins: collector.logins,
+    ...(collector.load ? { load: collector.load } : {}),
+  };
 }
