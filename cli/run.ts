@@ -27,7 +27,7 @@ import { Secrets } from '../lib/evidence/index.js';
 import type { LoadReport } from '../lib/transport/index.js';
 import { runSuite } from '../lib/vitest/index.js';
 import { notRun } from '../reporters/console.js';
-import { absentOperations, settingsOf, summarise, type RunReport } from '../reporters/model.js';
+import { absentOperations, settingsOf, summarise, type ReplaysReport, type RunReport } from '../reporters/model.js';
 import { applyBaseline, certificationRefuses, certifiedExit, certify, exitFor, inBaseline, type BaselineEntry } from '../reporters/verdict.js';
 import { mustPlan, type SigningKey } from '../reporters/attestation.js';
 import type { RunningServer } from '../server/index.js';
@@ -36,6 +36,7 @@ import { expandChecks, type CheckDefinition } from '../suites/index.js';
 import { liveProgress, UsageError, useColor, type Io } from './io.js';
 import { publish } from './outputs.js';
 import { live, type Live } from './live.js';
+import { added, replayFailures } from './replays.js';
 import { operationKeys, paginationFor, shardChecks } from './plan.js';
 
 /** What a run is for, beyond the target: certification, baselines, sharding (flags only). */
@@ -131,12 +132,17 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     const cleanup = down
       ? await cleanUpAfterOutage(settings, secrets, 'the target stopped answering during the run', { said: (line) => io.out(line) })
       : await cleanUp(settings, secrets);
+    // Each failure run again alone, once the run has cleaned up (cli/replays.ts): a label, no outcome changed.
+    const replayed =
+      down || interrupted || config.replays === 0
+        ? undefined
+        : await replayFailures({ settings, checks, results: suite.results, times: config.replays, secrets, signal: stop.signal, io });
     const { report, extraOperations } = judged(
       about,
-      suite.results,
+      replayed?.results ?? suite.results,
       suite.suiteErrors.map((e) => secrets.mask(e)),
-      cleanup,
-      { declaredAbsent, declaredEmpty, interrupted, ...(suite.load ? { load: suite.load } : {}) },
+      replayed ? added(cleanup, replayed.cleanup) : cleanup,
+      { declaredAbsent, declaredEmpty, interrupted, ...(suite.load ? { load: suite.load } : {}), ...(replayed ? { replays: replayed.replays } : {}) },
     );
     // Masked whole, with every secret any area learned, before any renderer escapes a character.
     const attest = options.signingKey ? { key: options.signingKey, mustChecks: mustPlan(checks, extraOperations) } : undefined;
@@ -177,7 +183,7 @@ function runReport(
   suiteErrors: string[],
   cleanup: CleanupReport,
   exit: RunReport['exit'],
-  more: Pick<RunReport, 'baseline' | 'certification' | 'load'> = {},
+  more: Pick<RunReport, 'baseline' | 'certification' | 'load' | 'replays'> = {},
 ): RunReport {
   const finishedAt = new Date();
   return {
@@ -220,7 +226,7 @@ function judged(
   found: CheckResult[],
   suiteErrors: string[],
   cleanup: CleanupReport,
-  run: { declaredAbsent: string[]; declaredEmpty: string[]; interrupted: boolean; load?: LoadReport },
+  run: { declaredAbsent: string[]; declaredEmpty: string[]; interrupted: boolean; load?: LoadReport; replays?: ReplaysReport },
 ): { report: RunReport; extraOperations: string[] } {
   const { config, options } = f;
   const based = options.baseline ? applyBaseline(found, options.baseline.entries, options.baseline.file) : undefined;
@@ -239,6 +245,7 @@ function judged(
     ...(based ? { baseline: based.report } : {}),
     ...(certification ? { certification } : {}),
     ...(run.load ? { load: run.load } : {}),
+    ...(run.replays ? { replays: run.replays } : {}),
   });
   return { report, extraOperations };
 }
