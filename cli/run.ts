@@ -128,15 +128,15 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     }
     for (const s of suite.secrets) secrets.add(s);
     const down = suite.results.find(notRun);
-    // After an outage too: the cleanup waits a while for the target to come back, then deletes.
-    const cleanup = down
-      ? await cleanUpAfterOutage(settings, secrets, 'the target stopped answering during the run', { said: (line) => io.out(line) })
-      : await cleanUp(settings, secrets);
-    // Each failure run again alone, once the run has cleaned up (cli/replays.ts): a label, no outcome changed.
+    // Each failure run again alone, before the cleanup, so on the store the failure met (cli/replays.ts): a label, no outcome changed.
     const replayed =
       down || interrupted || config.replays === 0
         ? undefined
         : await replayFailures({ settings, checks, results: suite.results, times: config.replays, secrets, signal: stop.signal, io });
+    // After an outage too: the cleanup waits a while for the target to come back, then deletes.
+    const cleanup = down
+      ? await cleanUpAfterOutage(settings, secrets, 'the target stopped answering during the run', { said: (line) => io.out(line) })
+      : await cleanUp(settings, secrets);
     const { report, extraOperations } = judged(
       about,
       replayed?.results ?? suite.results,

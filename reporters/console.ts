@@ -399,6 +399,7 @@ function countLines({ report, p, strict, outage, observed }: SummaryView): strin
 /** The failures replayed, reproduced and flaky apart, and what the replays cost. */
 export function replaysLine(report: Pick<RunReport, 'replays' | 'summary'>): string {
   const x = report.replays!;
+  if (x.passes === 0) return report.summary.byOutcome.fail ? 'replays: none made (see above)' : 'replays: none (no failure to run again)';
   const r = report.summary.replayed ?? { reproduced: 0, flaky: 0 };
   const cost = `${x.passes} pass(es) of at most ${x.limit}, ${x.requests} request(s), ${(x.durationMs / 1000).toFixed(1)} s`;
   return `replays: ${r.reproduced + r.flaky} failure(s) run again alone: ${r.reproduced} reproduced, ${r.flaky} flaky (did not reproduce); ${cost}`;
