@@ -37,17 +37,30 @@ interface Ran {
   seen: string[];
 }
 
+/** `conformance ARGS --report-dir DIR` through main(), the token in the environment: its exit code, its lines and DIR. */
+async function conformance(args: string[]): Promise<{ code: number; out: string; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'conformance-replays-'));
+  const lines: string[] = [];
+  const io: Io = { out: (l) => lines.push(l), err: (l) => lines.push(l), env: { CONFORMANCE_TOKEN: TOKEN }, cwd: dir, isTTY: false };
+  const code = await main([...args, '--report-dir', dir], io);
+  return { code, out: lines.join('\n'), dir };
+}
+
 /** A run through main() against a server with `faults`, behind a counting proxy; its reports read back. */
 async function runWith(faults: string[], args: string[]): Promise<Ran> {
   return withServer({ faults, seed: 7 }, async (server) => {
     const proxy = await counting(server.url);
     try {
-      const dir = mkdtempSync(join(tmpdir(), 'conformance-replays-'));
-      const lines: string[] = [];
-      const io: Io = { out: (l) => lines.push(l), err: (l) => lines.push(l), env: { CONFORMANCE_TOKEN: TOKEN }, cwd: dir, isTTY: false };
-      const code = await main(['--base-url', proxy.url, '--seed', '3', '--report-dir', dir, ...args], io);
+      const { code, out, dir } = await conformance(['--base-url', proxy.url, '--seed', '3', ...args]);
       const read = (f: string): string => readFileSync(join(dir, f), 'utf8');
-      return { code, out: lines.join('\n'), report: JSON.parse(read('results.json')) as RunReport, junit: read('junit.xml'), html: read('report.html'), seen: [...proxy.seen] };
+      return {
+        code,
+        out,
+        report: JSON.parse(read('results.json')) as RunReport,
+        junit: read('junit.xml'),
+        html: read('report.html'),
+        seen: [...proxy.seen],
+      };
     } finally {
       await proxy.close();
     }
@@ -75,7 +88,9 @@ describe('replays', () => {
     expect(r!.replays).toEqual({ runs: 2, reproduced: 2 });
     expect(replayLabel(r!)).toBe('reproduced 2 of 2');
     expect(twice.out).toMatch(/^ {6}replayed: reproduced 2 of 2$/m);
-    expect(twice.out).toMatch(/^replays: 1 failure\(s\) run again alone: 1 reproduced, 0 flaky \(did not reproduce\); 2 pass\(es\) of at most 2, \d+ request\(s\)/m);
+    expect(twice.out).toMatch(
+      /^replays: 1 failure\(s\) run again alone: 1 reproduced, 0 flaky \(did not reproduce\); 2 pass\(es\) of at most 2, \d+ request\(s\)/m,
+    );
     expect(twice.junit).toContain('<property name="replayed" value="reproduced 2 of 2"/>');
     expect(twice.junit).toMatch(/<failure message="\[reproduced 2 of 2\] /);
     expect(twice.html).toContain('<b>replayed:</b> reproduced 2 of 2');
@@ -109,12 +124,15 @@ describe('replays', () => {
     expect(alone.seen.filter((x) => x === 'GET /v2/settings/extensions/custom-apis/{id}')).toHaveLength(3);
 
     // With every check that reads a Custom API by its id: whichever got a 500, labelled either way.
-    const wide = await runWith(['custom-api-read-flaky-500'], [
-      '--check',
-      'delete.existing.204,delete.repeat.404,state.sequence.created,state.sequence.deleted,state.sequence.distinct,state.sequence.total',
-      '--replays',
-      '3',
-    ]);
+    const wide = await runWith(
+      ['custom-api-read-flaky-500'],
+      [
+        '--check',
+        'delete.existing.204,delete.repeat.404,state.sequence.created,state.sequence.deleted,state.sequence.distinct,state.sequence.total',
+        '--replays',
+        '3',
+      ],
+    );
     expect(wide.code, wide.out).toBe(1);
     const failed = wide.report.results.filter((x) => x.outcome === 'fail');
     expect(failed.length).toBeGreaterThan(0);
@@ -136,5 +154,20 @@ describe('replays', () => {
     // What reached the server is what the run's checks, its preflight and its cleanup sent.
     const off = await runWith([], ['--grep', 'delete.', '--replays', '0']);
     expect(plain.seen.sort()).toEqual(off.seen.sort());
+  }, 120_000);
+
+  it('conformance merge keeps the labels of each shard, and counts them', async () => {
+    await withServer({ faults: ['delete-200-with-body'], seed: 7 }, async (server) => {
+      const shard = (i: number) =>
+        conformance(['--base-url', server.url, '--seed', '5', '--check', 'delete.existing.204,create.valid.2xx', '--shard', `${i}/2`]);
+      const parts = [await shard(1), await shard(2)];
+      const merged = await conformance(['merge', ...parts.map((p) => p.dir)]);
+      expect(merged.code, merged.out).toBe(1);
+      const report = JSON.parse(readFileSync(join(merged.dir, 'results.json'), 'utf8')) as RunReport;
+      expect(report.results.find((r) => r.id === 'delete.existing.204')!.replays).toEqual({ runs: 2, reproduced: 2 });
+      expect(report.summary.replayed).toEqual({ reproduced: 1, flaky: 0 });
+      expect(report.replays).toMatchObject({ limit: 2, passes: 2 });
+      expect(merged.out).toMatch(/^ {6}replayed: reproduced 2 of 2$/m);
+    });
   }, 120_000);
 });
