@@ -419,7 +419,8 @@ export function describeConfig(c: Config): string[] {
     ...(c.exploreOnly ? [row('explore only', "the list checks' fixed probes are off", 'explore-only')] : []),
     row('page length', c.defaultPageLength !== undefined ? String(c.defaultPageLength) : 'GET /v2/settings page_length, else 25', 'default-page-length'),
     ...(c.requireAllEndpoints ? [row('require all', 'absent list operations fail', 'require-all-endpoints')] : []),
-    row('replays', c.replays ? `each failure run again alone ${c.replays} time(s), to tell reproduced from flaky` : 'off', 'replays'),
+    // Said when set: by default the replays say themselves, only when something failed.
+    ...(c.sources.replays !== 'default' ? [row('replays', c.replays ? `each failure run again alone ${c.replays} time(s)` : 'off', 'replays')] : []),
     ...(c.allowAll404 ? [row('all 404', 'the checks run even if nothing the contract names is served', 'allow-all-404')] : []),
     ...(c.sources['max-body-bytes'] !== 'default' ? [row('max body', `${c.maxBodyBytes} bytes`, 'max-body-bytes')] : []),
     ...(c.operations.length ? [row('operations', c.operations.join(', '))] : []),
