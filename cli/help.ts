@@ -106,6 +106,9 @@ Run:
                         CONFORMANCE_REPORTER, key reporter):
 ${describeFormats('                          ')}
   --strict              SHOULD failures fail the run too
+  --replays N           run each failed result again alone N times after the run, same seed,
+                        to label it reproduced or flaky; no outcome changes (default 2; 0: off;
+                        env CONFORMANCE_REPLAYS)
   --no-color            no colours (also NO_COLOR=1; colours only on a terminal, and not
                         under CI=true, unless FORCE_COLOR=1; under CI progress is plain lines:
                         one per area as it finishes, and one at least every 10 s)

@@ -8,7 +8,7 @@ import { Secrets } from '../lib/evidence/index.js';
 import { SETTINGS, type SettingSpec, settingLabel } from '../lib/configuration/index.js';
 import { REPORT_FORMATS } from '../reporters/formats.js';
 import { replayCommand } from '../reporters/console.js';
-import { settingsOf, summarise, type BaselineReport, type OutcomeSettings, type RunReport } from '../reporters/model.js';
+import { mergeReplays, settingsOf, summarise, type BaselineReport, type OutcomeSettings, type RunReport } from '../reporters/model.js';
 import { parseFlags, UsageError, useColor, type Io } from './io.js';
 import { commandSettings } from './settings.js';
 
@@ -229,6 +229,7 @@ export async function merge(args: string[], io: Io): Promise<number> {
       ? { lists: { ...lists[0]!, absent: [...new Set(lists.flatMap((l) => l.absent))], comparedBefore: lists.map((l) => l.comparedBefore).sort()[0]! } }
       : {}),
     ...(baseline ? { baseline } : {}),
+    ...(mergeReplays(reports) ? { replays: mergeReplays(reports)! } : {}),
     summary: summarise(results),
     exit: exitFor(results, suiteErrors, strict),
   };

@@ -27,7 +27,7 @@ import { Secrets } from '../lib/evidence/index.js';
 import { Login, LoginError, type LoadReport } from '../lib/transport/index.js';
 import { runSuite } from '../lib/vitest/index.js';
 import { notRun } from '../reporters/console.js';
-import { absentOperations, settingsOf, summarise, type RunReport } from '../reporters/model.js';
+import { absentOperations, settingsOf, summarise, type ReplaysReport, type RunReport } from '../reporters/model.js';
 import { applyBaseline, certificationRefuses, certifiedExit, certify, exitFor, inBaseline, type BaselineEntry } from '../reporters/verdict.js';
 import { mustPlan, type SigningKey } from '../reporters/attestation.js';
 import type { RunningServer } from '../server/index.js';
@@ -36,6 +36,7 @@ import { expandChecks, type CheckDefinition } from '../suites/index.js';
 import { liveProgress, UsageError, useColor, type Io } from './io.js';
 import { publish } from './outputs.js';
 import { live, type Live } from './live.js';
+import { added, replayFailures } from './replays.js';
 import { operationKeys, paginationFor, shardChecks } from './plan.js';
 
 /** What a run is for, beyond the target: certification, baselines, sharding (flags only). */
@@ -153,15 +154,20 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     }
     for (const s of suite.secrets) secrets.add(s);
     const down = suite.results.find(notRun);
+    // Each failure run again alone, before the cleanup, so on the store the failure met (cli/replays.ts): a label, no outcome changed.
+    const replayed =
+      down || interrupted || config.replays === 0
+        ? undefined
+        : await replayFailures({ settings, checks, results: suite.results, times: config.replays, secrets, signal: stop.signal, io });
     // After an outage too: the cleanup waits a while for the target to come back, then deletes.
     const cleanup = down
       ? await cleanUpAfterOutage(settings, secrets, 'the target stopped answering during the run', { said: (line) => io.out(line) })
       : await cleanUp(settings, secrets);
     const { report, extraOperations } = judged(
       about,
-      suite.results,
+      replayed?.results ?? suite.results,
       suite.suiteErrors.map((e) => secrets.mask(e)),
-      cleanup,
+      replayed ? added(cleanup, replayed.cleanup) : cleanup,
       {
         declaredAbsent,
         declaredEmpty,
@@ -169,6 +175,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
         ...(suite.load ? { load: suite.load } : {}),
         // The logins of this process (before the preflight, for the cleanup) and of the checks' worker.
         ...(prepared.login ? { auth: { logins: prepared.login.logins + suite.logins } } : {}),
+        ...(replayed ? { replays: replayed.replays } : {}),
       },
     );
     if (report.auth) io.out(`logged in ${report.auth.logins} time(s) with client credentials (${secrets.mask(config.tokenUrl ?? '')})`);
@@ -212,7 +219,7 @@ function runReport(
   suiteErrors: string[],
   cleanup: CleanupReport,
   exit: RunReport['exit'],
-  more: Pick<RunReport, 'baseline' | 'certification' | 'load' | 'auth'> = {},
+  more: Pick<RunReport, 'baseline' | 'certification' | 'load' | 'auth' | 'replays'> = {},
 ): RunReport {
   const finishedAt = new Date();
   return {
@@ -255,7 +262,7 @@ function judged(
   found: CheckResult[],
   suiteErrors: string[],
   cleanup: CleanupReport,
-  run: { declaredAbsent: string[]; declaredEmpty: string[]; interrupted: boolean; load?: LoadReport; auth?: RunReport['auth'] },
+  run: { declaredAbsent: string[]; declaredEmpty: string[]; interrupted: boolean; load?: LoadReport; auth?: RunReport['auth']; replays?: ReplaysReport },
 ): { report: RunReport; extraOperations: string[] } {
   const { config, options } = f;
   const based = options.baseline ? applyBaseline(found, options.baseline.entries, options.baseline.file) : undefined;
@@ -275,6 +282,7 @@ function judged(
     ...(certification ? { certification } : {}),
     ...(run.load ? { load: run.load } : {}),
     ...(run.auth ? { auth: run.auth } : {}),
+    ...(run.replays ? { replays: run.replays } : {}),
   });
   return { report, extraOperations };
 }

@@ -9,7 +9,7 @@ import { sumTransport, type LoadReport } from '../lib/transport/index.js';
 import { replayWords } from '../lib/configuration/index.js';
 import type { SuiteErrorCode } from '../lib/evidence/index.js';
 import { gist, isHtml, printable } from '../lib/text/index.js';
-import { failsRun, LEVELS, settingsOf, verdictOf, type RunReport, type Verdict } from './model.js';
+import { failsRun, LEVELS, replayLabel, settingsOf, verdictOf, type ReportedResult, type RunReport, type Verdict } from './model.js';
 
 export interface ConsoleOptions {
   color: boolean;
@@ -231,7 +231,7 @@ function failureLines({ report, p, strict }: SummaryView, unrun: readonly CheckR
   const failures = shown.filter((r) => verdictOf(r, strict) !== 'warn');
   const warnings = shown.filter((r) => verdictOf(r, strict) === 'warn');
   let note = replayTokenNote(report);
-  const section = (heading: string, rs: readonly CheckResult[]): void => {
+  const section = (heading: string, rs: readonly ReportedResult[]): void => {
     if (!rs.length) return;
     lines.push(p('bold', heading));
     if (note) lines.push(p('yellow', `  ${note}`));
@@ -241,6 +241,8 @@ function failureLines({ report, p, strict }: SummaryView, unrun: readonly CheckR
       lines.push(`  ${p(STYLE[v], `${MARK[v]} ${kindOf(r, v)}`)} ${p('bold', label(r))}: ${r.title}`);
       lines.push(`      clause:   ${r.clause} (${r.clauseLink ?? CONTRACT_DOCUMENT})`);
       for (const l of evidenceLines(r)) lines.push(`      ${l}`);
+      const replayed = replayLabel(r);
+      if (replayed) lines.push(`      replayed: ${p(r.replays?.reproduced ? 'red' : 'yellow', replayed)}`);
       lines.push(`      replay:   ${replayCommand(report, r)}`);
       lines.push('');
     }
@@ -390,7 +392,17 @@ function countLines({ report, p, strict, outage, observed }: SummaryView): strin
           : `${failing} fail${baselined ? `, ${baselined} warn (baselined)` : ''}`;
     lines.push(`  ${level.padEnd(w)} ${String(n).padStart(4)}: ${c.pass} pass, ${failWords}, ${c.error} error, ${c.skip} skip`);
   }
+  if (report.replays) lines.push(replaysLine(report));
   return lines;
+}
+
+/** The failures replayed, reproduced and flaky apart, and what the replays cost. */
+export function replaysLine(report: Pick<RunReport, 'replays' | 'summary'>): string {
+  const x = report.replays!;
+  if (x.passes === 0) return report.summary.byOutcome.fail ? 'replays: none made (see above)' : 'replays: none (no failure to run again)';
+  const r = report.summary.replayed ?? { reproduced: 0, flaky: 0 };
+  const cost = `${x.passes} pass(es) of at most ${x.limit}, ${x.requests} request(s), ${(x.durationMs / 1000).toFixed(1)} s`;
+  return `replays: ${r.reproduced + r.flaky} failure(s) run again alone: ${r.reproduced} reproduced, ${r.flaky} flaky (did not reproduce); ${cost}`;
 }
 
 /** What the transport went through, whether the run certifies (and its profile), and the exit code's reason. */

@@ -2,7 +2,7 @@
 // GITHUB_STEP_SUMMARY.
 import type { CheckResult } from '../lib/runner/index.js';
 import { label, replayCommand, replayTokenNote } from './console.js';
-import { failsRun, LEVELS, settingsOf, verdictOf, type RunReport } from './model.js';
+import { failsRun, LEVELS, replayLabel, settingsOf, verdictOf, type RunReport } from './model.js';
 
 /** Workflow-command escaping: data escapes %, CR, LF; properties also ':' and ','. */
 function data(s: string): string {
@@ -24,6 +24,7 @@ export function githubAnnotations(report: RunReport): string[] {
         e ? `expected: ${e.expected}` : '',
         e ? `actual: ${e.actual}` : '',
         e?.request ? `request: ${e.request}` : '',
+        replayLabel(r) ? `replayed: ${replayLabel(r)}` : '',
         `replay: ${replayCommand(report, r)}`,
         note ?? '',
       ]

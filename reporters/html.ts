@@ -4,8 +4,8 @@
 // failure without --strict, an INFO note, a baselined failure) reads as `warn`, as in the
 // console (model.ts verdictOf).
 import { resultKey, type CheckResult } from '../lib/runner/index.js';
-import { LEVELS, settingsOf, verdictOf, whyNotCounted, type RunReport, type Verdict } from './model.js';
-import { loadLine, replayCommand, replayTokenNote } from './console.js';
+import { LEVELS, replayLabel, settingsOf, verdictOf, whyNotCounted, type ReportedResult, type RunReport, type Verdict } from './model.js';
+import { loadLine, replayCommand, replaysLine, replayTokenNote } from './console.js';
 import { loadChart } from './load-chart.js';
 import { inert } from '../lib/text/index.js';
 import { describeProfile } from './verdict.js';
@@ -65,7 +65,7 @@ function label(r: CheckResult): string {
   return r.operation ? `${r.id} [${r.operation}]` : r.id;
 }
 
-function evidence(report: RunReport, r: CheckResult, v: Verdict): string {
+function evidence(report: RunReport, r: ReportedResult, v: Verdict): string {
   if (r.outcome === 'pass') return r.notes?.length ? `<div>${r.notes.map(esc).join('<br>')}</div>` : '';
   const e = r.evidence;
   const said = { error: 'error of the suite', skip: 'skipped', fail: 'failed', warn: 'warning', pass: '' }[v];
@@ -77,6 +77,7 @@ function evidence(report: RunReport, r: CheckResult, v: Verdict): string {
     e?.status !== undefined ? `<div><b>status:</b> ${e.status}</div>` : '',
     e?.bodyExcerpt !== undefined ? `<div><b>body:</b><pre>${esc(e.bodyExcerpt || '(empty)')}</pre></div>` : '',
     e && e.exchanges.length > 1 ? `<div><b>exchanges:</b><pre>${esc(e.exchanges.join('\n'))}</pre></div>` : '',
+    replayLabel(r) ? `<div class="replayed"><b>replayed:</b> ${esc(replayLabel(r)!)}</div>` : '',
     r.outcome === 'fail' || r.outcome === 'error' ? `<div><b>replay:</b> <code>${esc(replayCommand(report, r))}</code></div>` : '',
   ].join('');
   return r.outcome === 'skip' ? parts : `<details${r.level === 'MUST' && v !== 'warn' ? ' open' : ''}><summary>evidence</summary>${parts}</details>`;
@@ -137,7 +138,7 @@ export function renderHtml(report: RunReport): string {
   const filters = `<div class="filters"><fieldset><legend>outcome</legend>${VERDICTS.map((v) => `<label><input type="checkbox" data-filter="outcome" value="${v}" checked> ${v} (${count(v)})</label>`).join('')}</fieldset><fieldset><legend>level</legend>${LEVELS.map((l) => `<label><input type="checkbox" data-filter="level" value="${l}" checked> ${l}</label>`).join('')}</fieldset><span class="count" id="shown"></span></div>`;
   const rows = sorted.map((r) => {
     const v = verdict(r);
-    return `<tr id="${anchorOf(r)}" class="result o-${v} l-${r.level}" data-outcome="${v}" data-level="${r.level}"><td><code>${esc(r.id)}</code></td><td>${esc(r.operation ?? '')}</td><td>${r.level}</td><td>${v}${r.baselined ? ' (baselined)' : ''}</td><td>${esc(r.title)}<br><small>${esc(r.clause)}</small></td><td>${evidence(report, r, v)}</td></tr>`;
+    return `<tr id="${anchorOf(r)}" class="result o-${v} l-${r.level}" data-outcome="${v}" data-level="${r.level}"><td><code>${esc(r.id)}</code></td><td>${esc(r.operation ?? '')}</td><td>${r.level}</td><td>${v}${r.baselined ? ' (baselined)' : ''}${replayLabel(r) ? `<br><small class="replayed">${esc(replayLabel(r)!)}</small>` : ''}</td><td>${esc(r.title)}<br><small>${esc(r.clause)}</small></td><td>${evidence(report, r, v)}</td></tr>`;
   });
   const note = replayTokenNote(report);
   const replayNote =
@@ -151,7 +152,7 @@ export function renderHtml(report: RunReport): string {
 <header><h1>Conformance report</h1>
 <div class="verdict ${report.exit.code === 0 ? 'ok' : 'bad'}" id="verdict">${esc(report.exit.reason)}</div>${report.certification?.profile ? `\n<div class="profile" id="profile"><b>profile:</b> ${esc(describeProfile(report.certification.profile))}; <b>certifiable:</b> ${report.certification.certifiable ? 'yes' : 'no'}</div>` : ''}
 <dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl></header>
-<section id="summary"><h2>Summary: ${s.total} results</h2>${summary}${report.suiteErrors.length ? `<h2>Errors of the suite</h2><ul>${report.suiteErrors.map((e) => `<li>${esc(e)}</li>`).join('')}</ul>` : ''}</section>
+<section id="summary"><h2>Summary: ${s.total} results</h2>${summary}${report.replays ? `<p id="replays">${esc(replaysLine(report))}</p>` : ''}${report.suiteErrors.length ? `<h2>Errors of the suite</h2><ul>${report.suiteErrors.map((e) => `<li>${esc(e)}</li>`).join('')}</ul>` : ''}</section>
 ${
   report.load
     ? `<section id="load"><h2>Load</h2><p>${esc(loadLine(report.load))}</p>${loadChart(report.load)}</section>

@@ -5,10 +5,9 @@
 // is a passing testcase that carries its verdict in <properties> and its evidence in
 // <system-out>. An error of the suite is an <error>, a skip a <skipped>. The shape is the one
 // test/fixtures/junit.xsd describes; test/junit.test.ts validates against it.
-import type { CheckResult } from '../lib/runner/index.js';
 import { printable } from '../lib/text/index.js';
 import { evidenceLines, label, replayCommand } from './console.js';
-import { failsRun, settingsOf, whyNotCounted, type RunReport } from './model.js';
+import { failsRun, replayLabel, settingsOf, whyNotCounted, type ReportedResult, type RunReport } from './model.js';
 
 /**
  * Characters XML 1.0 cannot hold at all (most C0 controls, U+FFFE/U+FFFF, unpaired
@@ -55,9 +54,11 @@ function renderCase(c: Case): string {
   return inner.length ? [`${head}>`, ...inner, '    </testcase>'].join('\n') : `${head}/>`;
 }
 
-function caseOf(report: RunReport, r: CheckResult, strict: boolean): Case {
+function caseOf(report: RunReport, r: ReportedResult, strict: boolean): Case {
   const base = { classname: r.area, name: `${label(r)} [${r.level}] ${r.title}`, seconds: r.durationMs / 1000 };
-  const reason = printable(r.reason ?? '');
+  // A replayed failure's label leads its message, so that CI's list of failures shows it.
+  const replayed = replayLabel(r);
+  const reason = printable(`${replayed ? `[${replayed}] ` : ''}${r.reason ?? ''}`);
   const notes = r.notes?.length ? r.notes.map((n) => `note:     ${printable(n)}`) : [];
   const detail = (): string => [`${r.level} ${r.clause}`, ...evidenceLines(r), ...notes, `replay:   ${replayCommand(report, r)}`].join('\n');
   switch (r.outcome) {
@@ -68,7 +69,9 @@ function caseOf(report: RunReport, r: CheckResult, strict: boolean): Case {
     case 'error':
       return { ...base, outcome: { element: 'error', message: reason, type: 'suite-error', body: detail() } };
     case 'fail': {
-      if (failsRun(r, strict)) return { ...base, outcome: { element: 'failure', message: reason, type: r.level, body: detail() } };
+      const replays: Array<[string, string]> = replayed ? [['replayed', replayed]] : [];
+      if (failsRun(r, strict))
+        return { ...base, ...(replays.length ? { properties: replays } : {}), outcome: { element: 'failure', message: reason, type: r.level, body: detail() } };
       const verdict = whyNotCounted(report, r);
       return {
         ...base,
@@ -79,6 +82,7 @@ function caseOf(report: RunReport, r: CheckResult, strict: boolean): Case {
           ['verdict', verdict],
           ['reason', reason],
           ['replay', replayCommand(report, r)],
+          ...replays,
         ],
         out: `${verdict}\n${detail()}`,
       };

@@ -41,6 +41,8 @@ export interface RunReport {
   load?: LoadReport;
   /** With client credentials (--client-id): how many times the run logged in (lib/transport/login.ts). */
   auth?: { logins: number };
+  /** The replays of the failed results (--replays); absent when none was replayed. */
+  replays?: ReplaysReport;
   summary: Summary;
   exit: { code: 0 | 1 | 2; reason: string };
 }
@@ -49,7 +51,52 @@ export interface RunReport {
  * A result as results.json holds it: a failure or an error carries the command that re-runs it
  * (reporters/json.ts). A merged report keeps each shard's own, made with that shard's seed.
  */
-export type ReportedResult = CheckResult & { replay?: string };
+export type ReportedResult = CheckResult & { replay?: string; replays?: ReplayCount };
+
+/**
+ * What the replays of a failed result found (cli/replays.ts): each a run of the check alone,
+ * with the run's seed and settings. It labels the failure; it never changes its outcome.
+ */
+export interface ReplayCount {
+  /** Replays that came to a verdict (pass, fail or skip). */
+  runs: number;
+  /** Of those, the ones that failed again. */
+  reproduced: number;
+  /** Replays that ended in an error of the suite (a timeout, an outage): no verdict, not in runs. */
+  errors?: number;
+}
+
+/** The replays of a run as a whole: how many passes, and what they cost the target. */
+export interface ReplaysReport {
+  /** --replays: the most times each failed result is run again. */
+  limit: number;
+  /** Passes made (each runs every failed result once, side by side). */
+  passes: number;
+  /** Requests the passes' checks sent (their cleanups' apart). */
+  requests: number;
+  durationMs: number;
+}
+
+/** A failure's label: `reproduced k of N`, or `flaky: did not reproduce`; none without replays. */
+export function replayLabel(r: { replays?: ReplayCount }): string | undefined {
+  const x = r.replays;
+  if (!x) return undefined;
+  const errors = x.errors ? ` (${x.errors} replay(s) ended in an error of the suite)` : '';
+  if (x.runs === 0) return `not replayed to a verdict${errors}`;
+  return `${x.reproduced ? `reproduced ${x.reproduced} of ${x.runs}` : 'flaky: did not reproduce'}${errors}`;
+}
+
+/** The replays of several reports (shards) as one: passes as the most any made, requests and time added up. */
+export function mergeReplays(reports: ReadonlyArray<Pick<RunReport, 'replays'>>): ReplaysReport | undefined {
+  const all = reports.flatMap((r) => (r.replays ? [r.replays] : []));
+  if (!all.length) return undefined;
+  return {
+    limit: Math.max(...all.map((x) => x.limit)),
+    passes: Math.max(...all.map((x) => x.passes)),
+    requests: all.reduce((n, x) => n + x.requests, 0),
+    durationMs: all.reduce((n, x) => n + x.durationMs, 0),
+  };
+}
 
 export interface ShardOfReport {
   shard: string;
@@ -170,16 +217,22 @@ export interface Summary {
   total: number;
   byOutcome: Counts;
   byLevel: Record<Level, Counts>;
+  /** The failures replayed (ReplayCount): failed again at least once, or never. Absent without replays. */
+  replayed?: { reproduced: number; flaky: number };
 }
 
 const LEVELS: Level[] = ['MUST', 'SHOULD', 'INFO'];
 const zero = (): Counts => ({ pass: 0, fail: 0, error: 0, skip: 0 });
 
-export function summarise(results: readonly CheckResult[]): Summary {
+export function summarise(results: readonly ReportedResult[]): Summary {
   const s: Summary = { total: results.length, byOutcome: zero(), byLevel: { MUST: zero(), SHOULD: zero(), INFO: zero() } };
   for (const r of results) {
     s.byOutcome[r.outcome]++;
     s.byLevel[r.level][r.outcome]++;
+    if (r.replays?.runs) {
+      s.replayed ??= { reproduced: 0, flaky: 0 };
+      s.replayed[r.replays.reproduced ? 'reproduced' : 'flaky']++;
+    }
   }
   return s;
 }

@@ -74,6 +74,8 @@ export interface Config {
   defaultPageLength?: number;
   /** An absent list operation fails instead of skipping. */
   requireAllEndpoints: boolean;
+  /** Each failed result run again alone this many times after the run, to tell a reproduced failure from a flaky one (0: off). */
+  replays: number;
   /** Run even when the target answers 404 to every read the contract names (the preflight stops otherwise). */
   allowAll404: boolean;
   /** Run the list checks only on these operations (keys as in results: `orders`, `hierarchies@by-release`). */
@@ -128,6 +130,9 @@ export const DEFAULT_EXPLORE = 20;
 
 /** Requests sent to one list operation at most, by default (--request-budget); a certification sends no fewer. */
 export const DEFAULT_REQUEST_BUDGET = 1000;
+
+/** Replays of each failed result by default (--replays; cli/replays.ts). */
+export const DEFAULT_REPLAYS = 2;
 
 /** The settings a file, the environment or flags may give, by their key (the flag is --KEY): lib/configuration/settings.ts. */
 const KEYS = Object.fromEntries(SETTINGS.map((s) => [s.key, { env: s.env, field: s.field }])) as Record<SettingKey, { env: string; field: string }>;
@@ -397,6 +402,7 @@ export function resolveConfig(input: ConfigInput): Config {
     ...(raw['default-page-length'] !== undefined ? { defaultPageLength: integer(at('default-page-length'), raw['default-page-length'], 1, 100) } : {}),
     requireAllEndpoints: raw['require-all-endpoints'] !== undefined ? bool(at('require-all-endpoints'), raw['require-all-endpoints']) : false,
     allowAll404: raw['allow-all-404'] !== undefined ? bool(at('allow-all-404'), raw['allow-all-404']) : false,
+    replays: whole('replays', 0, 10, DEFAULT_REPLAYS),
     operations: input.operations ?? [],
     empty: raw.empty !== undefined ? [...new Set(names(raw.empty))] : [],
     changeSettings: raw['change-settings'] !== undefined ? bool(at('change-settings'), raw['change-settings']) : raw['base-url'] === undefined,
@@ -501,6 +507,8 @@ export function describeConfig(c: Config): string[] {
     ...(c.exploreOnly ? [row('explore only', "the list checks' fixed probes are off", 'explore-only')] : []),
     row('page length', c.defaultPageLength !== undefined ? String(c.defaultPageLength) : 'GET /v2/settings page_length, else 25', 'default-page-length'),
     ...(c.requireAllEndpoints ? [row('require all', 'absent list operations fail', 'require-all-endpoints')] : []),
+    // Said when set: by default the replays say themselves, only when something failed.
+    ...(c.sources.replays !== 'default' ? [row('replays', c.replays ? `each failure run again alone ${c.replays} time(s)` : 'off', 'replays')] : []),
     ...(c.allowAll404 ? [row('all 404', 'the checks run even if nothing the contract names is served', 'allow-all-404')] : []),
     ...(c.sources['max-body-bytes'] !== 'default' ? [row('max body', `${c.maxBodyBytes} bytes`, 'max-body-bytes')] : []),
     ...(c.operations.length ? [row('operations', c.operations.join(', '))] : []),

@@ -67,6 +67,8 @@ export const SETTINGS = [
   { key: 'require-all-endpoints', env: 'CONFORMANCE_REQUIRE_ALL_ENDPOINTS', field: 'requireAllEndpoints', kind: 'switch', replay: 'list', shards: true },
   { key: 'strict', env: 'CONFORMANCE_STRICT', field: 'strict', kind: 'switch', replay: 'all', shards: true },
   { key: 'allow-all-404', env: 'CONFORMANCE_ALLOW_ALL_404', field: 'allowAll404', kind: 'switch' },
+  // Not replayed, not a shard's: it labels failures (cli/replays.ts), it changes no outcome.
+  { key: 'replays', env: 'CONFORMANCE_REPLAYS', field: 'replays', kind: 'whole' },
   // Not replayed: it changes what certifies, not what a check finds.
   { key: 'empty', env: 'CONFORMANCE_EMPTY', field: 'empty', kind: 'list', shards: true },
   // On by default against the bundled server, off against a target (lib/configuration/config.ts).

@@ -1,0 +1,173 @@
+// Replays (cli/replays.ts): after a run, each failed result is run again alone, --replays times,
+// and labelled `reproduced k of N` or `flaky: did not reproduce`, with no outcome changed. Through
+// the CLI's main(), against reference servers on port 0 behind a proxy that counts what reaches
+// them: a replay sends what its check needs, and nothing at all when nothing failed.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../cli/main.js';
+import type { Io } from '../cli/io.js';
+import { replayLabel, type RunReport } from '../reporters/model.js';
+import { listening, TOKEN, withServer } from './support.js';
+
+/** A proxy in front of `upstream` that writes down each request it forwards: `METHOD /path` (ids as `{id}`). */
+async function counting(upstream: string): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+  const seen: string[] = [];
+  const target = new URL(upstream);
+  const server = createServer((req, res) => {
+    seen.push(`${req.method} ${(req.url ?? '').split('?')[0]!.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '{id}')}`);
+    const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    req.pipe(out);
+  });
+  return { ...(await listening(server)), seen };
+}
+
+interface Ran {
+  code: number;
+  out: string;
+  report: RunReport;
+  junit: string;
+  html: string;
+  /** What reached the target. */
+  seen: string[];
+}
+
+/** `conformance ARGS --report-dir DIR` through main(), the token in the environment: its exit code, its lines and DIR. */
+async function conformance(args: string[]): Promise<{ code: number; out: string; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'conformance-replays-'));
+  const lines: string[] = [];
+  const io: Io = { out: (l) => lines.push(l), err: (l) => lines.push(l), env: { CONFORMANCE_TOKEN: TOKEN }, cwd: dir, isTTY: false };
+  const code = await main([...args, '--report-dir', dir], io);
+  return { code, out: lines.join('\n'), dir };
+}
+
+/** A run through main() against a server with `faults`, behind a counting proxy; its reports read back. */
+async function runWith(faults: string[], args: string[]): Promise<Ran> {
+  return withServer({ faults, seed: 7 }, async (server) => {
+    const proxy = await counting(server.url);
+    try {
+      const { code, out, dir } = await conformance(['--base-url', proxy.url, '--seed', '3', ...args]);
+      const read = (f: string): string => readFileSync(join(dir, f), 'utf8');
+      return {
+        code,
+        out,
+        report: JSON.parse(read('results.json')) as RunReport,
+        junit: read('junit.xml'),
+        html: read('report.html'),
+        seen: [...proxy.seen],
+      };
+    } finally {
+      await proxy.close();
+    }
+  });
+}
+
+/** `a` without one of each of `b` (a multiset difference), sorted. */
+function without(a: readonly string[], b: readonly string[]): string[] {
+  const left = [...a];
+  for (const x of b) {
+    const i = left.indexOf(x);
+    if (i >= 0) left.splice(i, 1);
+  }
+  return left.sort();
+}
+
+describe('replays', () => {
+  it('a failure the target gives every time: "reproduced 2 of 2" everywhere it is shown; each replay sends what the check sent, and nothing more', async () => {
+    const check = ['--check', 'delete.existing.204'];
+    const once = await runWith(['delete-200-with-body'], [...check, '--replays', '0']);
+    const twice = await runWith(['delete-200-with-body'], check);
+    expect(twice.code, twice.out).toBe(1);
+    const [r] = twice.report.results;
+    expect(r!.outcome).toBe('fail');
+    expect(r!.replays).toEqual({ runs: 2, reproduced: 2 });
+    expect(replayLabel(r!)).toBe('reproduced 2 of 2');
+    expect(twice.out).toMatch(/^ {6}replayed: reproduced 2 of 2$/m);
+    expect(twice.out).toMatch(
+      /^replays: 1 failure\(s\) run again alone: 1 reproduced, 0 flaky \(did not reproduce\); 2 pass\(es\) of at most 2, \d+ request\(s\)/m,
+    );
+    expect(twice.junit).toContain('<property name="replayed" value="reproduced 2 of 2"/>');
+    expect(twice.junit).toMatch(/<failure message="\[reproduced 2 of 2\] /);
+    expect(twice.html).toContain('<b>replayed:</b> reproduced 2 of 2');
+    expect(twice.report.summary.replayed).toEqual({ reproduced: 1, flaky: 0 });
+    // The run without replays: no label, no replay requests.
+    expect(once.code).toBe(1);
+    expect(once.report.results[0]!.replays).toBeUndefined();
+    expect(once.report.replays).toBeUndefined();
+    expect(once.report.summary.replayed).toBeUndefined();
+    expect(once.out).not.toMatch(/replayed:|^replay \d/m);
+    expect(once.junit).not.toContain('replayed');
+    // Each replay is the check again, alone: the run's requests but its preflight, twice over.
+    const run = without(once.seen, ['GET /v2/settings']);
+    expect(run.length).toBeGreaterThan(1);
+    expect(without(twice.seen, once.seen)).toEqual([...run, ...run].sort());
+    const cleanup = once.seen.length - 1 - once.report.load!.timeline.reduce((n, b) => n + b.answers, 0);
+    expect(twice.report.replays).toMatchObject({ limit: 2, passes: 2, requests: 2 * (run.length - cleanup) });
+  }, 120_000);
+
+  it('a failure of a moment (one read in three answered 500): labelled, still a MUST failure and exit 1, the counts agree', async () => {
+    // Alone, delete.repeat.404 reads its Custom API once a run: the run's read is the first (500),
+    // the replays' the second and third (served).
+    const alone = await runWith(['custom-api-read-flaky-500'], ['--check', 'delete.repeat.404']);
+    expect(alone.code, alone.out).toBe(1);
+    const [r] = alone.report.results;
+    expect(r).toMatchObject({ outcome: 'fail', level: 'MUST', replays: { runs: 2, reproduced: 0 } });
+    expect(alone.out).toMatch(/^ {6}replayed: flaky: did not reproduce$/m);
+    expect(alone.junit).toContain('<property name="replayed" value="flaky: did not reproduce"/>');
+    expect(alone.html).toContain('<b>replayed:</b> flaky: did not reproduce');
+    expect(alone.report.summary.replayed).toEqual({ reproduced: 0, flaky: 1 });
+    expect(alone.seen.filter((x) => x === 'GET /v2/settings/extensions/custom-apis/{id}')).toHaveLength(3);
+
+    // With every check that reads a Custom API by its id: whichever got a 500, labelled either way.
+    const wide = await runWith(
+      ['custom-api-read-flaky-500'],
+      [
+        '--check',
+        'delete.existing.204,delete.repeat.404,state.sequence.created,state.sequence.deleted,state.sequence.distinct,state.sequence.total',
+        '--replays',
+        '3',
+      ],
+    );
+    expect(wide.code, wide.out).toBe(1);
+    const failed = wide.report.results.filter((x) => x.outcome === 'fail');
+    expect(failed.length).toBeGreaterThan(0);
+    for (const x of failed) {
+      expect(x.replays!.runs + (x.replays!.errors ?? 0)).toBe(3);
+      expect(x.replays!.reproduced).toBeLessThanOrEqual(x.replays!.runs);
+      expect(wide.out).toContain(`replayed: ${replayLabel(x)}`);
+    }
+    const reproduced = failed.filter((x) => x.replays!.reproduced > 0).length;
+    expect(wide.report.summary.replayed).toEqual({ reproduced, flaky: failed.length - reproduced });
+    expect(wide.report.results.filter((x) => x.outcome !== 'fail').every((x) => x.replays === undefined)).toBe(true);
+  }, 180_000);
+
+  it('a run with no failure replays nothing', async () => {
+    const plain = await runWith([], ['--grep', 'delete.']);
+    expect(plain.code, plain.out).toBe(0);
+    expect(plain.report.replays).toEqual({ limit: 2, passes: 0, requests: 0, durationMs: expect.any(Number) });
+    expect(plain.out).not.toMatch(/^replay \d/m);
+    // What reached the server is what the run's checks, its preflight and its cleanup sent.
+    const off = await runWith([], ['--grep', 'delete.', '--replays', '0']);
+    expect(plain.seen.sort()).toEqual(off.seen.sort());
+  }, 120_000);
+
+  it('conformance merge keeps the labels of each shard, and counts them', async () => {
+    await withServer({ faults: ['delete-200-with-body'], seed: 7 }, async (server) => {
+      const shard = (i: number) =>
+        conformance(['--base-url', server.url, '--seed', '5', '--check', 'delete.existing.204,create.valid.2xx', '--shard', `${i}/2`]);
+      const parts = [await shard(1), await shard(2)];
+      const merged = await conformance(['merge', ...parts.map((p) => p.dir)]);
+      expect(merged.code, merged.out).toBe(1);
+      const report = JSON.parse(readFileSync(join(merged.dir, 'results.json'), 'utf8')) as RunReport;
+      expect(report.results.find((r) => r.id === 'delete.existing.204')!.replays).toEqual({ runs: 2, reproduced: 2 });
+      expect(report.summary.replayed).toEqual({ reproduced: 1, flaky: 0 });
+      expect(report.replays).toMatchObject({ limit: 2, passes: 2 });
+      expect(merged.out).toMatch(/^ {6}replayed: reproduced 2 of 2$/m);
+    });
+  }, 120_000);
+});
