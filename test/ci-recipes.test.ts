@@ -36,6 +36,8 @@ const HOSTED_ONLY = {
 const ONE_MUST = '--check delete.unknown-id.404 --seed 1';
 /** A fault of the reference server that breaks that check's MUST. */
 const BREAKS_IT = 'delete-unknown-204';
+/** Shell in an input or a variable: words, a glob, command substitutions, quotes, each separated by one space. */
+const HOSTILE = `"; touch quoted; " $(touch substituted) \`touch backquoted\` /*`;
 
 interface ActionStep {
   name?: string;
@@ -114,13 +116,19 @@ function tempDir(prefix: string): string {
   return dir;
 }
 
+interface NodeCall {
+  args: string[];
+  argv: string;
+  settings: string[];
+}
+
 interface Shims {
   /** Prepended to the PATH the scripts get. */
   bin: string;
   /** Each npm command: the folder it ran in, then its arguments. */
   npm(): string[];
-  /** Each node command's arguments, and the CONFORMANCE_* variables it was given (names only). */
-  node(): Array<{ argv: string; settings: string[] }>;
+  /** Each node command's arguments (also joined with spaces), and the CONFORMANCE_* variables it was given (names only). */
+  node(): NodeCall[];
 }
 
 /**
@@ -154,7 +162,7 @@ esac
   writeFileSync(
     join(bin, 'node'),
     `#!/bin/sh
-{ printf '%s' "$*"; printf '\\t'; env | sed -n 's/^\\(CONFORMANCE_[A-Z_]*\\)=.*/\\1/p' | sort | tr '\\n' ' '; echo; } >> ${q(nodeLog)}
+{ printf '%s\\037' "$@"; printf '\\t'; env | sed -n 's/^\\(CONFORMANCE_[A-Z_]*\\)=.*/\\1/p' | sort | tr '\\n' ' '; echo; } >> ${q(nodeLog)}
 exec ${q(process.execPath)} "$@"
 `,
   );
@@ -167,7 +175,8 @@ exec ${q(process.execPath)} "$@"
     node: () =>
       lines(nodeLog).map((l) => {
         const [argv, names] = l.split('\t');
-        return { argv: argv!, settings: names!.trim().split(' ').filter(Boolean) };
+        const args = argv!.split('\x1f').slice(0, -1);
+        return { args, argv: args.join(' '), settings: names!.trim().split(' ').filter(Boolean) };
       }),
   };
 }
@@ -195,7 +204,7 @@ interface ActionRun {
   carried: string;
   workspace: string;
   npm: string[];
-  node: Array<{ argv: string; settings: string[] }>;
+  node: NodeCall[];
 }
 
 async function runAction(inputs: Record<string, string>, actionPath = ROOT): Promise<ActionRun> {
@@ -376,6 +385,15 @@ describe(ACTION_FILE, () => {
     });
   });
 
+  it('an input is data, never shell: no command substitution, no file names, no quoting', async () => {
+    const run = await runAction({ token: HOSTILE, args: `--check delete.unknown-id.404 ${HOSTILE}` });
+    // The words reach the suite as they were written, which refuses them as arguments.
+    expect(run.node[0]!.args).toEqual([`${ROOT}/dist/cli/bin.js`, '--check', 'delete.unknown-id.404', ...HOSTILE.split(' ')]);
+    expect(run.code).toBe(2);
+    expect(run.outputs['exit-code']).toBe('2');
+    for (const file of ['quoted', 'substituted', 'backquoted']) expect(existsSync(join(run.workspace, file)), file).toBe(false);
+  });
+
   it('client credentials: the secret reaches the suite in CONFORMANCE_CLIENT_SECRET only', async () => {
     await withServer({}, async (server) => {
       const created = await fetch(`${server.url}/v2/application-keys`, {
@@ -444,7 +462,7 @@ interface GitlabRun extends Exit {
   artifacts: string[];
   junit: string;
   npm: string[];
-  node: Array<{ argv: string; settings: string[] }>;
+  node: NodeCall[];
 }
 
 /**
@@ -530,6 +548,13 @@ describe(GITLAB_FILE, () => {
       expect(results).toMatchObject({ exit: { code: 1 }, shard: '2/2' });
       expect(readFileSync(join(run.projectDir, run.junit), 'utf8')).toMatch(/<failure/);
     });
+  });
+
+  it('a variable is data, never shell: no command substitution, no file names, no quoting', async () => {
+    const run = await runGitlab('conformance', { CONFORMANCE_PACKAGE: PACKAGE, CONFORMANCE_ARGS: `--check delete.unknown-id.404 ${HOSTILE}` });
+    expect(run.node[0]!.args.slice(1)).toEqual(['--check', 'delete.unknown-id.404', ...HOSTILE.split(' ')]);
+    expect(run.code).toBe(2);
+    for (const file of ['quoted', 'substituted', 'backquoted']) expect(existsSync(join(run.projectDir, file)), file).toBe(false);
   });
 
   it('without CONFORMANCE_PACKAGE: stops before installing, and says what to set', async () => {
