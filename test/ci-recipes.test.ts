@@ -412,8 +412,13 @@ describe(ACTION_FILE, () => {
         'CONFORMANCE_STRICT',
       ]);
       // The suite logs in with them where it reads them; before it does, a target without a token is a usage error.
-      if (SETTINGS.some((s) => (s.env as string) === 'CONFORMANCE_CLIENT_ID')) expect(run.code, run.stdout).toBe(0);
-      else {
+      if (SETTINGS.some((s) => (s.env as string) === 'CONFORMANCE_CLIENT_ID')) {
+        expect(run.code, run.stdout + run.stderr).toBe(0);
+        const dir = join(run.workspace, 'conformance-report');
+        const { results, junit, html } = reports(dir);
+        expect((results as { auth?: { logins: number } }).auth?.logins).toBeGreaterThan(0);
+        for (const text of [run.stdout, run.summary, JSON.stringify(results), junit, html]) expect(text).not.toContain(key.client_secret);
+      } else {
         expect(run.code).toBe(2);
         expect(run.stderr).toMatch(/a target needs a token/);
       }
