@@ -103,6 +103,8 @@ export function replayCommand(report: RunReport, r: { id: string; operation?: st
     '--seed',
     String(report.seed),
     ...(report.target.embedded ? [] : ['--base-url', report.target.baseUrl]),
+    // How the run logged in (never the secret: it comes from the environment or a file).
+    ...loginWords(report.config ?? {}),
     // The settings that decide outcomes (lib/configuration/settings.ts), as the run had them.
     ...replayWords(report.config ?? {}, list),
   ];
@@ -117,8 +119,16 @@ export function replayCommand(report: RunReport, r: { id: string; operation?: st
 export function replayTokenNote(report: Pick<RunReport, 'target' | 'config'>): string | undefined {
   if (report.target.embedded) return undefined;
   if (isObserved(report)) return 'replays are the observed requests as curl commands, the credentials masked (***): put them back to send one';
+  if (typeof report.config?.clientId === 'string')
+    return 'replay commands log in as the run did: set CONFORMANCE_CLIENT_SECRET, or add --client-secret-file FILE; they never hold the secret';
   const file = settingsOf(report).configFile ? ', or keep token in the config file' : '';
   return `replay commands need the token as for the run: set CONFORMANCE_TOKEN${file}; they never hold it`;
+}
+
+/** --client-id and --token-url as the run had them (client credentials); none for a run with a token. */
+function loginWords(config: Record<string, unknown>): string[] {
+  if (typeof config.clientId !== 'string') return [];
+  return ['--client-id', config.clientId, ...(typeof config.tokenUrl === 'string' ? ['--token-url', config.tokenUrl] : [])];
 }
 
 /** A report of traffic the suite judged without sending it (conformance proxy, conformance judge). */

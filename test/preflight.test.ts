@@ -37,6 +37,27 @@ function expectStopped(r: Ran, reason: RegExp): void {
 const LOGIN = '<!DOCTYPE html><html><head><title>Sign in \u001b[31mnow</title></head><body><form>…</form></body></html>';
 
 describe('preflight', () => {
+  it('a token the client credentials obtained, which the API refuses: the advice is about the login, not --token', async () => {
+    const server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'POST' && req.url === '/oauth/access_token') {
+        res.end(JSON.stringify({ access_token: 'obtained-token-77aa', token_type: 'Bearer', expires_in: 3600 }));
+        return;
+      }
+      res.statusCode = 401;
+      res.end(JSON.stringify({ errors: [{ status: 401, title: 'Unauthorized' }] }));
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const r = await cli(['--base-url', url, '--client-id', 'id-1', '--grep', 'delete.'], { env: { CONFORMANCE_CLIENT_SECRET: 'secret-9f3e' } });
+      expectStopped(r, /the target refused the token: .* answered 401\. The token came from the token endpoint just now/);
+      expect(r.stdout + r.stderr).not.toMatch(/obtained-token-77aa|secret-9f3e/);
+    } finally {
+      server.close();
+    }
+  });
+
   it('a refused token: one line naming the token, never its value', async () => {
     await withServer({}, async (server) => {
       const r = await cli(['--base-url', server.url], { env: { CONFORMANCE_TOKEN: 'wrong-token-4c1d9e' } });

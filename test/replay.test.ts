@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CheckResult } from '../lib/runner/index.js';
-import { renderSummary, replayCommand, shellWord } from '../reporters/console.js';
+import { renderSummary, replayCommand, replayTokenNote, shellWord } from '../reporters/console.js';
 import { githubAnnotations } from '../reporters/github.js';
 import { renderHtml, esc } from '../reporters/html.js';
 import { renderJson } from '../reporters/json.js';
@@ -86,6 +86,15 @@ describe('the replay command', () => {
     const command = replayCommand(report({ token: TOKEN }, []), { id: 'delete.repeat.404' });
     expect(command).not.toContain(TOKEN);
     expect(command).not.toMatch(/--token|\*\*\*/);
+  });
+
+  it('logs in as the run did: --client-id and --token-url, never the secret, and the note says where the secret comes from', () => {
+    const r = report({ clientId: 'client-7', clientSecret: '***', tokenUrl: 'https://staging.example/oauth/access_token' }, []);
+    const command = replayCommand(r, { id: 'delete.repeat.404' });
+    expect(command).toContain('--base-url https://staging.example --client-id client-7 --token-url https://staging.example/oauth/access_token');
+    expect(command).not.toMatch(/secret|\*\*\*/);
+    expect(replayTokenNote(r)).toMatch(/set CONFORMANCE_CLIENT_SECRET, or add --client-secret-file FILE/);
+    expect(replayTokenNote(report({}, []))).toMatch(/set CONFORMANCE_TOKEN/);
   });
 
   it('quotes what the shell would read, so each value reaches the CLI as one word', () => {

@@ -21,7 +21,7 @@ function describe(res: HttpResponse): string {
  * Reads the target once (twice more at most, where /v2/settings is not served) with the
  * configured token. `base` is the base URL as given, for the redirect advice.
  */
-export async function preflight(http: Pick<HttpClient, 'request'>, base: string, api?: ApiProbe): Promise<PreflightResult> {
+export async function preflight(http: Pick<HttpClient, 'request'>, base: string, api?: ApiProbe, loggedIn = false): Promise<PreflightResult> {
   let last: HttpResponse | undefined;
   /** The first read answered with a 5xx. */
   let failed: HttpResponse | undefined;
@@ -69,7 +69,10 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
       return { ok: false, line: `the target redirects: ${describe(res)}${to ? ` to ${to}` : ''}. ${advice}` };
     }
     if (res.status === 401 || res.status === 403) {
-      return { ok: false, line: `the target refused the token: ${describe(res)}. Check --token or CONFORMANCE_TOKEN (its value is never shown).` };
+      const advice = loggedIn
+        ? "The token came from the token endpoint just now: the client credentials log in, but the API does not take what they obtain (check --token-url, and the key's access)."
+        : 'Check --token or CONFORMANCE_TOKEN (its value is never shown).';
+      return { ok: false, line: `the target refused the token: ${describe(res)}. ${advice}` };
     }
     if (res.status >= 500) {
       // A 502, 503 or 504 here outlasted the read's whole time budget (lib/transport/http.ts waits
@@ -141,7 +144,7 @@ export interface ApiProbe {
  * a run's checks, and before a cleanup sends its deletes.
  */
 export async function checkTarget(
-  target: { baseUrl: string; token: string; timeoutMs: number; maxBodyBytes: number },
+  target: { baseUrl: string; token: string; timeoutMs: number; maxBodyBytes: number; login?: unknown },
   base: string,
   secrets: Secrets,
   api?: ApiProbe,
@@ -156,7 +159,7 @@ export async function checkTarget(
     secrets,
   });
   try {
-    return await preflight(http, base, api);
+    return await preflight(http, base, api, target.login !== undefined);
   } finally {
     await http.close();
   }
