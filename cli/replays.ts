@@ -20,6 +20,8 @@ export interface Replayed {
   replays: ReplaysReport;
   /** What the passes' cleanups did, added up (each pass cleans up after itself). */
   cleanup: CleanupReport;
+  /** The logins of the passes' workers (client credentials), to add to the run's. */
+  logins: number;
 }
 
 /**
@@ -45,6 +47,7 @@ export async function replayFailures(a: {
   const started = Date.now();
   const report: ReplaysReport = { limit: a.times, passes: 0, requests: 0, durationMs: 0 };
   let cleanup: CleanupReport = { deleted: 0, leftovers: [] };
+  let logins = 0;
   for (let pass = 1; pass <= a.times && checks.length > 0 && !a.signal.aborted; pass++) {
     const settings = replaySettings(a.settings);
     io.out(`replay ${pass} of ${a.times}: ${checks.length} failed result(s) run again alone, seed ${settings.seed} (run ${settings.runId})`);
@@ -52,6 +55,7 @@ export async function replayFailures(a: {
     try {
       const suite = await runSuite({ settings, checks, signal: a.signal });
       for (const s of suite.secrets) a.secrets.add(s);
+      logins += suite.logins;
       for (const e of suite.suiteErrors) io.err(`replay ${pass}: ${a.secrets.mask(e)} (the replay's counts may be short; no outcome changes)`);
       report.requests += Object.values(suite.load?.asked ?? {}).reduce((n, k) => n + (k ?? 0), 0);
       results = suite.results;
@@ -81,7 +85,7 @@ export async function replayFailures(a: {
     const c = counts.get(resultKey(r));
     return r.outcome === 'fail' && c && report.passes > 0 ? { ...r, replays: { ...c } } : r;
   });
-  return { results: labelled, replays: report, cleanup };
+  return { results: labelled, replays: report, cleanup, logins };
 }
 
 /** A pass's settings: the run's, under a run id and a ledger of its own (as a replay command run by hand would be). */

@@ -82,7 +82,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       { deleted: 0, leftovers: [] },
       {
         code: 2,
-        reason: `exit 2: no check ran (${why.startsWith('the run stopped at the preflight') ? 'the run stopped at the preflight' : 'the login was refused'})`,
+        reason: `exit 2: no check ran (${why.startsWith('the run stopped at the preflight') ? 'the run stopped at the preflight' : 'the login failed'})`,
       },
       prepared.login ? { auth: { logins: prepared.login.logins } } : {},
     );
@@ -92,7 +92,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
   };
   if (prepared.refused !== undefined) {
     io.err(`conformance: ${prepared.refused}`);
-    io.err('exit 2: no check ran (the login was refused: nothing was sent to the operations)');
+    io.err('exit 2: no check ran (the login failed: nothing was sent to the operations)');
     Login.forget(runId);
     return refusedRun(`the run stopped at the login: ${prepared.refused}`);
   }
@@ -173,8 +173,8 @@ export async function run(config: Config, definitions: CheckDefinition[], option
         declaredEmpty,
         interrupted,
         ...(suite.load ? { load: suite.load } : {}),
-        // The logins of this process (before the preflight, for the cleanup) and of the checks' worker.
-        ...(prepared.login ? { auth: { logins: prepared.login.logins + suite.logins } } : {}),
+        // The logins of this process (before the preflight, for the cleanup) and of the checks' workers (the run's, the replays').
+        ...(prepared.login ? { auth: { logins: prepared.login.logins + suite.logins + (replayed?.logins ?? 0) } } : {}),
         ...(replayed ? { replays: replayed.replays } : {}),
       },
     );

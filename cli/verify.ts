@@ -44,6 +44,8 @@ export const VERIFY_HELP = `Usage: conformance verify BUNDLE [--key PUBLIC.pem] 
                    CONFORMANCE_TOKEN)
   --base-url URL   the target of the re-run
   --token T        its token (better: CONFORMANCE_TOKEN)
+  --client-id ID   or log in to it with client credentials, as a run does (the secret from
+                   CONFORMANCE_CLIENT_SECRET or --client-secret-file; --token-url URL)
   --rerun-dir DIR  where the re-run's own bundle goes (default: a new folder under the
                    system's temporary folder)
   Exit: 0 verified (and, with --rerun, no difference), 1 not valid (or a difference),
@@ -56,6 +58,9 @@ const OPTIONS = {
   rerun: { type: 'boolean' },
   'base-url': { type: 'string' },
   token: { type: 'string' },
+  'client-id': { type: 'string' },
+  'client-secret-file': { type: 'string' },
+  'token-url': { type: 'string' },
   'rerun-dir': { type: 'string' },
   'no-color': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -241,15 +246,25 @@ export function differences(before: readonly CheckResult[], after: readonly Chec
 
 const said = (r: CheckResult | undefined): string => (r ? `${r.outcome}${r.outcome === 'pass' ? '' : ` (${r.level})`}` : 'absent');
 
-async function rerun(dir: string, report: RunReport, values: { 'base-url'?: string; token?: string; 'rerun-dir'?: string }, io: Io): Promise<0 | 1 | 2> {
+/** The flags of the re-run's target: where it is and how to log in to it. */
+const LOGIN_FLAGS = ['base-url', 'token', 'client-id', 'client-secret-file', 'token-url'] as const;
+
+async function rerun(dir: string, report: RunReport, values: Partial<Record<(typeof LOGIN_FLAGS)[number] | 'rerun-dir', string>>, io: Io): Promise<0 | 1 | 2> {
   if (!report.target.embedded && values['base-url'] === undefined)
     throw new UsageError(`--rerun: the bundle was made against ${report.target.baseUrl}; give the target to re-run against with --base-url`, 'verify');
   const base = resolveConfig({
-    flags: { ...(values['base-url'] !== undefined ? { 'base-url': values['base-url'] } : {}), ...(values.token !== undefined ? { token: values.token } : {}) },
-    env: {
-      ...(io.env.CONFORMANCE_TOKEN ? { CONFORMANCE_TOKEN: io.env.CONFORMANCE_TOKEN } : {}),
-      ...(io.env.CONFORMANCE_CONCURRENCY ? { CONFORMANCE_CONCURRENCY: io.env.CONFORMANCE_CONCURRENCY } : {}),
-    },
+    // The target and how to reach it are the certifier's: a token, or client credentials.
+    flags: Object.fromEntries(LOGIN_FLAGS.flatMap((k) => (values[k] !== undefined ? [[k, values[k]]] : []))),
+    env: Object.fromEntries(
+      [
+        'CONFORMANCE_TOKEN',
+        'CONFORMANCE_CLIENT_ID',
+        'CONFORMANCE_CLIENT_SECRET',
+        'CONFORMANCE_CLIENT_SECRET_FILE',
+        'CONFORMANCE_TOKEN_URL',
+        'CONFORMANCE_CONCURRENCY',
+      ].flatMap((k) => (io.env[k] ? [[k, io.env[k]]] : [])),
+    ),
     cwd: io.cwd,
     checks: [],
     operations: [],

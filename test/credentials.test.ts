@@ -167,7 +167,7 @@ describe('a refused login: exit 2, and nothing is sent to the operations', () =>
           expect(r.code).toBe(2);
           expect(r.err[0]).toMatch(said);
           expect(f.seen).toEqual([]);
-          expect(r.report!.exit.reason).toMatch(/no check ran \(the login was refused\)/);
+          expect(r.report!.exit.reason).toMatch(/no check ran \(the login failed\)/);
           expect(r.report!.auth).toEqual({ logins: 0 });
           expect(r.report!.results.every((x) => x.errorCode === 'NOT_RUN')).toBe(true);
           expect([...r.out, ...r.err, JSON.stringify(r.report)].join('\n')).not.toContain(secret);
@@ -329,4 +329,30 @@ it('a request that sends no token or a wrong one on purpose never logs in again;
     await http.close();
     await s.close();
   }
+});
+
+describe('a witnessed re-run with client credentials', () => {
+  it('verify --rerun logs in as a run does, and finds the same verdict', async () => {
+    await withServer({}, async (server) => {
+      const k = await key(server.url);
+      const made = await run(['--base-url', server.url, '--seed', String(SEED), '--grep', 'delete.', '--certify', 'bundle'], { CONFORMANCE_TOKEN: TOKEN });
+      expect(made.code, [...made.out, ...made.err].join('\n')).toBe(1);
+      const again = await main(
+        ['verify', join(made.dir, 'bundle'), '--rerun', '--base-url', server.url, '--client-id', k.id, '--rerun-dir', join(made.dir, 'again')],
+        {
+          out: () => undefined,
+          err: () => undefined,
+          env: { CONFORMANCE_CLIENT_SECRET: k.secret },
+          cwd: made.dir,
+          isTTY: false,
+        },
+      );
+      const rerun = JSON.parse(readFileSync(join(made.dir, 'again', 'results.json'), 'utf8')) as RunReport;
+      expect(rerun.auth?.logins).toBeGreaterThanOrEqual(1);
+      expect(readFileSync(join(made.dir, 'again', 'results.json'), 'utf8')).not.toContain(k.secret);
+      // The bundle was narrowed, so not valid as a certificate (exit 1); the re-run itself found no difference.
+      expect(again).toBe(1);
+      expect(rerun.results.map((r) => `${r.id} ${r.outcome}`).sort()).toEqual(made.report!.results.map((r) => `${r.id} ${r.outcome}`).sort());
+    });
+  }, 60_000);
 });
