@@ -18,6 +18,8 @@ export const LEGAL_SPACE: readonly Dimension[] = [
   { name: 'validation status', options: [{}, { validationStatus: 422, malformedIdStatus: 422 }] },
   { name: 'wrong-token status', options: [{}, { wrongTokenStatus: 403 }] },
   { name: 'create needs a token', options: [{}, { createWithoutAuth: true }] },
+  // How long a token from POST /oauth/access_token lives is not shown (a client logs in again as the answer says).
+  { name: 'token lifetime', options: [{}, { tokenLifetimeSeconds: 3 }] },
   // Create an Application Key
   { name: 'created status', options: [{}, { createStatus: 200 }] },
   { name: 'top-level parts', options: [{}, { topLevelMetaLinks: false }] },
