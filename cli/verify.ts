@@ -249,22 +249,18 @@ const said = (r: CheckResult | undefined): string => (r ? `${r.outcome}${r.outco
 /** The flags of the re-run's target: where it is and how to log in to it. */
 const LOGIN_FLAGS = ['base-url', 'token', 'client-id', 'client-secret-file', 'token-url'] as const;
 
+/** The environment variables of the certifier's login and pace (lib/configuration/settings.ts names them). */
+const CERTIFIER_ENV = (SETTINGS as readonly SettingSpec[])
+  .filter((x) => ['token', 'client-id', 'client-secret', 'client-secret-file', 'token-url', 'concurrency'].includes(x.key))
+  .map((x) => x.env);
+
 async function rerun(dir: string, report: RunReport, values: Partial<Record<(typeof LOGIN_FLAGS)[number] | 'rerun-dir', string>>, io: Io): Promise<0 | 1 | 2> {
   if (!report.target.embedded && values['base-url'] === undefined)
     throw new UsageError(`--rerun: the bundle was made against ${report.target.baseUrl}; give the target to re-run against with --base-url`, 'verify');
   const base = resolveConfig({
     // The target and how to reach it are the certifier's: a token, or client credentials.
     flags: Object.fromEntries(LOGIN_FLAGS.flatMap((k) => (values[k] !== undefined ? [[k, values[k]]] : []))),
-    env: Object.fromEntries(
-      [
-        'CONFORMANCE_TOKEN',
-        'CONFORMANCE_CLIENT_ID',
-        'CONFORMANCE_CLIENT_SECRET',
-        'CONFORMANCE_CLIENT_SECRET_FILE',
-        'CONFORMANCE_TOKEN_URL',
-        'CONFORMANCE_CONCURRENCY',
-      ].flatMap((k) => (io.env[k] ? [[k, io.env[k]]] : [])),
-    ),
+    env: Object.fromEntries(CERTIFIER_ENV.flatMap((k) => (io.env[k] ? [[k, io.env[k]]] : []))),
     cwd: io.cwd,
     checks: [],
     operations: [],
