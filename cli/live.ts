@@ -4,7 +4,7 @@
 // elsewhere a heartbeat line at least every so often.
 import type { Check, CheckResult } from '../lib/runner/index.js';
 import { printable } from '../lib/text/index.js';
-import { interrupted as stoppedByUser, notRun, renderAreaLine, renderProgress, unanswered } from '../reporters/console.js';
+import { interrupted as stoppedByUser, loginFailed, notRun, renderAreaLine, renderProgress, unanswered } from '../reporters/console.js';
 import { verdictOf } from '../reporters/model.js';
 import { heartbeat, type Heartbeat } from './heartbeat.js';
 import type { Io } from './io.js';
@@ -38,6 +38,7 @@ export function live(io: Io, checks: readonly Check[], o: LiveOptions): Live {
   let shownAt = 0;
   let stopped = false;
   let quietUnanswered = false;
+  let saidLogin = false;
   let saidSlow = false;
   let inFlight = o.concurrency;
   let beating: Heartbeat | undefined;
@@ -67,6 +68,9 @@ export function live(io: Io, checks: readonly Check[], o: LiveOptions): Live {
     if (notRun(r)) {
       if (!stopped) say(`  ! the target stopped answering: the suite sends nothing more (${printable(r.reason ?? '')}); the remaining checks are not run`);
       stopped = true;
+    } else if (loginFailed(r)) {
+      if (!saidLogin) say(`  ! ${printable(r.reason ?? '')}: the checks that need a new token are not run`);
+      saidLogin = true;
     } else if (unanswered(r)) {
       // Requests without an answer come in bursts: the first is said, the rest counted in the summary.
       if (!quietUnanswered) say(`${renderProgress(r, { color: o.color, strict: o.strict })} (no answer: more like it are counted in the summary)`);

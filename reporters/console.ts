@@ -159,6 +159,11 @@ export function unanswered(r: CheckResult): boolean {
   return r.outcome === 'error' && NO_ANSWER.includes(r.errorCode);
 }
 
+/** A check that needed a new token mid-run, which the login with the client credentials did not give. */
+export function loginFailed(r: CheckResult): boolean {
+  return r.outcome === 'error' && r.errorCode === 'LOGIN_FAILED';
+}
+
 /** A check stopped before its end because the run was interrupted (Ctrl-C, SIGTERM). */
 export function interrupted(r: CheckResult): boolean {
   return r.outcome === 'error' && r.errorCode === 'INTERRUPTED';
@@ -252,7 +257,8 @@ function failureLines({ report, p, strict }: SummaryView, unrun: readonly CheckR
       lines.push(`      clause:   ${r.clause} (${r.clauseLink ?? CONTRACT_DOCUMENT})`);
       for (const l of evidenceLines(r)) lines.push(`      ${l}`);
       const replayed = replayLabel(r);
-      if (replayed) lines.push(`      replayed: ${p(r.replays?.reproduced ? 'red' : 'yellow', replayed)}`);
+      // Not "replayed": the replay command below is another thing, a line to run by hand.
+      if (replayed) lines.push(`      again:    ${p(r.replays?.reproduced ? 'red' : 'yellow', replayed)}`);
       lines.push(`      replay:   ${replayCommand(report, r)}`);
       lines.push('');
     }
@@ -266,7 +272,7 @@ function failureLines({ report, p, strict }: SummaryView, unrun: readonly CheckR
 function notRunLines({ p, outage }: SummaryView, unrun: readonly CheckResult[]): string[] {
   if (!unrun.length) return [];
   const lines = [p('bold', `Not run (${unrun.length}): errors of the suite, not failures of the target`)];
-  for (const cause of ['TARGET_DOWN', 'INTERRUPTED'] as const) {
+  for (const cause of ['TARGET_DOWN', 'LOGIN_FAILED', 'INTERRUPTED'] as const) {
     const these = unrun.filter((r) => r.errorCode === cause);
     if (these.length) lines.push(`  ${these.length} check(s): ${printable(these[0]!.reason ?? '')}`);
   }
@@ -411,7 +417,7 @@ export function replaysLine(report: Pick<RunReport, 'replays' | 'summary'>): str
   const x = report.replays!;
   if (x.passes === 0) return report.summary.byOutcome.fail ? 'replays: none made (see above)' : 'replays: none (no failure to run again)';
   const r = report.summary.replayed ?? { reproduced: 0, flaky: 0 };
-  const cost = `${x.passes} pass(es) of at most ${x.limit}, ${x.requests} request(s), ${(x.durationMs / 1000).toFixed(1)} s`;
+  const cost = `${x.passes} round(s) of at most ${x.limit}, ${x.requests} request(s), ${(x.durationMs / 1000).toFixed(1)} s`;
   return `replays: ${r.reproduced + r.flaky} failure(s) run again alone: ${r.reproduced} reproduced, ${r.flaky} flaky (did not reproduce); ${cost}`;
 }
 
@@ -438,9 +444,9 @@ function verdictLines({ report, p }: SummaryView): string[] {
 export function renderSummary(report: RunReport, options: ConsoleOptions): string {
   const outage = report.results.some(notRun);
   const view: SummaryView = { report, p: painter(options.color), strict: settingsOf(report).strict === true, outage, observed: isObserved(report) };
-  // Checks that never ran to an end (the breaker opened, or the run was interrupted): counted
+  // Checks that never ran to an end (the breaker opened, a login failed, or the run was interrupted): counted
   // by cause, one line each, not listed one by one.
-  const unrun = report.results.filter((r) => notRun(r) || interrupted(r) || cutShort(r, outage));
+  const unrun = report.results.filter((r) => notRun(r) || loginFailed(r) || interrupted(r) || cutShort(r, outage));
   const lines = [
     '',
     ...failureLines(view, unrun),

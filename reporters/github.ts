@@ -24,7 +24,7 @@ export function githubAnnotations(report: RunReport): string[] {
         e ? `expected: ${e.expected}` : '',
         e ? `actual: ${e.actual}` : '',
         e?.request ? `request: ${e.request}` : '',
-        replayLabel(r) ? `replayed: ${replayLabel(r)}` : '',
+        replayLabel(r) ? `run again alone: ${replayLabel(r)}` : '',
         `replay: ${replayCommand(report, r)}`,
         note ?? '',
       ]

@@ -77,7 +77,7 @@ function evidence(report: RunReport, r: ReportedResult, v: Verdict): string {
     e?.status !== undefined ? `<div><b>status:</b> ${e.status}</div>` : '',
     e?.bodyExcerpt !== undefined ? `<div><b>body:</b><pre>${esc(e.bodyExcerpt || '(empty)')}</pre></div>` : '',
     e && e.exchanges.length > 1 ? `<div><b>exchanges:</b><pre>${esc(e.exchanges.join('\n'))}</pre></div>` : '',
-    replayLabel(r) ? `<div class="replayed"><b>replayed:</b> ${esc(replayLabel(r)!)}</div>` : '',
+    replayLabel(r) ? `<div class="replayed"><b>run again alone:</b> ${esc(replayLabel(r)!)}</div>` : '',
     r.outcome === 'fail' || r.outcome === 'error' ? `<div><b>replay:</b> <code>${esc(replayCommand(report, r))}</code></div>` : '',
   ].join('');
   return r.outcome === 'skip' ? parts : `<details${r.level === 'MUST' && v !== 'warn' ? ' open' : ''}><summary>evidence</summary>${parts}</details>`;

@@ -12,7 +12,7 @@
 // the package linked where npm would put it, and hands every other command (`npm run build`) to
 // the real npm. The scripts themselves run unchanged.
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -207,8 +207,7 @@ interface ActionRun {
   node: NodeCall[];
 }
 
-async function runAction(inputs: Record<string, string>, actionPath = ROOT): Promise<ActionRun> {
-  const workspace = tempDir('workspace');
+async function runAction(inputs: Record<string, string>, actionPath = ROOT, workspace = tempDir('workspace')): Promise<ActionRun> {
   const runnerTemp = tempDir('runner-temp');
   const shim = shims();
   const ctx: Contexts = { inputs, steps: {} };
@@ -324,7 +323,7 @@ describe(ACTION_FILE, () => {
       expect(run.node[0]!.argv).toBe(`${ROOT}/dist/cli/bin.js ${ONE_MUST}`);
       // The token only in the environment, and the inputs left empty not given at all.
       expect(run.node[0]!.argv).not.toContain(TOKEN);
-      expect(run.node[0]!.settings).toEqual(['CONFORMANCE_BASE_URL', 'CONFORMANCE_REPORT_DIR', 'CONFORMANCE_STRICT', 'CONFORMANCE_TOKEN']);
+      expect(run.node[0]!.settings).toEqual(['CONFORMANCE_BASE_URL', 'CONFORMANCE_REPORT_DIR', 'CONFORMANCE_TOKEN']);
       expect(run.stdout).not.toMatch(/^::error/m);
       expect(run.summary).toMatch(/^## Conformance: ✅ exit 0: every MUST check passed/);
       expect(run.carried).toBe('');
@@ -385,6 +384,40 @@ describe(ACTION_FILE, () => {
     });
   });
 
+  it('strict left empty: the config file decides; --report-dir in args is refused, as the upload would miss it', async () => {
+    await withServer({ faults: ['create-202'] }, async (server) => {
+      const workspace = tempDir('workspace');
+      writeFileSync(join(workspace, 'conformance.config.yaml'), 'strict: true\n');
+      const run = await runAction({ 'base-url': server.url, token: TOKEN, args: '--check create.valid.201 --seed 1' }, ROOT, workspace);
+      expect(run.code, run.stdout).toBe(1);
+      expect(run.node[0]!.settings).not.toContain('CONFORMANCE_STRICT');
+    });
+    const moved = await runAction({ args: `${ONE_MUST} --report-dir=elsewhere` });
+    expect(moved.code).toBe(2);
+    expect(moved.outputs['exit-code']).toBe('2');
+    expect(moved.node).toEqual([]);
+    expect(moved.stdout).toMatch(/^::error::give the report directory as the report-dir input, not in args/m);
+  });
+
+  it("shards in a matrix, then merge: the shards' folders joined into one report, uploaded", async () => {
+    await withServer({ faults: [BREAKS_IT] }, async (server) => {
+      const workspace = tempDir('workspace');
+      const args = '--check delete.unknown-id.404,create.valid.201 --seed 1';
+      for (const i of [1, 2]) {
+        // download-artifact puts each artifact in a folder of its name under its path.
+        const shard = await runAction({ 'base-url': server.url, token: TOKEN, shard: `${i}/2`, args, 'report-dir': `shards/shard-${i}` }, ROOT, workspace);
+        expect(shard.code).toBeLessThan(2);
+      }
+      const run = await runAction({ merge: 'shards/*' }, ROOT, workspace);
+      expect(run.node[0]!.args.slice(1)).toEqual(['merge', 'shards/shard-1', 'shards/shard-2']);
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      const merged = JSON.parse(readFileSync(join(workspace, 'conformance-report', 'results.json'), 'utf8')) as { exit: { code: number }; shards: unknown[] };
+      expect(merged.exit.code).toBe(1);
+      expect(merged.shards).toHaveLength(2);
+      expect(upload(run)).toMatchObject({ runs: true, with: { path: 'conformance-report' } });
+    });
+  });
+
   it('an input is data, never shell: no command substitution, no file names, no quoting', async () => {
     const run = await runAction({ token: HOSTILE, args: `--check delete.unknown-id.404 ${HOSTILE}` });
     // The words reach the suite as they were written, which refuses them as arguments.
@@ -404,13 +437,7 @@ describe(ACTION_FILE, () => {
       const key = ((await created.json()) as { data: { client_id: string; client_secret: string } }).data;
       const run = await runAction({ 'base-url': server.url, 'client-id': key.client_id, 'client-secret': key.client_secret, args: ONE_MUST });
       expect(run.node[0]!.argv).not.toContain(key.client_secret);
-      expect(run.node[0]!.settings).toEqual([
-        'CONFORMANCE_BASE_URL',
-        'CONFORMANCE_CLIENT_ID',
-        'CONFORMANCE_CLIENT_SECRET',
-        'CONFORMANCE_REPORT_DIR',
-        'CONFORMANCE_STRICT',
-      ]);
+      expect(run.node[0]!.settings).toEqual(['CONFORMANCE_BASE_URL', 'CONFORMANCE_CLIENT_ID', 'CONFORMANCE_CLIENT_SECRET', 'CONFORMANCE_REPORT_DIR']);
       // The suite logs in with them where it reads them; before it does, a target without a token is a usage error.
       if (SETTINGS.some((s) => (s.env as string) === 'CONFORMANCE_CLIENT_ID')) {
         expect(run.code, run.stdout + run.stderr).toBe(0);
@@ -474,9 +501,13 @@ interface GitlabRun extends Exit {
  * The job's before_script and script, one shell as the runner joins them, under `set -eo pipefail`,
  * in CI_PROJECT_DIR; `project` as the project's CI/CD variables, which win over the file's.
  */
-async function runGitlab(name: string, project: Record<string, string>, parallel?: { index: number; total: number }): Promise<GitlabRun> {
+async function runGitlab(
+  name: string,
+  project: Record<string, string>,
+  parallel?: { index: number; total: number },
+  projectDir = tempDir('gitlab-project'),
+): Promise<GitlabRun> {
   const job = gitlabJob(name);
-  const projectDir = tempDir('gitlab-project');
   const shim = shims();
   const env: Record<string, string> = {
     PATH: `${shim.bin}:${process.env.PATH ?? ''}`,
@@ -552,6 +583,31 @@ describe(GITLAB_FILE, () => {
       const { results } = reports(join(run.projectDir, run.artifacts[0]!));
       expect(results).toMatchObject({ exit: { code: 1 }, shard: '2/2' });
       expect(readFileSync(join(run.projectDir, run.junit), 'utf8')).toMatch(/<failure/);
+    });
+  });
+
+  it('parallel: parts in folders of their own, joined by a job that extends .conformance-merge', async () => {
+    await withServer({ faults: [BREAKS_IT] }, async (server) => {
+      const projectDir = tempDir('gitlab-project');
+      const common = {
+        CONFORMANCE_PACKAGE: PACKAGE,
+        CONFORMANCE_BASE_URL: server.url,
+        CONFORMANCE_TOKEN: TOKEN,
+        CONFORMANCE_ARGS: '--check delete.unknown-id.404,create.valid.201 --seed 1',
+      };
+      for (const index of [1, 2]) {
+        // docs/ci.md's job: CONFORMANCE_REPORT_DIR: conformance-report-$CI_NODE_INDEX, as GitLab expands it.
+        const part = await runGitlab('conformance', { ...common, CONFORMANCE_REPORT_DIR: `conformance-report-${index}` }, { index, total: 2 });
+        expect(part.artifacts).toEqual([`conformance-report-${index}`]);
+        // The merge job's `needs:` brings each part's artifacts into its own project folder.
+        cpSync(join(part.projectDir, part.artifacts[0]!), join(projectDir, part.artifacts[0]!), { recursive: true });
+      }
+      const run = await runGitlab('.conformance-merge', { CONFORMANCE_PACKAGE: PACKAGE }, undefined, projectDir);
+      expect(run.node[0]!.args.slice(1)).toEqual(['merge', 'conformance-report-1', 'conformance-report-2']);
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.artifacts).toEqual(['conformance-report']);
+      expect(reports(join(projectDir, 'conformance-report')).results.exit.code).toBe(1);
+      expect(gitlabJob('.conformance-merge')).toMatchObject({ when: 'always' });
     });
   });
 

@@ -12,7 +12,7 @@ import { main } from '../cli/main.js';
 import type { Io } from '../cli/io.js';
 import { resolveConfig } from '../lib/configuration/index.js';
 import { Ledger } from '../lib/runner/index.js';
-import { HttpClient, renewalTime } from '../lib/transport/index.js';
+import { DEFAULT_RETRY, HttpClient, lifetimeMs, Login, renewalTime } from '../lib/transport/index.js';
 import { Secrets } from '../lib/evidence/index.js';
 import type { RunReport } from '../reporters/model.js';
 import { cli, listening, SEED, TOKEN, withServer } from './support.js';
@@ -285,6 +285,19 @@ it('conformance cleanup logs in with client credentials, as a run does, and dele
   });
 }, 60_000);
 
+/** An HTTP client of `url` that logs in at its /oauth/access_token, in a scope of its own. */
+function loggingIn(url: string): HttpClient {
+  return new HttpClient({
+    baseUrl: url,
+    token: '',
+    timeoutMs: 5_000,
+    maxBodyBytes: 1 << 20,
+    concurrency: 4,
+    secrets: new Secrets(),
+    login: { tokenUrl: `${url}/oauth/access_token`, clientId: 'id', clientSecret: 'sk', scope: `test-${Math.random()}` },
+  });
+}
+
 it('a request that sends no token or a wrong one on purpose never logs in again; one with the token, once', async () => {
   let logins = 0;
   // Every token works once, then is refused: a request with the token meets a 401 after it worked.
@@ -302,15 +315,7 @@ it('a request that sends no token or a wrong one on purpose never logs in again;
     res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' }).end('{}');
   });
   const s = await listening(server);
-  const http = new HttpClient({
-    baseUrl: s.url,
-    token: '',
-    timeoutMs: 5_000,
-    maxBodyBytes: 1 << 20,
-    concurrency: 4,
-    secrets: new Secrets(),
-    login: { tokenUrl: `${s.url}/oauth/access_token`, clientId: 'id', clientSecret: 'sk', scope: `test-${Math.random()}` },
-  });
+  const http = loggingIn(s.url);
   try {
     expect((await http.request({ method: 'GET', path: '/v2/accounts' })).status).toBe(200);
     expect(logins).toBe(1);
@@ -355,4 +360,152 @@ describe('a witnessed re-run with client credentials', () => {
       expect(rerun.results.map((r) => `${r.id} ${r.outcome}`).sort()).toEqual(made.report!.results.map((r) => `${r.id} ${r.outcome}`).sort());
     });
   }, 60_000);
+});
+
+describe('token endpoints that answer as OAuth 2 allows', () => {
+  /** A token endpoint that answers each login with the next of `answers` (the last one again when they run out), recording what it was sent. */
+  async function endpoint(answers: Array<(req: IncomingMessage, body: string) => { status: number; headers?: Record<string, string>; body: string }>) {
+    const got: Array<{ authorization: string | undefined; body: string }> = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString();
+        got.push({ authorization: req.headers.authorization, body });
+        const a = answers[Math.min(got.length, answers.length) - 1]!(req, body);
+        res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers }).end(a.body);
+      });
+    });
+    const s = await listening(server);
+    return { ...s, got, tokenUrl: `${s.url}/oauth/access_token` };
+  }
+  const token =
+    (extra: Record<string, unknown> = {}) =>
+    () => ({ status: 200, body: JSON.stringify({ access_token: 'tok-abc', token_type: 'bearer', ...extra }) });
+  const login = (tokenUrl: string) =>
+    new Login({ tokenUrl, clientId: 'the-id', clientSecret: 'the-secret', scope: 's' }, 5_000, undefined, {
+      ...DEFAULT_RETRY,
+      baseDelayMs: 10,
+      maxDelayMs: 20,
+      maxWaitMs: 2_000,
+    });
+
+  it('reads a lifetime from expires_in or expires, as a number or a string of one', () => {
+    expect(lifetimeMs({ expires_in: 3600 }, 0)).toBe(3_600_000);
+    expect(lifetimeMs({ expires_in: '3600' }, 0)).toBe(3_600_000);
+    expect(lifetimeMs({ expires: 1_000_060 }, 1_000_000_000)).toBe(60_000);
+    expect(lifetimeMs({ expires: '1000060' }, 1_000_000_000)).toBe(60_000);
+    // An epoch in milliseconds.
+    expect(lifetimeMs({ expires: 1_000_000_060_000 }, 1_000_000_000_000)).toBe(60_000);
+    for (const body of [{}, { expires_in: 'soon' }, { expires_in: 0 }, { expires: 5 }])
+      expect(lifetimeMs(body, 1_000_000_000), JSON.stringify(body)).toBeUndefined();
+  });
+
+  it('a lifetime given as a string is renewed before it ends', async () => {
+    const t = await endpoint([token({ expires_in: '3600' })]);
+    try {
+      const l = login(t.tokenUrl);
+      const before = Date.now();
+      expect(await l.token()).toBe('tok-abc');
+      expect(l.renewAt).toBeGreaterThanOrEqual(before + 2_880_000);
+      expect(l.renewAt).toBeLessThanOrEqual(Date.now() + 2_880_000);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('waits out a 429 with Retry-After and a 503, then logs in', async () => {
+    const t = await endpoint([
+      () => ({ status: 429, headers: { 'retry-after': '1' }, body: '{}' }),
+      () => ({ status: 503, body: '{}' }),
+      token({ expires_in: 60 }),
+    ]);
+    try {
+      const l = login(t.tokenUrl);
+      const start = Date.now();
+      expect(await l.token()).toBe('tok-abc');
+      expect(t.got).toHaveLength(3);
+      expect(Date.now() - start).toBeGreaterThanOrEqual(900);
+      expect(l.logins).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('an endpoint that takes the credentials only as HTTP Basic: a second try so, and Basic from then on', async () => {
+    const basic = `Basic ${Buffer.from('the-id:the-secret').toString('base64')}`;
+    const t = await endpoint([
+      (req) =>
+        req.headers.authorization === basic
+          ? token({ expires_in: 1 })()
+          : { status: 401, headers: { 'www-authenticate': 'Basic realm="oauth"' }, body: '{"error":"invalid_client"}' },
+    ]);
+    try {
+      const l = login(t.tokenUrl);
+      expect(await l.token()).toBe('tok-abc');
+      expect(t.got.map((g) => g.authorization)).toEqual([undefined, basic]);
+      expect(t.got[0]!.body).toContain('client_secret=the-secret');
+      expect(t.got[1]!.body).toBe('grant_type=client_credentials');
+      // Due again (a 1 s token): Basic at once.
+      await new Promise((r) => setTimeout(r, 600));
+      expect(await l.token()).toBe('tok-abc');
+      expect(t.got.map((g) => g.authorization)).toEqual([undefined, basic, basic]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a token URL that asks for a bearer token itself is named as no token endpoint; a refusal names credentials and the URL', async () => {
+    const api = await endpoint([
+      () => ({ status: 401, headers: { 'www-authenticate': 'Bearer' }, body: '{"errors":[{"status":"401","title":"Unauthorized"}]}' }),
+    ]);
+    const oauth = await endpoint([() => ({ status: 401, body: '{"error":"invalid_client"}' })]);
+    try {
+      await expect(login(api.tokenUrl).token()).rejects.toMatchObject({
+        failure: 'not-a-token',
+        message: expect.stringMatching(/asking for a bearer token .*not a token endpoint\. Check --token-url/),
+      });
+      expect(api.got).toHaveLength(1);
+      await expect(login(oauth.tokenUrl).token()).rejects.toMatchObject({
+        failure: 'refused',
+        message: expect.stringMatching(
+          /refused the client credentials: .*invalid_client.*Check --client-id and the secret .*and that --token-url is the token endpoint/,
+        ),
+      });
+      // Refused in the form and as Basic.
+      expect(oauth.got).toHaveLength(2);
+    } finally {
+      await api.close();
+      await oauth.close();
+    }
+  });
+
+  it('a login that fails mid-run is LOGIN_FAILED for the request that needed it, and every later one fails at once', async () => {
+    let logins = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      if (req.url === '/oauth/access_token') {
+        logins++;
+        if (logins === 1) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'tok-1', expires_in: 1 }));
+        else res.writeHead(500, { 'content-type': 'application/json' }).end('{"errors":[{"status":"500","title":"boom"}]}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+    });
+    const s = await listening(server);
+    const http = loggingIn(s.url);
+    try {
+      expect((await http.request({ method: 'GET', path: '/v2/accounts' })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 600));
+      await expect(http.request({ method: 'GET', path: '/v2/accounts' })).rejects.toMatchObject({
+        code: 'LOGIN_FAILED',
+        message: expect.stringMatching(/answered 500/),
+      });
+      await expect(http.request({ method: 'GET', path: '/v2/accounts' })).rejects.toMatchObject({ code: 'LOGIN_FAILED' });
+      expect(logins).toBe(2);
+    } finally {
+      await http.close();
+      await s.close();
+    }
+  });
 });

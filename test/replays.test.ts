@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
 import type { Io } from '../cli/io.js';
+import { renderCtrf } from '../reporters/ctrf.js';
 import { replayLabel, type RunReport } from '../reporters/model.js';
 import { listening, TOKEN, withServer } from './support.js';
 
@@ -87,20 +88,22 @@ describe('replays', () => {
     expect(r!.outcome).toBe('fail');
     expect(r!.replays).toEqual({ runs: 2, reproduced: 2 });
     expect(replayLabel(r!)).toBe('reproduced 2 of 2');
-    expect(twice.out).toMatch(/^ {6}replayed: reproduced 2 of 2$/m);
+    expect(twice.out).toMatch(/^ {6}again: {4}reproduced 2 of 2$/m);
     expect(twice.out).toMatch(
-      /^replays: 1 failure\(s\) run again alone: 1 reproduced, 0 flaky \(did not reproduce\); 2 pass\(es\) of at most 2, \d+ request\(s\)/m,
+      /^replays: 1 failure\(s\) run again alone: 1 reproduced, 0 flaky \(did not reproduce\); 2 round\(s\) of at most 2, \d+ request\(s\)/m,
     );
     expect(twice.junit).toContain('<property name="replayed" value="reproduced 2 of 2"/>');
     expect(twice.junit).toMatch(/<failure message="\[reproduced 2 of 2\] /);
-    expect(twice.html).toContain('<b>replayed:</b> reproduced 2 of 2');
+    expect(twice.html).toContain('<b>run again alone:</b> reproduced 2 of 2');
+    const ctrf = (report: RunReport) => (JSON.parse(renderCtrf(report)) as { results: { tests: Array<Record<string, unknown>> } }).results.tests[0]!;
+    expect(ctrf(twice.report)).toMatchObject({ retries: 2, flaky: false, extra: { replayed: 'reproduced 2 of 2' } });
     expect(twice.report.summary.replayed).toEqual({ reproduced: 1, flaky: 0 });
     // The run without replays: no label, no replay requests.
     expect(once.code).toBe(1);
     expect(once.report.results[0]!.replays).toBeUndefined();
     expect(once.report.replays).toBeUndefined();
     expect(once.report.summary.replayed).toBeUndefined();
-    expect(once.out).not.toMatch(/replayed:|^replay \d/m);
+    expect(once.out).not.toMatch(/again:|^replay \d/m);
     expect(once.junit).not.toContain('replayed');
     // Each replay is the check again, alone: the run's requests but its preflight, twice over.
     const run = without(once.seen, ['GET /v2/settings']);
@@ -117,9 +120,10 @@ describe('replays', () => {
     expect(alone.code, alone.out).toBe(1);
     const [r] = alone.report.results;
     expect(r).toMatchObject({ outcome: 'fail', level: 'MUST', replays: { runs: 2, reproduced: 0 } });
-    expect(alone.out).toMatch(/^ {6}replayed: flaky: did not reproduce$/m);
+    expect(alone.out).toMatch(/^ {6}again: {4}flaky: did not reproduce$/m);
     expect(alone.junit).toContain('<property name="replayed" value="flaky: did not reproduce"/>');
-    expect(alone.html).toContain('<b>replayed:</b> flaky: did not reproduce');
+    expect(alone.html).toContain('<b>run again alone:</b> flaky: did not reproduce');
+    expect(JSON.parse(renderCtrf(alone.report)).results.tests[0]).toMatchObject({ retries: 2, flaky: true, extra: { replayed: 'flaky: did not reproduce' } });
     expect(alone.report.summary.replayed).toEqual({ reproduced: 0, flaky: 1 });
     expect(alone.seen.filter((x) => x === 'GET /v2/settings/extensions/custom-apis/{id}')).toHaveLength(3);
 
@@ -139,7 +143,7 @@ describe('replays', () => {
     for (const x of failed) {
       expect(x.replays!.runs + (x.replays!.errors ?? 0)).toBe(3);
       expect(x.replays!.reproduced).toBeLessThanOrEqual(x.replays!.runs);
-      expect(wide.out).toContain(`replayed: ${replayLabel(x)}`);
+      expect(wide.out).toContain(`again:    ${replayLabel(x)}`);
     }
     const reproduced = failed.filter((x) => x.replays!.reproduced > 0).length;
     expect(wide.report.summary.replayed).toEqual({ reproduced, flaky: failed.length - reproduced });
@@ -167,7 +171,7 @@ describe('replays', () => {
       expect(report.results.find((r) => r.id === 'delete.existing.204')!.replays).toEqual({ runs: 2, reproduced: 2 });
       expect(report.summary.replayed).toEqual({ reproduced: 1, flaky: 0 });
       expect(report.replays).toMatchObject({ limit: 2, passes: 2 });
-      expect(merged.out).toMatch(/^ {6}replayed: reproduced 2 of 2$/m);
+      expect(merged.out).toMatch(/^ {6}again: {4}reproduced 2 of 2$/m);
     });
   }, 120_000);
 });

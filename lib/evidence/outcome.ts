@@ -73,6 +73,8 @@ export const SUITE_ERROR_CODES = [
   'SERVICE_UNAVAILABLE',
   /** The circuit breaker is open: the target stopped answering mid-run, later requests are not sent. */
   'TARGET_DOWN',
+  /** A new token was needed mid-run and the login with the client credentials gave none: the request was not sent. */
+  'LOGIN_FAILED',
   /** The run was stopped (Ctrl-C, SIGTERM): the request was not sent. */
   'INTERRUPTED',
   /** The run stopped at the preflight (a refused token, a dead host): no check ran, and the report says why. */

@@ -51,11 +51,11 @@ export interface LedgerEntry {
 
 /**
  * The request was never processed: 429 to the end of the retry budget, or never sent (the
- * breaker was open). A create that failed so created nothing.
+ * breaker was open, or the login for its token failed). A create that failed so created nothing.
  */
 export function notProcessed(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
-  return code === 'RATE_LIMITED' || code === 'TARGET_DOWN';
+  return code === 'RATE_LIMITED' || code === 'TARGET_DOWN' || code === 'LOGIN_FAILED';
 }
 
 /** A create sent whose answer never came: the target may or may not hold it. */

@@ -514,7 +514,7 @@ export class HttpClient {
     this.#breaker = options.breaker ?? new Breaker();
     this.#budget = options.bodyBudget ?? BodyBudget.shared;
     options.secrets.add(options.token);
-    this.#login = options.login ? Login.shared(options.login, options.timeoutMs, options.token) : undefined;
+    this.#login = options.login ? Login.shared(options.login, options.timeoutMs, options.token, this.#retry) : undefined;
     this.#login?.mask(options.secrets);
   }
 

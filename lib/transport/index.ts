@@ -10,4 +10,4 @@ export { findByName, findNames } from './find.js';
 export { latencyClass, Limiter, START_LIMIT, type BackoffCause } from './limiter.js';
 export { LoadRecorder, type LatencyFigures, type LoadBucket, type LoadReport, type Way } from './load.js';
 export { RateCap, RateLearner, UNDER } from './rate.js';
-export { Login, LoginError, renewalTime, type LoginFailure, type LoginSettings } from './login.js';
+export { lifetimeMs, Login, LoginError, renewalTime, type LoginFailure, type LoginSettings } from './login.js';

@@ -1,7 +1,8 @@
 // Logging in with client credentials, as clients of the real platform do: POST the token URL,
-// form-encoded grant_type=client_credentials, client_id and client_secret; the answer's
-// access_token is the bearer token, expires_in (seconds) or expires (epoch seconds) when it
-// ends. The contract does not show how a token is obtained (spec/contract/README.md#authentication):
+// form-encoded grant_type=client_credentials, client_id and client_secret (or, where only that is
+// taken, the credentials as HTTP Basic); the answer's access_token is the bearer token,
+// expires_in (seconds) or expires (epoch seconds) when it ends. A 429, a gateway's 5xx or a
+// dropped connection is waited out as the API's are. The contract does not show how a token is obtained (spec/contract/README.md#authentication):
 // this is the platform's way, which the bundled server serves too (server/oauth.ts).
 //
 // A Login holds the token of one run in one process, shared by every HttpClient given the same
@@ -12,6 +13,7 @@
 import { type Secrets, SuiteError } from '../evidence/index.js';
 import { packageVersion } from '../package/index.js';
 import { gist, isHtml } from '../text/index.js';
+import { DEFAULT_RETRY, retryAfterMs, type RetryPolicy } from './retry.js';
 
 export interface LoginSettings {
   tokenUrl: string;
@@ -52,6 +54,11 @@ const SHARED = new Map<string, Login>();
 export class Login {
   readonly settings: LoginSettings;
   readonly #timeoutMs: number;
+  readonly #retry: RetryPolicy;
+  /** The token endpoint took the credentials as HTTP Basic, not in the form. */
+  #basic = false;
+  /** A login that failed after the run had logged in: every later one fails so, at once. */
+  #failed: LoginError | undefined;
   #token: string | undefined;
   #renewAt: number;
   #pending: Promise<string> | undefined;
@@ -61,18 +68,19 @@ export class Login {
   /** Tokens obtained by this process so far. */
   logins = 0;
 
-  constructor(settings: LoginSettings, timeoutMs: number, token?: string) {
+  constructor(settings: LoginSettings, timeoutMs: number, token?: string, retry: RetryPolicy = DEFAULT_RETRY) {
     this.settings = settings;
     this.#timeoutMs = timeoutMs;
+    this.#retry = retry;
     this.#token = token || undefined;
     this.#renewAt = this.#token === undefined ? -Infinity : (settings.renewAt ?? Infinity);
   }
 
   /** The Login of `settings`' scope and credentials in this process, made (with `token`, if any, as its first) on first use. */
-  static shared(settings: LoginSettings, timeoutMs: number, token?: string): Login {
+  static shared(settings: LoginSettings, timeoutMs: number, token?: string, retry?: RetryPolicy): Login {
     const key = [settings.scope, settings.tokenUrl, settings.clientId, settings.clientSecret].join('\n');
     let login = SHARED.get(key);
-    if (!login) SHARED.set(key, (login = new Login(settings, timeoutMs, token)));
+    if (!login) SHARED.set(key, (login = new Login(settings, timeoutMs, token, retry)));
     return login;
   }
 
@@ -90,6 +98,7 @@ export class Login {
   mask(secrets: Secrets): void {
     this.#secrets.add(secrets);
     secrets.add(this.settings.clientSecret);
+    secrets.add(basicCredentials(this.settings.clientId, this.settings.clientSecret));
     secrets.add(this.#token);
   }
 
@@ -126,37 +135,89 @@ export class Login {
     return out;
   }
 
+  /**
+   * One login: the form with the credentials in its body, as the platform takes them; where
+   * that is refused by an endpoint that is no API resource, once more with them as HTTP Basic
+   * (RFC 6749 section 2.3.1, which every OAuth 2 token endpoint takes), and Basic from then on
+   * where that worked. After a login that failed for good, every later one fails at once: a run
+   * that cannot log in is not held up by a login per request.
+   */
   async #fetch(): Promise<string> {
-    const { tokenUrl, clientId, clientSecret } = this.settings;
-    const at = Date.now();
-    const what = this.#masked(`POST ${tokenUrl}`);
-    let res: Response;
-    let text: string;
+    if (this.#failed) throw this.#failed;
     try {
-      res = await fetch(tokenUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': `conformance/${packageVersion}` },
-        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }).toString(),
-        redirect: 'manual',
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
-      text = await res.text();
+      let answer = await this.#post(this.#basic);
+      if (!this.#basic && refusal(answer.res.status) && !asksBearer(answer.res)) {
+        const basic = await this.#post(true);
+        if (basic.res.ok) [answer, this.#basic] = [basic, true];
+      }
+      return this.#take(answer);
     } catch (e) {
-      // fetch's TypeError names the socket's error in its cause (an AggregateError of them when several addresses were tried).
-      const err = e as { name?: string; code?: string; cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } };
-      const why =
-        err.name === 'TimeoutError'
-          ? `no answer within ${this.#timeoutMs} ms`
-          : (err.cause?.code ?? err.cause?.errors?.[0]?.code ?? err.code ?? err.cause?.message ?? 'no answer');
-      throw new LoginError('unreachable', `cannot log in: the token endpoint cannot be reached: ${what} (${why}). Check --token-url and --base-url.`);
+      if (e instanceof LoginError && this.logins > 0) this.#failed = e;
+      throw e;
     }
+  }
+
+  /**
+   * POSTs the token URL until an answer that is not "later" comes: a 429, or a 502, 503 or 504,
+   * or a dropped connection, is sent again after its Retry-After or a backoff, within the retry
+   * policy's time budget, as the transport does for the API's requests (lib/transport/retry.ts).
+   */
+  async #post(basic: boolean): Promise<Answer> {
+    const { tokenUrl, clientId, clientSecret } = this.settings;
+    const what = this.#masked(`POST ${tokenUrl}`);
+    const form = new URLSearchParams({ grant_type: 'client_credentials', ...(basic ? {} : { client_id: clientId, client_secret: clientSecret }) });
+    const headers: Record<string, string> = {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+      'user-agent': `conformance/${packageVersion}`,
+    };
+    if (basic) headers.authorization = `Basic ${basicCredentials(clientId, clientSecret)}`;
+    const started = Date.now();
+    for (let retries = 0; ; retries++) {
+      const at = Date.now();
+      let wait: number | undefined;
+      let why: string;
+      try {
+        const res = await fetch(tokenUrl, { method: 'POST', headers, body: form.toString(), redirect: 'manual', signal: AbortSignal.timeout(this.#timeoutMs) });
+        const text = await res.text();
+        if (!LATER.includes(res.status)) return { res, text, at, what };
+        wait = retryAfterMs(res.headers.get('retry-after') ?? undefined);
+        why = `answered ${res.status}: ${this.#masked(gist(text))}`;
+      } catch (e) {
+        // fetch's TypeError names the socket's error in its cause (an AggregateError of them when several addresses were tried).
+        const err = e as { name?: string; code?: string; cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } };
+        const code = err.cause?.code ?? err.cause?.errors?.[0]?.code ?? err.code;
+        why = err.name === 'TimeoutError' ? `no answer within ${this.#timeoutMs} ms` : (code ?? err.cause?.message ?? 'no answer');
+        // Nothing listens there, or no such host: a setting to fix, not a moment to wait out.
+        if (code === undefined || NOWHERE.includes(code))
+          throw new LoginError('unreachable', `cannot log in: the token endpoint cannot be reached: ${what} (${why}). Check --token-url and --base-url.`);
+      }
+      const { maxRetries, maxWaitMs, baseDelayMs, maxDelayMs, sleep } = this.#retry;
+      const delay = wait ?? Math.min(maxDelayMs, baseDelayMs * 2 ** retries) * (0.5 + Math.random() / 2);
+      if (retries >= maxRetries || Date.now() + delay - started > maxWaitMs)
+        throw new LoginError(
+          'unreachable',
+          `cannot log in: the token endpoint did not give a token within the retry budget: ${what} ${why} (tried ${retries + 1} time(s))`,
+        );
+      await sleep(delay);
+    }
+  }
+
+  /** The token of a final answer, or why there is none. */
+  #take({ res, text, at, what }: Answer): string {
     const answered = `${what} answered ${res.status}`;
     const detail = (): string => this.#masked(gist(text));
-    if (res.status === 400 || res.status === 401 || res.status === 403)
+    if (refusal(res.status)) {
+      if (asksBearer(res))
+        throw new LoginError(
+          'not-a-token',
+          `cannot log in: ${answered} asking for a bearer token (WWW-Authenticate: Bearer): that is an API resource, not a token endpoint. Check --token-url (default: the base URL and /oauth/access_token).`,
+        );
       throw new LoginError(
         'refused',
-        `the token endpoint refused the client credentials: ${answered}: ${detail()}. Check --client-id and the secret (CONFORMANCE_CLIENT_SECRET or --client-secret-file; its value is never shown).`,
+        `the token endpoint refused the client credentials: ${answered}: ${detail()}. Check --client-id and the secret (CONFORMANCE_CLIENT_SECRET or --client-secret-file; its value is never shown), and that --token-url is the token endpoint.`,
       );
+    }
     if (res.status === 404)
       throw new LoginError(
         'absent',
@@ -181,9 +242,7 @@ export class Login {
         'not-a-token',
         `cannot log in: ${answered} with ${type} and no access_token: ${detail()}. Is --token-url the API's token endpoint (not a login page)?`,
       );
-    const { expires_in: expiresIn, expires } = body as { expires_in?: unknown; expires?: unknown };
-    const lifeMs =
-      typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn * 1000 : typeof expires === 'number' && expires * 1000 > at ? expires * 1000 - at : undefined;
+    const lifeMs = lifetimeMs(body as { expires_in?: unknown; expires?: unknown }, at);
     for (const s of this.#secrets) s.add(token);
     this.logins++;
     this.#token = token;
@@ -192,7 +251,56 @@ export class Login {
   }
 }
 
+interface Answer {
+  res: Response;
+  text: string;
+  /** When the request that got it was sent (epoch ms): a token's life counts from then. */
+  at: number;
+  /** The request, masked, for messages. */
+  what: string;
+}
+
+/** The answers that say "later": not processed (429, 503), or a gateway's (502, 504). */
+const LATER = [429, 502, 503, 504];
+
+/** Socket errors that say nothing listens at the token URL, or there is no such host. */
+const NOWHERE = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ERR_INVALID_URL', 'EHOSTUNREACH', 'ENETUNREACH'];
+
+/** The answers a token endpoint refuses a login with (RFC 6749 section 5.2: 400 or 401; 403 is met too). */
+function refusal(status: number): boolean {
+  return status === 400 || status === 401 || status === 403;
+}
+
+/** An answer that asks for a bearer token itself: the API's resources answer so (spec/contract/README.md#authentication), a token endpoint does not. */
+function asksBearer(res: Response): boolean {
+  return /^\s*bearer\b/i.test(res.headers.get('www-authenticate') ?? '');
+}
+
+/** HTTP Basic client credentials: each part form-encoded first (RFC 6749 section 2.3.1). */
+export function basicCredentials(clientId: string, clientSecret: string): string {
+  const form = (v: string): string => new URLSearchParams({ v }).toString().slice(2);
+  return Buffer.from(`${form(clientId)}:${form(clientSecret)}`).toString('base64');
+}
+
+/**
+ * How long a token lives from `at`, in ms: `expires_in` (seconds), else `expires` (epoch
+ * seconds; a value past 10^11 is read as milliseconds), each a number or a string of one, as
+ * token endpoints send them. Undefined when neither says: the token is then renewed only after a 401.
+ */
+export function lifetimeMs(body: { expires_in?: unknown; expires?: unknown }, at: number): number | undefined {
+  const number = (v: unknown): number | undefined => {
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : NaN;
+    return Number.isFinite(n) && n > 0 ? n : undefined;
+  };
+  const expiresIn = number(body.expires_in);
+  if (expiresIn !== undefined) return expiresIn * 1000;
+  const expires = number(body.expires);
+  if (expires === undefined) return undefined;
+  const end = expires > 1e11 ? expires : expires * 1000;
+  return end > at ? end - at : undefined;
+}
+
 /** A login's failure as the suite's error of the request that needed the token. */
 export function loginSuiteError(e: unknown): unknown {
-  return e instanceof LoginError ? new SuiteError('TARGET_UNREACHABLE', `a new token was needed and ${e.message.replace(/^cannot log in: /, '')}`) : e;
+  return e instanceof LoginError ? new SuiteError('LOGIN_FAILED', `a new token was needed and ${e.message.replace(/^cannot log in: /, '')}`) : e;
 }
