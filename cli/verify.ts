@@ -49,7 +49,8 @@ export const VERIFY_HELP = `Usage: conformance verify BUNDLE [--key PUBLIC.pem] 
   --rerun-dir DIR  where the re-run's own bundle goes (default: a new folder under the
                    system's temporary folder)
   Exit: 0 verified (and, with --rerun, no difference), 1 not valid (or a difference),
-  2 could not check (no key, a newer suite, a re-run the suite could not complete).`;
+  2 could not check (no key, a newer suite, a re-run the suite could not complete),
+  130 the re-run was interrupted (Ctrl-C, SIGTERM): nothing compared.`;
 
 const OPTIONS = {
   key: { type: 'string' },
@@ -254,7 +255,12 @@ const CERTIFIER_ENV = (SETTINGS as readonly SettingSpec[])
   .filter((x) => ['token', 'client-id', 'client-secret', 'client-secret-file', 'token-url', 'concurrency'].includes(x.key))
   .map((x) => x.env);
 
-async function rerun(dir: string, report: RunReport, values: Partial<Record<(typeof LOGIN_FLAGS)[number] | 'rerun-dir', string>>, io: Io): Promise<0 | 1 | 2> {
+async function rerun(
+  dir: string,
+  report: RunReport,
+  values: Partial<Record<(typeof LOGIN_FLAGS)[number] | 'rerun-dir', string>>,
+  io: Io,
+): Promise<0 | 1 | 2 | 130> {
   if (!report.target.embedded && values['base-url'] === undefined)
     throw new UsageError(`--rerun: the bundle was made against ${report.target.baseUrl}; give the target to re-run against with --base-url`, 'verify');
   const base = resolveConfig({
@@ -279,6 +285,11 @@ async function rerun(dir: string, report: RunReport, values: Partial<Record<(typ
   );
   const { run } = await import('./run.js');
   const code = await run(config, definitions, { certifyDir: out, declaredAbsent: absent, ...(report.product ? { product: report.product } : {}) }, io);
+  // Stopped by the certifier: the checks cut short read as differences, which they are not.
+  if (code === 130) {
+    io.out('the re-run was interrupted (Ctrl-C or SIGTERM): its results are cut short, nothing is compared');
+    return 130;
+  }
   let again: RunReport;
   try {
     again = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as RunReport;
@@ -335,17 +346,17 @@ export async function verify(args: string[], io: Io): Promise<number> {
     io.out('--rerun: the bundle holds no readable results.json to re-run (exit 2)');
     return 2;
   }
-  let again: 0 | 1 | 2;
+  let again: 0 | 1 | 2 | 130;
   try {
     again = await rerun(positionals[0]!, check.report, values, io);
   } catch (e) {
     if (e instanceof ConfigError) throw new UsageError(e.message, 'verify');
     throw e;
   }
-  const exit = check.exit === 1 || again === 1 ? 1 : check.exit === 2 || again === 2 ? 2 : 0;
+  const exit = again === 130 ? 130 : check.exit === 1 || again === 1 ? 1 : check.exit === 2 || again === 2 ? 2 : 0;
   // The last line sums up both: the bundle's checks are far above the re-run's output.
   io.out(
-    `verify ${positionals[0]}: the bundle ${check.exit === 0 ? 'verified' : check.exit === 1 ? 'NOT VALID' : 'could not be checked fully'}; the re-run ${again === 0 ? 'found no difference' : again === 1 ? 'differs' : 'could not complete'} (exit ${exit})`,
+    `verify ${positionals[0]}: the bundle ${check.exit === 0 ? 'verified' : check.exit === 1 ? 'NOT VALID' : 'could not be checked fully'}; the re-run ${again === 0 ? 'found no difference' : again === 1 ? 'differs' : again === 130 ? 'was interrupted' : 'could not complete'} (exit ${exit})`,
   );
   return exit;
 }

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
-import { BIN, listening, TOKEN, withServer } from './support.js';
+import { BIN, listening, started, TOKEN, withServer } from './support.js';
 
 /** Runs the CLI, closes its stdout after the first chunk, and returns its exit code and stderr. */
 function runClosingStdout(args: string[]): Promise<{ code: number | null; stderr: string }> {
@@ -95,16 +95,11 @@ describe('interrupted', () => {
 
   it.each(['SIGINT', 'SIGTERM'] as const)('%s mid-run: the checks stop, what the run created is deleted, a short report, exit 130', async (signal) => {
     await withServer({ seed: 5 }, async (server) => {
-      const child = spawn(process.execPath, [BIN, '--base-url', server.url], {
-        env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      const { child, out: output, closed } = started(['--base-url', server.url]);
       while (server.store.applicationKeys.size < 3) await new Promise((r) => setTimeout(r, 5));
       child.kill(signal);
-      const code = await new Promise((r) => child.on('close', r));
+      const code = await closed;
+      const out = output();
       expect(code, out).toBe(130);
       expect(server.store.applicationKeys.size + server.store.customApis.size).toBe(0);
       expect(out).toMatch(/\d+ check\(s\): INTERRUPTED: the run was stopped before this check finished/);

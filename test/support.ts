@@ -1,6 +1,6 @@
 // Helpers for the project's tests: reference servers on port 0, closed after; runs of the
 // checks straight through runCheck (the same code the vitest glue calls).
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -103,6 +103,18 @@ export interface Ran {
   stdout: string;
   stderr: string;
   ms: number;
+}
+
+/**
+ * The CLI started with the token in its environment, for a test that signals it mid-run: the
+ * child, its stdout and stderr as they come, and its exit code once closed.
+ */
+export function started(args: string[]): { child: ChildProcess; out: () => string; closed: Promise<number | null> } {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', CONFORMANCE_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  return { child, out: () => out, closed: new Promise((r) => child.on('close', r)) };
 }
 
 /** Runs the CLI in a fresh working directory with only PATH and `env` in its environment. */

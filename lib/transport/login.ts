@@ -197,7 +197,11 @@ export class Login {
       if (retries >= maxRetries || Date.now() + delay - started > maxWaitMs)
         throw new LoginError(
           'unreachable',
-          `cannot log in: the token endpoint did not give a token within the retry budget: ${what} ${why} (tried ${retries + 1} time(s))`,
+          `cannot log in: the token endpoint did not give a token within the retry budget: ${what} ${why} (tried ${retries + 1} time(s)). ${
+            why.startsWith('answered')
+              ? 'It is busy or down: try again later.'
+              : 'Its connections were dropped or stalled each time: check that it is up, and the scheme and port of --token-url.'
+          }`,
         );
       await sleep(delay);
     }
@@ -228,7 +232,16 @@ export class Login {
         'not-a-token',
         `cannot log in: ${answered} to ${this.#masked(res.headers.get('location') ?? 'nowhere')}: a token endpoint answers, it does not redirect. Check --token-url.`,
       );
-    if (res.status < 200 || res.status >= 300) throw new LoginError('unreachable', `cannot log in: ${answered}: ${detail()}`);
+    if (res.status >= 500)
+      throw new LoginError(
+        'unreachable',
+        `cannot log in: ${answered}: ${detail()}. The token endpoint failed on its side: see its logs, or try again when it is up.`,
+      );
+    if (res.status < 200 || res.status >= 300)
+      throw new LoginError(
+        'unreachable',
+        `cannot log in: ${answered}: ${detail()}. A token endpoint answers 200 with a token, or 400/401 to refuse. Check --token-url.`,
+      );
     const type = res.headers.get('content-type') ?? 'no Content-Type';
     let body: unknown;
     try {
@@ -285,7 +298,9 @@ export function basicCredentials(clientId: string, clientSecret: string): string
 /**
  * How long a token lives from `at`, in ms: `expires_in` (seconds), else `expires` (epoch
  * seconds; a value past 10^11 is read as milliseconds), each a number or a string of one, as
- * token endpoints send them. Undefined when neither says: the token is then renewed only after a 401.
+ * token endpoints send them. Undefined when neither says: the token is then renewed only after a
+ * 401. So is an `expires` already past when the answer came: the two hosts' clocks disagree, and
+ * reading it as due now would log in again before every request.
  */
 export function lifetimeMs(body: { expires_in?: unknown; expires?: unknown }, at: number): number | undefined {
   const number = (v: unknown): number | undefined => {
