@@ -144,6 +144,7 @@ function mergeCleanup(reports: readonly RunReport[]): RunReport['cleanup'] {
     deleted: reports.reduce((n, p) => n + p.cleanup.deleted, 0),
     ...(reports.some((p) => p.cleanup.alreadyGone) ? { alreadyGone: reports.reduce((n, p) => n + (p.cleanup.alreadyGone ?? 0), 0) } : {}),
     leftovers: reports.flatMap((p) => p.cleanup.leftovers),
+    ...(reports.some((p) => p.cleanup.kept?.length) ? { kept: reports.flatMap((p) => p.cleanup.kept ?? []) } : {}),
     ...(postponed.length
       ? {
           postponed: postponed.map((p) => `run ${p.runId}: ${p.cleanup.postponed}`).join('; '),

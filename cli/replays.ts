@@ -44,6 +44,7 @@ export async function replayFailures(a: {
   const failed = new Set(a.results.filter((r) => r.outcome === 'fail').map(resultKey));
   const checks = a.checks.filter((c) => failed.has(resultKey(c)));
   const counts = new Map<string, ReplayCount>(checks.map((c) => [resultKey(c), { runs: 0, reproduced: 0 }]));
+  const statusOf = new Map(a.results.filter((r) => r.outcome === 'fail').map((r) => [resultKey(r), r.evidence?.status]));
   const started = Date.now();
   const report: ReplaysReport = { limit: a.times, passes: 0, requests: 0, durationMs: 0 };
   let cleanup: CleanupReport = { deleted: 0, leftovers: [] };
@@ -63,18 +64,11 @@ export async function replayFailures(a: {
       io.err(`replay ${pass}: could not run: ${a.secrets.mask((e as Error).message)}; no more replays`);
       results = [];
     }
-    cleanup = added(cleanup, await cleanUpPass(settings, a.secrets, io));
+    cleanup = added(cleanup, await cleanUpPass(settings, a.secrets));
     // A pass cut short by a stop counts nothing: its checks did not run to their end.
     if (a.signal.aborted || results.length === 0) break;
     report.passes = pass;
-    for (const r of results) {
-      const c = counts.get(resultKey(r))!;
-      if (r.outcome === 'error') c.errors = (c.errors ?? 0) + 1;
-      else {
-        c.runs++;
-        if (r.outcome === 'fail') c.reproduced++;
-      }
-    }
+    for (const r of results) counted(counts.get(resultKey(r))!, r, statusOf.get(resultKey(r)));
     if (results.some(notRun)) {
       io.err(`replay ${pass}: the target stopped answering; no more replays`);
       break;
@@ -88,6 +82,28 @@ export async function replayFailures(a: {
   return { results: labelled, replays: report, cleanup, logins };
 }
 
+/**
+ * One replay's result added to its failure's count. A failure again reproduces the run's when
+ * it rests on the same status, or when either has none to compare; one on another status (a 500
+ * where the run saw a 200 for a 204) broke the rule otherwise, and is counted apart.
+ */
+function counted(c: ReplayCount, r: CheckResult, was: number | undefined): void {
+  if (r.outcome === 'error' || r.outcome === 'skip') {
+    if (r.outcome === 'error') c.errors = (c.errors ?? 0) + 1;
+    else c.skipped = (c.skipped ?? 0) + 1;
+    return;
+  }
+  c.runs++;
+  if (r.outcome !== 'fail') return;
+  const now = r.evidence?.status;
+  if (was === undefined || now === undefined || now === was) {
+    c.reproduced++;
+    return;
+  }
+  c.otherwise = (c.otherwise ?? 0) + 1;
+  c.otherStatuses = [...new Set([...(c.otherStatuses ?? []), now])];
+}
+
 /** A pass's settings: the run's, under a run id and a ledger of its own (as a replay command run by hand would be). */
 function replaySettings(run: RunSettings): RunSettings {
   const runId = newRunId();
@@ -96,11 +112,11 @@ function replaySettings(run: RunSettings): RunSettings {
   return settings;
 }
 
-/** A pass's cleanup: its ledger goes once nothing is left in it, else it stays for `conformance cleanup --run ID`. */
-async function cleanUpPass(settings: RunSettings, secrets: Secrets, io: Io): Promise<CleanupReport> {
+/** A pass's cleanup: its ledger goes once nothing is left in it, else it stays (kept) for `conformance cleanup --run ID`. */
+async function cleanUpPass(settings: RunSettings, secrets: Secrets): Promise<CleanupReport> {
   const done = await cleanUp(settings, secrets);
-  if (done.leftovers.length === 0 && !done.pending) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
-  else io.out(`the ledger of replay run ${settings.runId} is kept: 'conformance cleanup --run ${settings.runId}' tries again`);
+  if (done.leftovers.length || done.pending) return { ...done, kept: [settings.runId] };
+  rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
   return done;
 }
 
@@ -108,11 +124,13 @@ async function cleanUpPass(settings: RunSettings, secrets: Secrets, io: Io): Pro
 export function added(a: CleanupReport, b: CleanupReport): CleanupReport {
   const alreadyGone = (a.alreadyGone ?? 0) + (b.alreadyGone ?? 0);
   const restored = [...(a.restored ?? []), ...(b.restored ?? [])];
+  const kept = [...(a.kept ?? []), ...(b.kept ?? [])];
   return {
     ...a,
     deleted: a.deleted + b.deleted,
     ...(alreadyGone ? { alreadyGone } : {}),
     leftovers: [...a.leftovers, ...b.leftovers],
     ...(restored.length ? { restored } : {}),
+    ...(kept.length ? { kept } : {}),
   };
 }

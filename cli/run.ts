@@ -13,6 +13,7 @@ import {
   type CheckResult,
   type RunSettings,
   cleanUp,
+  cleanupCommand,
   cleanUpAfterOutage,
   type CleanupReport,
   checkTarget,
@@ -160,9 +161,12 @@ export async function run(config: Config, definitions: CheckDefinition[], option
         ? undefined
         : await replayFailures({ settings, checks, results: suite.results, times: config.replays, secrets, signal: stop.signal, io });
     // After an outage too: the cleanup waits a while for the target to come back, then deletes.
-    const cleanup = down
+    const cleaned = down
       ? await cleanUpAfterOutage(settings, secrets, 'the target stopped answering during the run', { said: (line) => io.out(line) })
       : await cleanUp(settings, secrets);
+    // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
+    const leftSome = cleaned.leftovers.length > 0 || Boolean(cleaned.pending);
+    const cleanup = leftSome ? { ...cleaned, kept: [runId] } : cleaned;
     const { report, extraOperations } = judged(
       about,
       replayed?.results ?? suite.results,
@@ -188,10 +192,10 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       io,
     );
     if (unwritten) io.err('exit 2: the verdict above stands, but what it was to be written to was not (see above)');
-    // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
-    if (cleanup.leftovers.length === 0 && !cleanup.pending) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
-    // (A cleanup put off has said so, with the same command, in the summary.)
-    else if (!cleanup.pending) io.out(`the ledger of run ${runId} is kept: 'conformance cleanup --run ${runId}' tries again`);
+    if (!leftSome) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
+    // The run's ledger and its replays' (a cleanup put off has said so, with the same command, in the summary).
+    const kept = report.cleanup.kept ?? [];
+    if (kept.length && !cleanup.pending) io.out(`${kept.length} ledger(s) kept (run ${kept.join(', ')}): '${cleanupCommand(kept)}' tries again`);
     return interrupted ? 130 : unwritten ? 2 : report.exit.code;
   } finally {
     Login.forget(runId);

@@ -2,7 +2,7 @@
 // (failures that do not fail the run) with theirs, skips grouped by reason, the cleanup, counts
 // by level, and the exit code in one line. A failure reads as `fail` only when it fails the run
 // (model.ts failsRun): the console says what the exit code says.
-import type { CheckResult, Leftover } from '../lib/runner/index.js';
+import { cleanupCommand, type CheckResult, type Leftover } from '../lib/runner/index.js';
 import { CONTRACT_DOCUMENT } from '../lib/contract/index.js';
 import { describeProfile } from './verdict.js';
 import { sumTransport, type LoadReport } from '../lib/transport/index.js';
@@ -352,7 +352,7 @@ function cleanupLines(report: RunReport, p: SummaryView['p'], observed: boolean)
       p(
         'yellow',
         printable(
-          `  not done: ${report.cleanup.postponed}; ${report.cleanup.pending ?? 0} resource(s) and unanswered create(s) stay in the ledger: 'conformance cleanup --run ${report.runId}' deletes them once the target answers again`,
+          `  not done: ${report.cleanup.postponed}; ${report.cleanup.pending ?? 0} resource(s) and unanswered create(s) stay in the ledger: '${cleanupCommand(report.cleanup.kept ?? [report.runId])}' deletes them once the target answers again`,
         ),
       ),
     );

@@ -58,12 +58,18 @@ export type ReportedResult = CheckResult & { replay?: string; replays?: ReplayCo
  * with the run's seed and settings. It labels the failure; it never changes its outcome.
  */
 export interface ReplayCount {
-  /** Replays that came to a verdict (pass, fail or skip). */
+  /** Replays that came to a verdict on the rule (pass or fail). */
   runs: number;
-  /** Of those, the ones that failed again. */
+  /** Of those, the ones that failed again as the run did: with its status where both had one. */
   reproduced: number;
+  /** Of those, the ones that failed otherwise: the rule broken again, answered with another status (a 500 where the run saw a 200). */
+  otherwise?: number;
+  /** With otherwise: the statuses those replays failed on, each once. */
+  otherStatuses?: number[];
   /** Replays that ended in an error of the suite (a timeout, an outage): no verdict, not in runs. */
   errors?: number;
+  /** Replays that skipped (what the check needs was not found): no verdict, not in runs. */
+  skipped?: number;
 }
 
 /** The replays of a run as a whole: how many passes, and what they cost the target. */
@@ -77,13 +83,20 @@ export interface ReplaysReport {
   durationMs: number;
 }
 
-/** A failure's label: `reproduced k of N`, or `flaky: did not reproduce`; none without replays. */
-export function replayLabel(r: { replays?: ReplayCount }): string | undefined {
+/**
+ * A failure's label: `reproduced k of N`, or `flaky: did not reproduce`, and the replays that
+ * failed otherwise (`failed otherwise m of N (status 500, not 200)`); none without replays.
+ */
+export function replayLabel(r: { replays?: ReplayCount; evidence?: { status?: number } }): string | undefined {
   const x = r.replays;
   if (!x) return undefined;
-  const errors = x.errors ? ` (${x.errors} replay(s) ended in an error of the suite)` : '';
+  const none = [x.errors ? `${x.errors} replay(s) ended in an error of the suite` : '', x.skipped ? `${x.skipped} skipped` : ''].filter(Boolean);
+  const errors = none.length ? ` (${none.join(', ')})` : '';
   if (x.runs === 0) return `not replayed to a verdict${errors}`;
-  return `${x.reproduced ? `reproduced ${x.reproduced} of ${x.runs}` : 'flaky: did not reproduce'}${errors}`;
+  const otherwise = x.otherwise
+    ? `; failed otherwise ${x.otherwise} of ${x.runs} (status ${(x.otherStatuses ?? []).join(', ')}, not ${r.evidence?.status ?? '?'})`
+    : '';
+  return `${x.reproduced ? `reproduced ${x.reproduced} of ${x.runs}` : 'flaky: did not reproduce'}${otherwise}${errors}`;
 }
 
 /** The replays of several reports (shards) as one: passes as the most any made, requests and time added up. */

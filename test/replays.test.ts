@@ -2,22 +2,30 @@
 // and labelled `reproduced k of N` or `flaky: did not reproduce`, with no outcome changed. Through
 // the CLI's main(), against reference servers on port 0 behind a proxy that counts what reaches
 // them: a replay sends what its check needs, and nothing at all when nothing failed.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { ledgerPath } from '../lib/runner/index.js';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
 import type { Io } from '../cli/io.js';
 import { renderCtrf } from '../reporters/ctrf.js';
-import { replayLabel, type RunReport } from '../reporters/model.js';
+import { replayLabel, type ReplayCount, type RunReport } from '../reporters/model.js';
 import { listening, TOKEN, withServer } from './support.js';
 
-/** A proxy in front of `upstream` that writes down each request it forwards: `METHOD /path` (ids as `{id}`). */
-async function counting(upstream: string): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+/**
+ * A proxy in front of `upstream` that writes down each request it forwards: `METHOD /path` (ids
+ * as `{id}`). A request `fails` picks is answered 500 by the proxy itself, and not forwarded.
+ */
+async function counting(upstream: string, fails: (method: string) => boolean = () => false): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
   const seen: string[] = [];
   const target = new URL(upstream);
   const server = createServer((req, res) => {
+    if (fails(req.method ?? '')) {
+      res.writeHead(500, { 'content-type': 'application/json' }).end('{"errors":[{"status":"500","title":"Internal Server Error"}]}');
+      return;
+    }
     seen.push(`${req.method} ${(req.url ?? '').split('?')[0]!.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '{id}')}`);
     const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
@@ -38,11 +46,15 @@ interface Ran {
   seen: string[];
 }
 
-/** `conformance ARGS --report-dir DIR` through main(), the token in the environment: its exit code, its lines and DIR. */
-async function conformance(args: string[]): Promise<{ code: number; out: string; dir: string }> {
+/** `conformance ARGS --report-dir DIR` through main(), the token in the environment: its exit code, its lines and DIR. `heard` hears each line as it is said. */
+async function conformance(args: string[], heard: (line: string) => void = () => {}): Promise<{ code: number; out: string; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'conformance-replays-'));
   const lines: string[] = [];
-  const io: Io = { out: (l) => lines.push(l), err: (l) => lines.push(l), env: { CONFORMANCE_TOKEN: TOKEN }, cwd: dir, isTTY: false };
+  const said = (l: string): void => {
+    lines.push(l);
+    heard(l);
+  };
+  const io: Io = { out: said, err: said, env: { CONFORMANCE_TOKEN: TOKEN }, cwd: dir, isTTY: false };
   const code = await main([...args, '--report-dir', dir], io);
   return { code, out: lines.join('\n'), dir };
 }
@@ -141,7 +153,7 @@ describe('replays', () => {
     const failed = wide.report.results.filter((x) => x.outcome === 'fail');
     expect(failed.length).toBeGreaterThan(0);
     for (const x of failed) {
-      expect(x.replays!.runs + (x.replays!.errors ?? 0)).toBe(3);
+      expect(x.replays!.runs + (x.replays!.errors ?? 0) + (x.replays!.skipped ?? 0)).toBe(3);
       expect(x.replays!.reproduced).toBeLessThanOrEqual(x.replays!.runs);
       expect(wide.out).toContain(`again:    ${replayLabel(x)}`);
     }
@@ -149,6 +161,42 @@ describe('replays', () => {
     expect(wide.report.summary.replayed).toEqual({ reproduced, flaky: failed.length - reproduced });
     expect(wide.report.results.filter((x) => x.outcome !== 'fail').every((x) => x.replays === undefined)).toBe(true);
   }, 180_000);
+
+  it('every DELETE answered 500 from the first replay on: the replays failed otherwise, not as the run did; every ledger left is named in one command, which empties them once the target answers', async () => {
+    await withServer({ faults: ['delete-200-with-body'], seed: 7 }, async (server) => {
+      let replaying = false;
+      const proxy = await counting(server.url, (method) => replaying && method === 'DELETE');
+      try {
+        const run = await conformance(['--base-url', proxy.url, '--seed', '3', '--check', 'delete.existing.204'], (line) => {
+          if (/^replay 1 of/.test(line)) replaying = true;
+        });
+        expect(run.code, run.out).toBe(1);
+        const report = JSON.parse(readFileSync(join(run.dir, 'results.json'), 'utf8')) as RunReport;
+        const [r] = report.results;
+        // The run's failure was a 200 for a 204; the replays' a 500: the rule broken again, otherwise.
+        expect(r).toMatchObject({ outcome: 'fail', evidence: { status: 200 }, replays: { runs: 2, reproduced: 0, otherwise: 2, otherStatuses: [500] } });
+        expect(run.out).toMatch(/^ {6}again: {4}flaky: did not reproduce; failed otherwise 2 of 2 \(status 500, not 200\)$/m);
+        expect(report.summary.replayed).toEqual({ reproduced: 0, flaky: 1 });
+        // Each pass left its Custom API (its DELETE answered 500), and the run's cleanup failed too.
+        const kept = report.cleanup.kept!;
+        expect(kept).toHaveLength(3);
+        expect(kept[0]).toBe(report.runId);
+        expect(report.cleanup.leftovers).toHaveLength(3);
+        const command = `conformance cleanup ${kept.map((id) => `--run ${id}`).join(' ')}`;
+        expect(run.out).toContain(`3 ledger(s) kept (run ${kept.join(', ')}): '${command}' tries again`);
+        expect(readFileSync(join(run.dir, 'report.html'), 'utf8')).toContain(`&#39;${command}&#39; tries again`);
+        // The command as printed, once the target answers again: each ledger emptied, and gone.
+        replaying = false;
+        const lines: string[] = [];
+        const io: Io = { out: (l) => lines.push(l), err: (l) => lines.push(l), env: { CONFORMANCE_TOKEN: TOKEN }, cwd: run.dir, isTTY: false };
+        expect(await main(command.split(' ').slice(1), io), lines.join('\n')).toBe(0);
+        for (const id of kept) expect(existsSync(dirname(ledgerPath(id))), `${id}: ${lines.join('\n')}`).toBe(false);
+        expect(proxy.seen.filter((x) => x === 'DELETE /v2/settings/extensions/custom-apis/{id}').length).toBeGreaterThanOrEqual(3);
+      } finally {
+        await proxy.close();
+      }
+    });
+  }, 120_000);
 
   it('a run with no failure replays nothing', async () => {
     const plain = await runWith([], ['--grep', 'delete.']);
@@ -174,4 +222,19 @@ describe('replays', () => {
       expect(merged.out).toMatch(/^ {6}again: {4}reproduced 2 of 2$/m);
     });
   }, 120_000);
+});
+
+describe('replayLabel', () => {
+  it('says what the replays found, and what came to no verdict', () => {
+    const label = (replays: ReplayCount, status?: number) => replayLabel({ replays, evidence: { status } });
+    expect(label({ runs: 2, reproduced: 2 })).toBe('reproduced 2 of 2');
+    expect(label({ runs: 2, reproduced: 0 })).toBe('flaky: did not reproduce');
+    expect(label({ runs: 3, reproduced: 1, otherwise: 1, otherStatuses: [503] }, 200)).toBe('reproduced 1 of 3; failed otherwise 1 of 3 (status 503, not 200)');
+    expect(label({ runs: 2, reproduced: 0, otherwise: 2, otherStatuses: [500, 401] }, 200)).toBe(
+      'flaky: did not reproduce; failed otherwise 2 of 2 (status 500, 401, not 200)',
+    );
+    expect(label({ runs: 1, reproduced: 1, errors: 1 })).toBe('reproduced 1 of 1 (1 replay(s) ended in an error of the suite)');
+    expect(label({ runs: 0, reproduced: 0, errors: 1, skipped: 1 })).toBe('not replayed to a verdict (1 replay(s) ended in an error of the suite, 1 skipped)');
+    expect(replayLabel({})).toBeUndefined();
+  });
 });

@@ -28,6 +28,13 @@ export interface CleanupReport {
   postponed?: string;
   /** With postponed: how many resources and unanswered creates the ledger still holds. */
   pending?: number;
+  /** The runs (the run's, its replays') whose ledgers are kept for `conformance cleanup --run ID`: something was left. */
+  kept?: string[];
+}
+
+/** The command that tries again to delete what the runs `kept` left (CleanupReport.kept). */
+export function cleanupCommand(kept: readonly string[]): string {
+  return `conformance cleanup ${kept.map((id) => `--run ${id}`).join(' ')}`;
 }
 
 /**
