@@ -418,7 +418,8 @@ export function replaysLine(report: Pick<RunReport, 'replays' | 'summary'>): str
   if (x.passes === 0) return report.summary.byOutcome.fail ? 'replays: none made (see above)' : 'replays: none (no failure to run again)';
   const r = report.summary.replayed ?? { reproduced: 0, flaky: 0 };
   const cost = `${x.passes} round(s) of at most ${x.limit}, ${x.requests} request(s), ${(x.durationMs / 1000).toFixed(1)} s`;
-  return `replays: ${r.reproduced + r.flaky} failure(s) run again alone: ${r.reproduced} reproduced, ${r.flaky} flaky (did not reproduce); ${cost}`;
+  const none = r.noVerdict ? `, ${r.noVerdict} not replayed to a verdict (each replay an error or a skip)` : '';
+  return `replays: ${r.reproduced + r.flaky + (r.noVerdict ?? 0)} failure(s) run again alone: ${r.reproduced} reproduced, ${r.flaky} flaky (did not reproduce)${none}; ${cost}`;
 }
 
 /** What the transport went through, whether the run certifies (and its profile), and the exit code's reason. */

@@ -230,8 +230,8 @@ export interface Summary {
   total: number;
   byOutcome: Counts;
   byLevel: Record<Level, Counts>;
-  /** The failures replayed (ReplayCount): failed again at least once, or never. Absent without replays. */
-  replayed?: { reproduced: number; flaky: number };
+  /** The failures replayed (ReplayCount): failed again at least once, never, or no replay came to a verdict. Absent without replays. */
+  replayed?: { reproduced: number; flaky: number; noVerdict?: number };
 }
 
 const LEVELS: Level[] = ['MUST', 'SHOULD', 'INFO'];
@@ -242,9 +242,10 @@ export function summarise(results: readonly ReportedResult[]): Summary {
   for (const r of results) {
     s.byOutcome[r.outcome]++;
     s.byLevel[r.level][r.outcome]++;
-    if (r.replays?.runs) {
+    if (r.replays) {
       s.replayed ??= { reproduced: 0, flaky: 0 };
-      s.replayed[r.replays.reproduced ? 'reproduced' : 'flaky']++;
+      if (r.replays.runs) s.replayed[r.replays.reproduced ? 'reproduced' : 'flaky']++;
+      else s.replayed.noVerdict = (s.replayed.noVerdict ?? 0) + 1;
     }
   }
   return s;

@@ -2,7 +2,7 @@
 // and labelled `reproduced k of N` or `flaky: did not reproduce`, with no outcome changed. Through
 // the CLI's main(), against reference servers on port 0 behind a proxy that counts what reaches
 // them: a replay sends what its check needs, and nothing at all when nothing failed.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,14 +16,19 @@ import { listening, TOKEN, withServer } from './support.js';
 
 /**
  * A proxy in front of `upstream` that writes down each request it forwards: `METHOD /path` (ids
- * as `{id}`). A request `fails` picks is answered 500 by the proxy itself, and not forwarded.
+ * as `{id}`). A request `refused` gives a status is answered that status by the proxy itself, and
+ * not forwarded.
  */
-async function counting(upstream: string, fails: (method: string) => boolean = () => false): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+async function counting(
+  upstream: string,
+  refused: (method: string) => number | undefined = () => undefined,
+): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
   const seen: string[] = [];
   const target = new URL(upstream);
   const server = createServer((req, res) => {
-    if (fails(req.method ?? '')) {
-      res.writeHead(500, { 'content-type': 'application/json' }).end('{"errors":[{"status":"500","title":"Internal Server Error"}]}');
+    const status = refused(req.method ?? '');
+    if (status) {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(`{"errors":[{"status":"${status}","title":"Refused"}]}`);
       return;
     }
     seen.push(`${req.method} ${(req.url ?? '').split('?')[0]!.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '{id}')}`);
@@ -165,7 +170,7 @@ describe('replays', () => {
   it('every DELETE answered 500 from the first replay on: the replays failed otherwise, not as the run did; every ledger left is named in one command, which empties them once the target answers', async () => {
     await withServer({ faults: ['delete-200-with-body'], seed: 7 }, async (server) => {
       let replaying = false;
-      const proxy = await counting(server.url, (method) => replaying && method === 'DELETE');
+      const proxy = await counting(server.url, (method) => (replaying && method === 'DELETE' ? 500 : undefined));
       try {
         const run = await conformance(['--base-url', proxy.url, '--seed', '3', '--check', 'delete.existing.204'], (line) => {
           if (/^replay 1 of/.test(line)) replaying = true;
@@ -192,6 +197,29 @@ describe('replays', () => {
         expect(await main(command.split(' ').slice(1), io), lines.join('\n')).toBe(0);
         for (const id of kept) expect(existsSync(dirname(ledgerPath(id))), `${id}: ${lines.join('\n')}`).toBe(false);
         expect(proxy.seen.filter((x) => x === 'DELETE /v2/settings/extensions/custom-apis/{id}').length).toBeGreaterThanOrEqual(3);
+      } finally {
+        await proxy.close();
+      }
+    });
+  }, 120_000);
+
+  it('every write refused (401) from the first replay on: the replays skip, and the label and the counts say no verdict came, not flaky', async () => {
+    await withServer({ faults: ['delete-200-with-body'], seed: 7 }, async (server) => {
+      let replaying = false;
+      const proxy = await counting(server.url, (method) => (replaying && method !== 'GET' ? 401 : undefined));
+      try {
+        const run = await conformance(['--base-url', proxy.url, '--seed', '3', '--check', 'delete.existing.204'], (line) => {
+          if (/^replay 1 of/.test(line)) replaying = true;
+        });
+        expect(run.code, run.out).toBe(1);
+        const report = JSON.parse(readFileSync(join(run.dir, 'results.json'), 'utf8')) as RunReport;
+        expect(report.results[0]!.replays).toEqual({ runs: 0, reproduced: 0, skipped: 2 });
+        expect(run.out).toMatch(/^ {6}again: {4}not replayed to a verdict \(2 skipped\)$/m);
+        expect(report.summary.replayed).toEqual({ reproduced: 0, flaky: 0, noVerdict: 1 });
+        expect(run.out).toMatch(/^replays: 1 failure\(s\) run again alone: 0 reproduced, 0 flaky \(did not reproduce\), 1 not replayed to a verdict/m);
+        // What the run left (its cleanup's DELETE refused too) is named with the command.
+        expect(run.out).toContain(`1 ledger(s) kept (run ${report.runId}): 'conformance cleanup --run ${report.runId}' tries again`);
+        rmSync(dirname(ledgerPath(report.runId)), { recursive: true, force: true });
       } finally {
         await proxy.close();
       }
