@@ -13,7 +13,6 @@ import {
   type CheckResult,
   type RunSettings,
   cleanUp,
-  cleanupCommand,
   cleanUpAfterOutage,
   type CleanupReport,
   checkTarget,
@@ -27,7 +26,7 @@ import { packageVersion } from '../lib/package/index.js';
 import { Secrets } from '../lib/evidence/index.js';
 import { Login, LoginError, type LoadReport } from '../lib/transport/index.js';
 import { runSuite } from '../lib/vitest/index.js';
-import { notRun } from '../reporters/console.js';
+import { cleanupCommand, notRun } from '../reporters/console.js';
 import { absentOperations, settingsOf, summarise, type ReplaysReport, type RunReport } from '../reporters/model.js';
 import { applyBaseline, certificationRefuses, certifiedExit, certify, exitFor, inBaseline, type BaselineEntry } from '../reporters/verdict.js';
 import { mustPlan, type SigningKey } from '../reporters/attestation.js';
@@ -195,7 +194,8 @@ export async function run(config: Config, definitions: CheckDefinition[], option
     if (!leftSome) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
     // The run's ledger and its replays' (a cleanup put off has said so, with the same command, in the summary).
     const kept = report.cleanup.kept ?? [];
-    if (kept.length && !cleanup.pending) io.out(`${kept.length} ledger(s) kept (run ${kept.join(', ')}): '${cleanupCommand(kept)}' tries again`);
+    if (kept.length && !cleanup.pending)
+      io.out(`${kept.length} ledger(s) kept (run ${kept.join(', ')}); what they hold is deleted by: ${secrets.mask(cleanupCommand(report))}`);
     return interrupted ? 130 : unwritten ? 2 : report.exit.code;
   } finally {
     Login.forget(runId);

@@ -2,7 +2,7 @@
 // (failures that do not fail the run) with theirs, skips grouped by reason, the cleanup, counts
 // by level, and the exit code in one line. A failure reads as `fail` only when it fails the run
 // (model.ts failsRun): the console says what the exit code says.
-import { cleanupCommand, type CheckResult, type Leftover } from '../lib/runner/index.js';
+import type { CheckResult, Leftover } from '../lib/runner/index.js';
 import { CONTRACT_DOCUMENT } from '../lib/contract/index.js';
 import { describeProfile } from './verdict.js';
 import { sumTransport, type LoadReport } from '../lib/transport/index.js';
@@ -123,6 +123,25 @@ export function replayTokenNote(report: Pick<RunReport, 'target' | 'config'>): s
     return 'replay commands log in as the run did: set CONFORMANCE_CLIENT_SECRET, or add --client-secret-file FILE; they never hold the secret';
   const file = settingsOf(report).configFile ? ', or keep token in the config file' : '';
   return `replay commands need the token as for the run: set CONFORMANCE_TOKEN${file}; they never hold it`;
+}
+
+/**
+ * The command that tries again to delete what the run and its replays left (cleanup.kept, else
+ * the run's own ledger), logging in as the run did: pasted with the token or the secret given as
+ * for the run, it runs (the ledgers name the target).
+ */
+export function cleanupCommand(report: Pick<RunReport, 'config' | 'cleanup' | 'runId'>): string {
+  const s = settingsOf(report);
+  const kept = report.cleanup.kept ?? [report.runId];
+  const words = [
+    'npx',
+    'conformance',
+    'cleanup',
+    ...kept.flatMap((id) => ['--run', id]),
+    ...(s.configFile ? ['--config', s.configFile] : []),
+    ...loginWords(report.config ?? {}),
+  ];
+  return words.map(shellWord).join(' ');
 }
 
 /** --client-id and --token-url as the run had them (client credentials); none for a run with a token. */
@@ -352,7 +371,7 @@ function cleanupLines(report: RunReport, p: SummaryView['p'], observed: boolean)
       p(
         'yellow',
         printable(
-          `  not done: ${report.cleanup.postponed}; ${report.cleanup.pending ?? 0} resource(s) and unanswered create(s) stay in the ledger: '${cleanupCommand(report.cleanup.kept ?? [report.runId])}' deletes them once the target answers again`,
+          `  not done: ${report.cleanup.postponed}; ${report.cleanup.pending ?? 0} resource(s) and unanswered create(s) stay in the ledger, deleted once the target answers again by: ${cleanupCommand(report)}`,
         ),
       ),
     );

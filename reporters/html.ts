@@ -3,9 +3,9 @@
 // outcome and level. A failure reads as `fail` only when it fails the run; any other (a SHOULD
 // failure without --strict, an INFO note, a baselined failure) reads as `warn`, as in the
 // console (model.ts verdictOf).
-import { cleanupCommand, resultKey, type CheckResult } from '../lib/runner/index.js';
+import { resultKey, type CheckResult } from '../lib/runner/index.js';
 import { LEVELS, replayLabel, settingsOf, verdictOf, whyNotCounted, type ReportedResult, type RunReport, type Verdict } from './model.js';
-import { loadLine, replayCommand, replaysLine, replayTokenNote } from './console.js';
+import { cleanupCommand, loadLine, replayCommand, replaysLine, replayTokenNote } from './console.js';
 import { loadChart } from './load-chart.js';
 import { inert } from '../lib/text/index.js';
 import { describeProfile } from './verdict.js';
@@ -131,7 +131,7 @@ export function renderHtml(report: RunReport): string {
       : []),
     [
       'cleanup',
-      `deleted ${report.cleanup.deleted}${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more already gone)` : ''}; left over: ${report.cleanup.leftovers.length ? report.cleanup.leftovers.map((l) => `${l.kind} ${l.id || '(no id)'} (${l.reason})`).join('; ') : 'none'}${report.cleanup.kept?.length ? `; '${cleanupCommand(report.cleanup.kept)}' tries again` : ''}`,
+      `deleted ${report.cleanup.deleted}${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more already gone)` : ''}; left over: ${report.cleanup.leftovers.length ? report.cleanup.leftovers.map((l) => `${l.kind} ${l.id || '(no id)'} (${l.reason})`).join('; ') : 'none'}${report.cleanup.kept?.length ? `; what is left is deleted by: ${cleanupCommand(report)}` : ''}`,
     ],
   ];
   const summary = `<table><tr><th>level</th>${VERDICTS.map((v) => `<th>${v}</th>`).join('')}</tr>${LEVELS.map((l) => `<tr><td>${l}</td>${VERDICTS.map((v) => `<td class="${count(v, l) ? `o-${v} l-${l}` : ''}">${count(v, l)}</td>`).join('')}</tr>`).join('')}</table>`;

@@ -15,7 +15,7 @@ import { Ledger } from '../lib/runner/index.js';
 import { DEFAULT_RETRY, HttpClient, lifetimeMs, Login, renewalTime } from '../lib/transport/index.js';
 import { Secrets } from '../lib/evidence/index.js';
 import type { RunReport } from '../reporters/model.js';
-import { cli, listening, SEED, TOKEN, withServer } from './support.js';
+import { applicationKey, cli, listening, SEED, TOKEN, withServer } from './support.js';
 
 interface Said {
   code: number;
@@ -39,17 +39,6 @@ async function run(args: string[], env: Record<string, string> = {}): Promise<Sa
     report = undefined;
   }
   return { code, out, err, dir, ...(report ? { report } : {}) };
-}
-
-/** An Application Key made with the server's own token: the client credentials to log in with. */
-async function key(url: string): Promise<{ id: string; secret: string }> {
-  const res = await fetch(`${url}/v2/application-keys`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ data: { type: 'application_key', name: 'credentials-test' } }),
-  });
-  const { data } = (await res.json()) as { data: { client_id: string; client_secret: string } };
-  return { id: data.client_id, secret: data.client_secret };
 }
 
 interface Seen {
@@ -95,7 +84,10 @@ async function front(upstream: string, opts: { token?: 'pass' | 'html' | 'no-tok
       seen.push({ method: req.method!, url: req.url!, token, status: up.status });
       if (token !== undefined && token === issued[0]) firstAnswered++;
     }
-    res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' }).end(up.status === 204 ? undefined : text);
+    const challenge = up.headers.get('www-authenticate');
+    res
+      .writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json', ...(challenge ? { 'www-authenticate': challenge } : {}) })
+      .end(up.status === 204 ? undefined : text);
   }
   return { ...(await listening(server)), seen, issued };
 }
@@ -106,7 +98,7 @@ const NARROW = ['--seed', String(SEED), '--operation', 'accounts', '--explore', 
 describe('a run that logs in with client credentials', () => {
   it('logs in again before a short-lived token expires, and passes (short-lived-tokens variant)', async () => {
     await withServer({ variants: ['short-lived-tokens'] }, async (server) => {
-      const k = await key(server.url);
+      const k = await applicationKey(server.url);
       const f = await front(server.url);
       try {
         const r = await run(['--base-url', f.url, '--client-id', k.id, ...NARROW], { CONFORMANCE_CLIENT_SECRET: k.secret });
@@ -124,7 +116,7 @@ describe('a run that logs in with client credentials', () => {
 
   it('a 401 to a token that worked: one login again for all the requests it met, each sent again with the new token', async () => {
     await withServer({}, async (server) => {
-      const k = await key(server.url);
+      const k = await applicationKey(server.url);
       const f = await front(server.url, { revokeAfter: 30 });
       try {
         const r = await run(['--base-url', f.url, '--client-id', k.id, ...NARROW], { CONFORMANCE_CLIENT_SECRET: k.secret });
@@ -159,7 +151,7 @@ describe('a refused login: exit 2, and nothing is sent to the operations', () =>
     '%s',
     async (_name, mode, said) => {
       await withServer({}, async (server) => {
-        const k = await key(server.url);
+        const k = await applicationKey(server.url);
         const f = await front(server.url, { token: mode });
         try {
           const secret = mode === 'pass' ? `${k.secret}-wrong` : k.secret;
@@ -259,7 +251,7 @@ describe('the settings of client credentials', () => {
 
 it('conformance cleanup logs in with client credentials, as a run does, and deletes what a run left', async () => {
   await withServer({ variants: ['short-lived-tokens'] }, async (server) => {
-    const k = await key(server.url);
+    const k = await applicationKey(server.url);
     const made = await fetch(`${server.url}/v2/application-keys`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
@@ -339,7 +331,7 @@ it('a request that sends no token or a wrong one on purpose never logs in again;
 describe('a witnessed re-run with client credentials', () => {
   it('verify --rerun logs in as a run does, and finds the same verdict', async () => {
     await withServer({}, async (server) => {
-      const k = await key(server.url);
+      const k = await applicationKey(server.url);
       const made = await run(['--base-url', server.url, '--seed', String(SEED), '--grep', 'delete.', '--certify', 'bundle'], { CONFORMANCE_TOKEN: TOKEN });
       expect(made.code, [...made.out, ...made.err].join('\n')).toBe(1);
       const again = await main(

@@ -3,16 +3,17 @@
 // the CLI's main(), against reference servers on port 0 behind a proxy that counts what reaches
 // them: a replay sends what its check needs, and nothing at all when nothing failed.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, request } from 'node:http';
+import { createServer, request, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ledgerPath } from '../lib/runner/index.js';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
 import type { Io } from '../cli/io.js';
+import { cleanupCommand } from '../reporters/console.js';
 import { renderCtrf } from '../reporters/ctrf.js';
 import { replayLabel, type ReplayCount, type RunReport } from '../reporters/model.js';
-import { listening, TOKEN, withServer } from './support.js';
+import { applicationKey, listening, TOKEN, withServer } from './support.js';
 
 /**
  * A proxy in front of `upstream` that writes down each request it forwards: `METHOD /path` (ids
@@ -21,12 +22,12 @@ import { listening, TOKEN, withServer } from './support.js';
  */
 async function counting(
   upstream: string,
-  refused: (method: string) => number | undefined = () => undefined,
+  refused: (req: IncomingMessage) => number | undefined = () => undefined,
 ): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
   const seen: string[] = [];
   const target = new URL(upstream);
   const server = createServer((req, res) => {
-    const status = refused(req.method ?? '');
+    const status = refused(req);
     if (status) {
       res.writeHead(status, { 'content-type': 'application/json' }).end(`{"errors":[{"status":"${status}","title":"Refused"}]}`);
       return;
@@ -52,14 +53,18 @@ interface Ran {
 }
 
 /** `conformance ARGS --report-dir DIR` through main(), the token in the environment: its exit code, its lines and DIR. `heard` hears each line as it is said. */
-async function conformance(args: string[], heard: (line: string) => void = () => {}): Promise<{ code: number; out: string; dir: string }> {
+async function conformance(
+  args: string[],
+  heard: (line: string) => void = () => {},
+  env: Record<string, string> = { CONFORMANCE_TOKEN: TOKEN },
+): Promise<{ code: number; out: string; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'conformance-replays-'));
   const lines: string[] = [];
   const said = (l: string): void => {
     lines.push(l);
     heard(l);
   };
-  const io: Io = { out: said, err: said, env: { CONFORMANCE_TOKEN: TOKEN }, cwd: dir, isTTY: false };
+  const io: Io = { out: said, err: said, env, cwd: dir, isTTY: false };
   const code = await main([...args, '--report-dir', dir], io);
   return { code, out: lines.join('\n'), dir };
 }
@@ -170,7 +175,7 @@ describe('replays', () => {
   it('every DELETE answered 500 from the first replay on: the replays failed otherwise, not as the run did; every ledger left is named in one command, which empties them once the target answers', async () => {
     await withServer({ faults: ['delete-200-with-body'], seed: 7 }, async (server) => {
       let replaying = false;
-      const proxy = await counting(server.url, (method) => (replaying && method === 'DELETE' ? 500 : undefined));
+      const proxy = await counting(server.url, (req) => (replaying && req.method === 'DELETE' ? 500 : undefined));
       try {
         const run = await conformance(['--base-url', proxy.url, '--seed', '3', '--check', 'delete.existing.204'], (line) => {
           if (/^replay 1 of/.test(line)) replaying = true;
@@ -187,14 +192,14 @@ describe('replays', () => {
         expect(kept).toHaveLength(3);
         expect(kept[0]).toBe(report.runId);
         expect(report.cleanup.leftovers).toHaveLength(3);
-        const command = `conformance cleanup ${kept.map((id) => `--run ${id}`).join(' ')}`;
-        expect(run.out).toContain(`3 ledger(s) kept (run ${kept.join(', ')}): '${command}' tries again`);
-        expect(readFileSync(join(run.dir, 'report.html'), 'utf8')).toContain(`&#39;${command}&#39; tries again`);
+        const command = `npx conformance cleanup ${kept.map((id) => `--run ${id}`).join(' ')}`;
+        expect(run.out.split('\n')).toContain(`3 ledger(s) kept (run ${kept.join(', ')}); what they hold is deleted by: ${command}`);
+        expect(readFileSync(join(run.dir, 'report.html'), 'utf8')).toContain(`what is left is deleted by: ${command}`);
         // The command as printed, once the target answers again: each ledger emptied, and gone.
         replaying = false;
         const lines: string[] = [];
         const io: Io = { out: (l) => lines.push(l), err: (l) => lines.push(l), env: { CONFORMANCE_TOKEN: TOKEN }, cwd: run.dir, isTTY: false };
-        expect(await main(command.split(' ').slice(1), io), lines.join('\n')).toBe(0);
+        expect(await main(command.split(' ').slice(2), io), lines.join('\n')).toBe(0);
         for (const id of kept) expect(existsSync(dirname(ledgerPath(id))), `${id}: ${lines.join('\n')}`).toBe(false);
         expect(proxy.seen.filter((x) => x === 'DELETE /v2/settings/extensions/custom-apis/{id}').length).toBeGreaterThanOrEqual(3);
       } finally {
@@ -206,7 +211,7 @@ describe('replays', () => {
   it('every write refused (401) from the first replay on: the replays skip, and the label and the counts say no verdict came, not flaky', async () => {
     await withServer({ faults: ['delete-200-with-body'], seed: 7 }, async (server) => {
       let replaying = false;
-      const proxy = await counting(server.url, (method) => (replaying && method !== 'GET' ? 401 : undefined));
+      const proxy = await counting(server.url, (req) => (replaying && req.method !== 'GET' ? 401 : undefined));
       try {
         const run = await conformance(['--base-url', proxy.url, '--seed', '3', '--check', 'delete.existing.204'], (line) => {
           if (/^replay 1 of/.test(line)) replaying = true;
@@ -218,8 +223,37 @@ describe('replays', () => {
         expect(report.summary.replayed).toEqual({ reproduced: 0, flaky: 0, noVerdict: 1 });
         expect(run.out).toMatch(/^replays: 1 failure\(s\) run again alone: 0 reproduced, 0 flaky \(did not reproduce\), 1 not replayed to a verdict/m);
         // What the run left (its cleanup's DELETE refused too) is named with the command.
-        expect(run.out).toContain(`1 ledger(s) kept (run ${report.runId}): 'conformance cleanup --run ${report.runId}' tries again`);
+        expect(run.out).toContain(`1 ledger(s) kept (run ${report.runId}); what they hold is deleted by: npx conformance cleanup --run ${report.runId}`);
         rmSync(dirname(ledgerPath(report.runId)), { recursive: true, force: true });
+      } finally {
+        await proxy.close();
+      }
+    });
+  }, 120_000);
+
+  it("with client credentials, every token of the run revoked when the replays start: each replay logs in again, and the label is the replays' verdict", async () => {
+    await withServer({ faults: ['delete-200-with-body'], seed: 7 }, async (server) => {
+      const { id, secret } = await applicationKey(server.url);
+      let replaying = false;
+      const before = new Set<string>();
+      const proxy = await counting(server.url, (req) => {
+        const auth = req.headers.authorization ?? '';
+        if (!replaying) before.add(auth);
+        return replaying && before.has(auth) && req.url !== '/oauth/access_token' ? 401 : undefined;
+      });
+      try {
+        const run = await conformance(
+          ['--base-url', proxy.url, '--client-id', id, '--seed', '3', '--check', 'delete.existing.204'],
+          (line) => {
+            if (/^replay 1 of/.test(line)) replaying = true;
+          },
+          { CONFORMANCE_CLIENT_SECRET: secret },
+        );
+        expect(run.code, run.out).toBe(1);
+        const report = JSON.parse(readFileSync(join(run.dir, 'results.json'), 'utf8')) as RunReport;
+        expect(report.results[0]!.replays).toEqual({ runs: 2, reproduced: 2 });
+        expect(report.auth!.logins).toBeGreaterThan(1);
+        expect(report.cleanup.leftovers).toEqual([]);
       } finally {
         await proxy.close();
       }
@@ -250,6 +284,17 @@ describe('replays', () => {
       expect(merged.out).toMatch(/^ {6}again: {4}reproduced 2 of 2$/m);
     });
   }, 120_000);
+});
+
+describe('cleanupCommand', () => {
+  it('names every kept ledger, and logs in as the run did', () => {
+    const cleanup = { deleted: 0, leftovers: [], kept: ['0b28f4b6', '8d6f3fc6'] };
+    expect(cleanupCommand({ runId: '0b28f4b6', cleanup, config: {} })).toBe('npx conformance cleanup --run 0b28f4b6 --run 8d6f3fc6');
+    expect(cleanupCommand({ runId: '0b28f4b6', cleanup, config: { clientId: 'c1', tokenUrl: 'https://auth.example/t?p=b2c' } })).toBe(
+      "npx conformance cleanup --run 0b28f4b6 --run 8d6f3fc6 --client-id c1 --token-url 'https://auth.example/t?p=b2c'",
+    );
+    expect(cleanupCommand({ runId: '0b28f4b6', cleanup: { deleted: 0, leftovers: [] }, config: {} })).toBe('npx conformance cleanup --run 0b28f4b6');
+  });
 });
 
 describe('replayLabel', () => {

@@ -44,6 +44,10 @@ const ENCODERS: Record<string, (s: string) => string> = {
   form: (s) => new URLSearchParams({ a: '1', v: s }).toString(),
   'html, decimal': (s) => `<p>${[...s].map((c) => `&#${c.codePointAt(0)};`).join('')}</p>`,
   'html, hex': (s) => `<p>${[...s].map((c) => `&#x${c.codePointAt(0)!.toString(16)};`).join('')}</p>`,
+  // htmlspecialchars (PHP), h (Rails), escape (Django): the five named references.
+  'html, named': (s) => `<p title="${s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!)}">x</p>`,
+  'html named, in json': (s) =>
+    JSON.stringify({ detail: `bad ${s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!)}` }),
 };
 
 /** Base64 encoders: the secret inside a Basic credential, at each offset modulo 3. */

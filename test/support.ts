@@ -29,6 +29,17 @@ export async function withServer<T>(options: Partial<ReferenceServerOptions>, fn
   }
 }
 
+/** An Application Key made on `url` with the reference server's token: client credentials to log in with. */
+export async function applicationKey(url: string): Promise<{ id: string; secret: string }> {
+  const res = await fetch(`${url}/v2/application-keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ data: { type: 'application_key', name: 'credentials-test' } }),
+  });
+  const { data } = (await res.json()) as { data: { client_id: string; client_secret: string } };
+  return { id: data.client_id, secret: data.client_secret };
+}
+
 export function settingsFor(baseUrl: string, overrides: Partial<RunSettings> = {}): { settings: RunSettings; dispose(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'conformance-test-'));
   return {

@@ -7,17 +7,21 @@
 // A target may write a secret in any spelling its encoders produce: a JSON encoder may escape
 // any character as \uXXXX, in either case (.NET writes + as \u002B, Go writes < as \u003c), or /
 // as \/ (PHP), maybe under several layers of JSON; a URL or form encoder percent-escapes bytes in
-// either case and writes a space as +; an HTML page writes character references; a Basic
-// credential or a token carries it in base64 at any offset. So a text is read as a reader of
-// each encoding would read it (readings below), the secrets are looked for in those readings,
-// and what they were written as in the text is masked; their base64 forms are looked for as
-// written. Besides values, the value of any `client_secret` member is masked whatever its length.
+// either case and writes a space as +; an HTML page writes character references, numbered or
+// named (&lt; &gt; &amp; &quot; &apos;); a Basic credential or a token carries it in base64 at
+// any offset. So a text is read as a reader of each encoding would read it (readings below), the
+// secrets are looked for in those readings, and what they were written as in the text is masked;
+// their base64 forms are looked for as written. Besides values, the value of any `client_secret` member is masked whatever its length.
 export const MASK = '***';
 
 /** Shorter secrets are masked only where they stand alone (not inside a longer word or number). */
 const SHORT = 4;
 
 const JSON_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+/** The named character references HTML escapers write (PHP's htmlspecialchars, Rails' h, Go's html/template, Django's escape). */
+const HTML_NAMED = /^&(lt|gt|amp|quot|apos);/;
+const HTML_NAMED_CHARS: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
 function isHex(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
@@ -73,15 +77,20 @@ function spanOf(r: Reading, i: number, j: number): [number, number] {
 /** Where a decoder may change something: the start of an escape of one of the encodings read. */
 const INTRODUCER = /[\\%&]/g;
 const INTRODUCER_OR_PLUS = /[\\%&+]/g;
+const AMPERSAND = /&/g;
+
+/** How a decoder reads: every encoding at once, the same with + as a form's space, or HTML alone (a backslash before a quote in an attribute is no JSON escape). */
+type Decoder = 'all' | 'form' | 'html';
+const INTRODUCERS: Record<Decoder, RegExp> = { all: INTRODUCER, form: INTRODUCER_OR_PLUS, html: AMPERSAND };
 
 /**
  * `s` read once as a JSON string, a URL and an HTML text would be (a \uXXXX escape in either
- * case, \/ and the other short escapes, %XX runs as UTF-8, character references; with
- * `plusAsSpace`, + as a form's space); undefined when nothing in `s` is an escape. Text between
+ * case, \/ and the other short escapes, %XX runs as UTF-8, character references; the
+ * 'form' decoder reads + as a space too, the 'html' one reads only references); undefined when nothing in `s` is an escape. Text between
  * escapes is copied in one piece.
  */
-function decode(s: string, plusAsSpace: boolean, under?: Reading): Reading | undefined {
-  const re = plusAsSpace ? INTRODUCER_OR_PLUS : INTRODUCER;
+function decode(s: string, decoder: Decoder, under?: Reading): Reading | undefined {
+  const re = INTRODUCERS[decoder];
   re.lastIndex = 0;
   let text = '';
   const at: number[] = [];
@@ -134,6 +143,12 @@ function decode(s: string, plusAsSpace: boolean, under?: Reading): Reading | und
         chars = String.fromCodePoint(cp);
         end = i + ref[0].length;
       }
+    } else if (c === '&') {
+      const ref = HTML_NAMED.exec(s.slice(i, i + 6));
+      if (ref) {
+        chars = HTML_NAMED_CHARS[ref[1]!]!;
+        end = i + ref[0].length;
+      }
     }
     if (chars === undefined) continue;
     piece(s.slice(copied, i), copied, i, true);
@@ -149,19 +164,24 @@ function decode(s: string, plusAsSpace: boolean, under?: Reading): Reading | und
 
 /**
  * The ways to read `text` besides as it is: decoded once, decoded twice (a JSON string inside
- * another, a URL inside JSON), and as a form (+ for a space).
+ * another, a URL inside JSON), as a form (+ for a space), and as HTML alone where a backslash
+ * could be read as a JSON escape that is none.
  */
 function readings(text: string): Reading[] {
   const out: Reading[] = [];
-  const once = decode(text, false);
+  const once = decode(text, 'all');
   if (once) {
     out.push(once);
-    const twice = decode(once.text, false, once);
+    const twice = decode(once.text, 'all', once);
     if (twice) out.push(twice);
   }
   if (text.includes('+')) {
-    const form = decode(text, true);
+    const form = decode(text, 'form');
     if (form) out.push(form);
+  }
+  if (text.includes('\\') && text.includes('&')) {
+    const html = decode(text, 'html');
+    if (html) out.push(html);
   }
   return out;
 }

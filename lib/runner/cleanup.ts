@@ -32,11 +32,6 @@ export interface CleanupReport {
   kept?: string[];
 }
 
-/** The command that tries again to delete what the runs `kept` left (CleanupReport.kept). */
-export function cleanupCommand(kept: readonly string[]): string {
-  return `conformance cleanup ${kept.map((id) => `--run ${id}`).join(' ')}`;
-}
-
 /**
  * No cleanup against a target that stopped answering: every DELETE would wait out its timeout
  * and print a line. The ledger keeps everything for `conformance cleanup --run ID`.

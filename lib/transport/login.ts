@@ -74,6 +74,9 @@ export class Login {
     this.#retry = retry;
     this.#token = token || undefined;
     this.#renewAt = this.#token === undefined ? -Infinity : (settings.renewAt ?? Infinity);
+    // A token handed over is the run's, which the preflight's answer showed to work (a 401 there
+    // stops the run): a 401 to it in a worker, or in a replay after the run, is a revocation.
+    if (this.#token !== undefined) this.#worked.add(this.#token);
   }
 
   /** The Login of `settings`' scope and credentials in this process, made (with `token`, if any, as its first) on first use. */
