@@ -107,8 +107,9 @@ Run:
 ${describeFormats('                          ')}
   --strict              SHOULD failures fail the run too
   --replays N           run each failed result again alone N times after the run, same seed,
-                        to label it reproduced or flaky; no outcome changes (default 2; 0: off;
-                        env CONFORMANCE_REPLAYS)
+                        and label it: 'reproduced k of N', 'flaky: did not reproduce' (passed
+                        every time) or 'failed otherwise m of N' (failed on another status); no
+                        outcome changes (default 2; 0: off; env CONFORMANCE_REPLAYS)
   --no-color            no colours (also NO_COLOR=1; colours only on a terminal, and not
                         under CI=true, unless FORCE_COLOR=1; under CI progress is plain lines:
                         one per area as it finishes, and one at least every 10 s)

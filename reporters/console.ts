@@ -277,7 +277,7 @@ function failureLines({ report, p, strict }: SummaryView, unrun: readonly CheckR
       for (const l of evidenceLines(r)) lines.push(`      ${l}`);
       const replayed = replayLabel(r);
       // Not "replayed": the replay command below is another thing, a line to run by hand.
-      if (replayed) lines.push(`      again:    ${p(r.replays?.reproduced ? 'red' : 'yellow', replayed)}`);
+      if (replayed) lines.push(`      again:    ${p(r.replays?.reproduced || r.replays?.otherwise ? 'red' : 'yellow', replayed)}`);
       lines.push(`      replay:   ${replayCommand(report, r)}`);
       lines.push('');
     }
@@ -437,8 +437,10 @@ export function replaysLine(report: Pick<RunReport, 'replays' | 'summary'>): str
   if (x.passes === 0) return report.summary.byOutcome.fail ? 'replays: none made (see above)' : 'replays: none (no failure to run again)';
   const r = report.summary.replayed ?? { reproduced: 0, flaky: 0 };
   const cost = `${x.passes} round(s) of at most ${x.limit}, ${x.requests} request(s), ${(x.durationMs / 1000).toFixed(1)} s`;
+  const otherwise = r.otherwise ? `, ${r.otherwise} failed only otherwise (another status)` : '';
   const none = r.noVerdict ? `, ${r.noVerdict} not replayed to a verdict (each replay an error or a skip)` : '';
-  return `replays: ${r.reproduced + r.flaky + (r.noVerdict ?? 0)} failure(s) run again alone: ${r.reproduced} reproduced, ${r.flaky} flaky (did not reproduce)${none}; ${cost}`;
+  const all = r.reproduced + r.flaky + (r.otherwise ?? 0) + (r.noVerdict ?? 0);
+  return `replays: ${all} failure(s) run again alone: ${r.reproduced} reproduced${otherwise}, ${r.flaky} flaky (did not reproduce)${none}; ${cost}`;
 }
 
 /** What the transport went through, whether the run certifies (and its profile), and the exit code's reason. */

@@ -37,7 +37,7 @@ export function renderCtrf(report: RunReport): string {
         ...(r.errorCode ? { errorCode: r.errorCode } : {}),
       },
       // A failure run again alone (--replays): CTRF's retries and flaky, and the label as the other reports say it.
-      ...(r.replays ? { retries: r.replays.runs, flaky: r.replays.runs > 0 && r.replays.reproduced === 0 } : {}),
+      ...(r.replays ? { retries: r.replays.runs, flaky: r.replays.runs > 0 && r.replays.reproduced === 0 && !r.replays.otherwise } : {}),
       ...(r.outcome === 'fail' || r.outcome === 'error'
         ? { extra: { replay: replayCommand(report, r), ...(r.replays ? { replayed: replayLabel(r) } : {}) } }
         : {}),

@@ -84,8 +84,9 @@ export interface ReplaysReport {
 }
 
 /**
- * A failure's label: `reproduced k of N`, or `flaky: did not reproduce`, and the replays that
- * failed otherwise (`failed otherwise m of N (status 500, not 200)`); none without replays.
+ * A failure's label: `reproduced k of N`, `flaky: did not reproduce` (every replay passed), and
+ * the replays that failed otherwise (`failed otherwise m of N (status 500, not 200)`), after
+ * `reproduced k of N; ` or `did not reproduce as it was; `; none without replays.
  */
 export function replayLabel(r: { replays?: ReplayCount; evidence?: { status?: number } }): string | undefined {
   const x = r.replays;
@@ -94,9 +95,11 @@ export function replayLabel(r: { replays?: ReplayCount; evidence?: { status?: nu
   const errors = none.length ? ` (${none.join(', ')})` : '';
   if (x.runs === 0) return `not replayed to a verdict${errors}`;
   const otherwise = x.otherwise
-    ? `; failed otherwise ${x.otherwise} of ${x.runs} (status ${(x.otherStatuses ?? []).join(', ')}, not ${r.evidence?.status ?? '?'})`
+    ? `failed otherwise ${x.otherwise} of ${x.runs} (status ${(x.otherStatuses ?? []).join(', ')}, not ${r.evidence?.status ?? '?'})`
     : '';
-  return `${x.reproduced ? `reproduced ${x.reproduced} of ${x.runs}` : 'flaky: did not reproduce'}${otherwise}${errors}`;
+  if (x.reproduced) return `reproduced ${x.reproduced} of ${x.runs}${otherwise ? `; ${otherwise}` : ''}${errors}`;
+  // Failing every time, but not as in the run, is no flakiness: another failure came.
+  return `${otherwise ? `did not reproduce as it was; ${otherwise}` : 'flaky: did not reproduce'}${errors}`;
 }
 
 /** The replays of several reports (shards) as one: passes as the most any made, requests and time added up. */
@@ -230,8 +233,12 @@ export interface Summary {
   total: number;
   byOutcome: Counts;
   byLevel: Record<Level, Counts>;
-  /** The failures replayed (ReplayCount): failed again at least once, never, or no replay came to a verdict. Absent without replays. */
-  replayed?: { reproduced: number; flaky: number; noVerdict?: number };
+  /**
+   * The failures replayed (ReplayCount): failed again as in the run at least once (reproduced),
+   * failed again only otherwise, passed every replay (flaky), or no replay came to a verdict.
+   * Absent without replays.
+   */
+  replayed?: { reproduced: number; flaky: number; otherwise?: number; noVerdict?: number };
 }
 
 const LEVELS: Level[] = ['MUST', 'SHOULD', 'INFO'];
@@ -244,7 +251,10 @@ export function summarise(results: readonly ReportedResult[]): Summary {
     s.byLevel[r.level][r.outcome]++;
     if (r.replays) {
       s.replayed ??= { reproduced: 0, flaky: 0 };
-      if (r.replays.runs) s.replayed[r.replays.reproduced ? 'reproduced' : 'flaky']++;
+      const { runs, reproduced, otherwise } = r.replays;
+      if (reproduced) s.replayed.reproduced++;
+      else if (otherwise) s.replayed.otherwise = (s.replayed.otherwise ?? 0) + 1;
+      else if (runs) s.replayed.flaky++;
       else s.replayed.noVerdict = (s.replayed.noVerdict ?? 0) + 1;
     }
   }

@@ -53,7 +53,7 @@ interface Seen {
  * the token endpoint ('pass': the upstream's); `revokeAfter`: the first token issued is refused
  * (401, not forwarded) once that many requests carrying it were answered.
  */
-async function front(upstream: string, opts: { token?: 'pass' | 'html' | 'no-token' | '404'; revokeAfter?: number } = {}) {
+async function front(upstream: string, opts: { token?: 'pass' | 'html' | 'no-token' | 'crlf' | '404'; revokeAfter?: number } = {}) {
   const seen: Seen[] = [];
   const issued: string[] = [];
   let firstAnswered = 0;
@@ -65,6 +65,8 @@ async function front(upstream: string, opts: { token?: 'pass' | 'html' | 'no-tok
     if (req.url === '/oauth/access_token' && mode !== 'pass') {
       if (mode === 'html') res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html><title>Sign in</title><form></form></html>');
       else if (mode === 'no-token') res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":{"message":"welcome"}}');
+      else if (mode === 'crlf')
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"access_token":"tok\\r\\nX-Injected: 1","token_type":"Bearer"}');
       else res.writeHead(404, { 'content-type': 'application/json' }).end('{"errors":[{"status":404,"title":"Not Found"}]}');
       return;
     }
@@ -146,6 +148,7 @@ describe('a refused login: exit 2, and nothing is sent to the operations', () =>
     ['wrong credentials', 'pass', /the token endpoint refused the client credentials: POST http:\/\/127\.0\.0\.1:\d+\/oauth\/access_token answered 401/],
     ['a login page', 'html', /cannot log in: POST .* answered 200 with text\/html and no access_token: an HTML page titled "Sign in"/],
     ['JSON without access_token', 'no-token', /answered 200 with application\/json and no access_token/],
+    ['a token no header can carry (a line break in it)', 'crlf', /answered 200 with an access_token no Authorization header can carry/],
     ['no token endpoint (404)', '404', /cannot log in: POST .* answered 404: there is no token endpoint there/],
   ] as const)(
     '%s',

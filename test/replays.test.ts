@@ -167,8 +167,15 @@ describe('replays', () => {
       expect(x.replays!.reproduced).toBeLessThanOrEqual(x.replays!.runs);
       expect(wide.out).toContain(`again:    ${replayLabel(x)}`);
     }
-    const reproduced = failed.filter((x) => x.replays!.reproduced > 0).length;
-    expect(wide.report.summary.replayed).toEqual({ reproduced, flaky: failed.length - reproduced });
+    // Each failure in one class: reproduced, else failed only otherwise, else flaky, else no verdict.
+    const classes = { reproduced: 0, flaky: 0, otherwise: 0, noVerdict: 0 };
+    for (const { replays: x } of failed) classes[x!.reproduced ? 'reproduced' : x!.otherwise ? 'otherwise' : x!.runs ? 'flaky' : 'noVerdict']++;
+    expect(wide.report.summary.replayed).toEqual({
+      reproduced: classes.reproduced,
+      flaky: classes.flaky,
+      ...(classes.otherwise ? { otherwise: classes.otherwise } : {}),
+      ...(classes.noVerdict ? { noVerdict: classes.noVerdict } : {}),
+    });
     expect(wide.report.results.filter((x) => x.outcome !== 'fail').every((x) => x.replays === undefined)).toBe(true);
   }, 180_000);
 
@@ -185,8 +192,10 @@ describe('replays', () => {
         const [r] = report.results;
         // The run's failure was a 200 for a 204; the replays' a 500: the rule broken again, otherwise.
         expect(r).toMatchObject({ outcome: 'fail', evidence: { status: 200 }, replays: { runs: 2, reproduced: 0, otherwise: 2, otherStatuses: [500] } });
-        expect(run.out).toMatch(/^ {6}again: {4}flaky: did not reproduce; failed otherwise 2 of 2 \(status 500, not 200\)$/m);
-        expect(report.summary.replayed).toEqual({ reproduced: 0, flaky: 1 });
+        expect(run.out).toMatch(/^ {6}again: {4}did not reproduce as it was; failed otherwise 2 of 2 \(status 500, not 200\)$/m);
+        expect(report.summary.replayed).toEqual({ reproduced: 0, flaky: 0, otherwise: 1 });
+        expect(run.out).toMatch(/^replays: 1 failure\(s\) run again alone: 0 reproduced, 1 failed only otherwise \(another status\), 0 flaky/m);
+        expect(JSON.parse(renderCtrf(report)).results.tests[0]).toMatchObject({ retries: 2, flaky: false });
         // Each pass left its Custom API (its DELETE answered 500), and the run's cleanup failed too.
         const kept = report.cleanup.kept!;
         expect(kept).toHaveLength(3);
@@ -304,7 +313,7 @@ describe('replayLabel', () => {
     expect(label({ runs: 2, reproduced: 0 })).toBe('flaky: did not reproduce');
     expect(label({ runs: 3, reproduced: 1, otherwise: 1, otherStatuses: [503] }, 200)).toBe('reproduced 1 of 3; failed otherwise 1 of 3 (status 503, not 200)');
     expect(label({ runs: 2, reproduced: 0, otherwise: 2, otherStatuses: [500, 401] }, 200)).toBe(
-      'flaky: did not reproduce; failed otherwise 2 of 2 (status 500, 401, not 200)',
+      'did not reproduce as it was; failed otherwise 2 of 2 (status 500, 401, not 200)',
     );
     expect(label({ runs: 1, reproduced: 1, errors: 1 })).toBe('reproduced 1 of 1 (1 replay(s) ended in an error of the suite)');
     expect(label({ runs: 0, reproduced: 0, errors: 1, skipped: 1 })).toBe('not replayed to a verdict (1 replay(s) ended in an error of the suite, 1 skipped)');

@@ -258,8 +258,15 @@ export class Login {
         'not-a-token',
         `cannot log in: ${answered} with ${type} and no access_token: ${detail()}. Is --token-url the API's token endpoint (not a login page)?`,
       );
-    const lifeMs = lifetimeMs(body as { expires_in?: unknown; expires?: unknown }, at);
     for (const s of this.#secrets) s.add(token);
+    // A bearer token is visible ASCII (RFC 6750 section 2.1 is narrower still): a line break, a
+    // space or a character beyond ASCII cannot go in a header, and no request could carry it.
+    if (/[^\x21-\x7e]/.test(token))
+      throw new LoginError(
+        'not-a-token',
+        `cannot log in: ${answered} with an access_token no Authorization header can carry (a space, a control character or a character beyond ASCII in it). Is --token-url the API's token endpoint?`,
+      );
+    const lifeMs = lifetimeMs(body as { expires_in?: unknown; expires?: unknown }, at);
     this.logins++;
     this.#token = token;
     this.#renewAt = lifeMs === undefined ? Infinity : renewalTime(at, lifeMs);
