@@ -98,6 +98,19 @@ async function front(upstream: string, opts: { token?: 'pass' | 'html' | 'no-tok
 const NARROW = ['--seed', String(SEED), '--operation', 'accounts', '--explore', '2'];
 
 describe('a run that logs in with client credentials', () => {
+  it('a token URL with a query (a policy, as Azure AD B2C asks) is logged into as given', async () => {
+    await withServer({}, async (server) => {
+      const k = await applicationKey(server.url);
+      const tokenUrl = `${server.url}/oauth/access_token?p=b2c_1_conformance`;
+      const r = await run(['--base-url', server.url, '--client-id', k.id, '--token-url', tokenUrl, '--check', 'create.valid.2xx'], {
+        CONFORMANCE_CLIENT_SECRET: k.secret,
+      });
+      expect(r.code, [...r.out, ...r.err].join('\n')).toBe(0);
+      expect(r.report!.auth!.logins).toBe(1);
+      expect(r.out.join('\n')).toContain(`logged in 1 time(s) with client credentials (${tokenUrl})`);
+    });
+  }, 60_000);
+
   it('logs in again before a short-lived token expires, and passes (short-lived-tokens variant)', async () => {
     await withServer({ variants: ['short-lived-tokens'] }, async (server) => {
       const k = await applicationKey(server.url);

@@ -170,7 +170,8 @@ function bool(label: string, value: unknown): boolean {
   throw new ConfigError(`${label}: must be true or false (got '${String(value)}')`);
 }
 
-function baseUrl(label: string, value: unknown): string {
+/** An http(s) URL with no credentials and no fragment; a query only where `query` (a token endpoint's: Azure AD B2C's ?p=policy). */
+function baseUrl(label: string, value: unknown, query = false): string {
   const s = String(value).trim();
   let u: URL;
   try {
@@ -180,7 +181,7 @@ function baseUrl(label: string, value: unknown): string {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${label}: must use http or https (got '${u.protocol}')`);
   if (u.username || u.password) throw new ConfigError(`${label}: must not carry credentials; give the token with --token or CONFORMANCE_TOKEN`);
-  if (u.search || u.hash) throw new ConfigError(`${label}: must not have a query or fragment`);
+  if ((u.search && !query) || u.hash) throw new ConfigError(`${label}: must not have a ${query ? 'fragment' : 'query or fragment'}`);
   return s.replace(/\/+$/, '');
 }
 
@@ -445,7 +446,7 @@ function credentials(
   const id = raw['client-id'] === undefined ? undefined : String(raw['client-id']).trim();
   const file = raw['client-secret-file'] === undefined ? undefined : String(raw['client-secret-file']);
   let secret = raw['client-secret'] === undefined ? undefined : String(raw['client-secret']);
-  const tokenUrl = raw['token-url'] === undefined ? undefined : baseUrl(at('token-url'), raw['token-url']);
+  const tokenUrl = raw['token-url'] === undefined ? undefined : baseUrl(at('token-url'), raw['token-url'], true);
   if (id === undefined) {
     const stray = (['client-secret', 'client-secret-file', 'token-url'] as const).find((k) => raw[k] !== undefined);
     if (stray) throw new ConfigError(`${at(stray)}: goes with a client id (--client-id or CONFORMANCE_CLIENT_ID)`);
