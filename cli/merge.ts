@@ -145,6 +145,7 @@ function mergeCleanup(reports: readonly RunReport[]): RunReport['cleanup'] {
     ...(reports.some((p) => p.cleanup.alreadyGone) ? { alreadyGone: reports.reduce((n, p) => n + (p.cleanup.alreadyGone ?? 0), 0) } : {}),
     leftovers: reports.flatMap((p) => p.cleanup.leftovers),
     ...(reports.some((p) => p.cleanup.kept?.length) ? { kept: reports.flatMap((p) => p.cleanup.kept ?? []) } : {}),
+    ...(reports.find((p) => p.cleanup.loginFailed) ? { loginFailed: reports.find((p) => p.cleanup.loginFailed)!.cleanup.loginFailed } : {}),
     ...(postponed.length
       ? {
           postponed: postponed.map((p) => `run ${p.runId}: ${p.cleanup.postponed}`).join('; '),

@@ -125,6 +125,7 @@ export function added(a: CleanupReport, b: CleanupReport): CleanupReport {
   const alreadyGone = (a.alreadyGone ?? 0) + (b.alreadyGone ?? 0);
   const restored = [...(a.restored ?? []), ...(b.restored ?? [])];
   const kept = [...(a.kept ?? []), ...(b.kept ?? [])];
+  const loginFailed = a.loginFailed ?? b.loginFailed;
   return {
     ...a,
     deleted: a.deleted + b.deleted,
@@ -132,5 +133,6 @@ export function added(a: CleanupReport, b: CleanupReport): CleanupReport {
     leftovers: [...a.leftovers, ...b.leftovers],
     ...(restored.length ? { restored } : {}),
     ...(kept.length ? { kept } : {}),
+    ...(loginFailed ? { loginFailed } : {}),
   };
 }

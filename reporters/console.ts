@@ -379,6 +379,7 @@ function cleanupLines(report: RunReport, p: SummaryView['p'], observed: boolean)
     lines.push(
       `  deleted ${deleted} resource(s) this run created and had not deleted${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more were already gone)` : ''}; ${leftovers.length} left over`,
     );
+  if (report.cleanup.loginFailed) lines.push(p('yellow', printable(`  the cleanup could not log in: ${report.cleanup.loginFailed}`)));
   for (const r of report.cleanup.restored ?? []) lines.push(printable(`  restored ${r}, as it was before the run changed it`));
   for (const l of leftovers) lines.push(p('yellow', leftoverLine(l)));
   if (!observed) lines.push('');

@@ -131,7 +131,7 @@ export function renderHtml(report: RunReport): string {
       : []),
     [
       'cleanup',
-      `deleted ${report.cleanup.deleted}${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more already gone)` : ''}; left over: ${report.cleanup.leftovers.length ? report.cleanup.leftovers.map((l) => `${l.kind} ${l.id || '(no id)'} (${l.reason})`).join('; ') : 'none'}${report.cleanup.kept?.length ? `; what is left is deleted by: ${cleanupCommand(report)}` : ''}`,
+      `deleted ${report.cleanup.deleted}${report.cleanup.alreadyGone ? ` (${report.cleanup.alreadyGone} more already gone)` : ''}; left over: ${report.cleanup.leftovers.length ? report.cleanup.leftovers.map((l) => `${l.kind} ${l.id || '(no id)'} (${l.reason})`).join('; ') : 'none'}${report.cleanup.loginFailed ? `; the cleanup could not log in: ${report.cleanup.loginFailed}` : ''}${report.cleanup.kept?.length ? `; what is left is deleted by: ${cleanupCommand(report)}` : ''}`,
     ],
   ];
   const summary = `<table><tr><th>level</th>${VERDICTS.map((v) => `<th>${v}</th>`).join('')}</tr>${LEVELS.map((l) => `<tr><td>${l}</td>${VERDICTS.map((v) => `<td class="${count(v, l) ? `o-${v} l-${l}` : ''}">${count(v, l)}</td>`).join('')}</tr>`).join('')}</table>`;

@@ -8,7 +8,35 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { cleanUp, Ledger, ledgerPath, type LedgerRun, bmpTag } from '../lib/runner/index.js';
 import type { RunningServer } from '../server/index.js';
-import { BIN, cli, settingsFor, TOKEN, withServer } from './support.js';
+import { BIN, cli, listening, settingsFor, TOKEN, withServer } from './support.js';
+
+it('a token revoked before the cleanup, and a login again refused: said once, and each thing left says why', async () => {
+  const seen: string[] = [];
+  const server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    res.writeHead(401, { 'content-type': 'application/json' });
+    res.end(req.url === '/oauth/access_token' ? '{"error":"invalid_client"}' : '{"errors":[{"status":"401","title":"Unauthorized"}]}');
+  });
+  const { url, close } = await listening(server);
+  const login = { tokenUrl: `${url}/oauth/access_token`, clientId: 'the-id', clientSecret: 'the-secret-4f1c', scope: 'cleanup-revoked' };
+  const { settings, dispose } = settingsFor(url, { token: 'the-run-token-9d2e', login });
+  try {
+    const ledger = new Ledger(settings.ledgerPath);
+    for (const id of ['a', 'b']) ledger.created({ kind: 'custom-api', id, name: `conformance-x-${id}`, deletePath: `/v2/x/${id}`, createdBy: 'test' });
+    const report = await cleanUp(settings);
+    expect(report.loginFailed).toMatch(/a new token was needed and the token endpoint refused the client credentials/);
+    expect(report.loginFailed).not.toContain('the-secret-4f1c');
+    expect(report.leftovers.map((l) => l.reason).sort()).toEqual([
+      'DELETE /v2/x/a not sent: the cleanup could not log in',
+      'DELETE /v2/x/b not sent: the cleanup could not log in',
+    ]);
+    // One login tried for both DELETEs (the form, then HTTP Basic), and none after it failed.
+    expect(seen.filter((x) => x === 'POST /oauth/access_token')).toHaveLength(2);
+  } finally {
+    dispose();
+    await close();
+  }
+});
 
 it('deletes only ledger entries still outstanding, and reports the ones it could not delete', async () => {
   const seen: string[] = [];

@@ -28,6 +28,8 @@ export interface CleanupReport {
   postponed?: string;
   /** With postponed: how many resources and unanswered creates the ledger still holds. */
   pending?: number;
+  /** The cleanup needed a new token and could not log in (client credentials): why, said once; what it left says 'could not log in'. */
+  loginFailed?: string;
   /** The runs (the run's, its replays') whose ledgers are kept for `conformance cleanup --run ID`: something was left. */
   kept?: string[];
 }
@@ -110,6 +112,7 @@ export async function cleanUp(
   const leftovers: Leftover[] = [];
   let deleted = 0;
   let alreadyGone = 0;
+  let loginFailed: string | undefined;
   if (created.length === 0 && unanswered.length === 0 && changed.length === 0) return { deleted, leftovers };
   // Its own client (its own breaker: a run's open breaker does not stop it), and more patient
   // than a check's: what the cleanup gives up on is left on the user's server.
@@ -154,7 +157,9 @@ export async function cleanUp(
       if (res.status === 404 && !res.lost) alreadyGone++;
       else deleted++;
     } catch (e) {
-      left(entry, (e as Error).message);
+      if ((e as { code?: string }).code !== 'LOGIN_FAILED') return left(entry, (e as Error).message);
+      loginFailed ??= secrets.mask((e as Error).message);
+      left(entry, `DELETE ${entry.deletePath} not sent: the cleanup could not log in`);
     }
   };
   const unansweredCreate = async (intent: OpenIntent): Promise<void> => {
@@ -207,7 +212,7 @@ export async function cleanUp(
   } finally {
     await http.close();
   }
-  return { deleted, ...(alreadyGone ? { alreadyGone } : {}), ...(restored.length ? { restored } : {}), leftovers };
+  return { deleted, ...(alreadyGone ? { alreadyGone } : {}), ...(restored.length ? { restored } : {}), leftovers, ...(loginFailed ? { loginFailed } : {}) };
 }
 
 /**
