@@ -53,7 +53,7 @@ interface Seen {
  * the token endpoint ('pass': the upstream's); `revokeAfter`: the first token issued is refused
  * (401, not forwarded) once that many requests carrying it were answered.
  */
-async function front(upstream: string, opts: { token?: 'pass' | 'html' | 'no-token' | 'crlf' | '404'; revokeAfter?: number } = {}) {
+async function front(upstream: string, opts: { token?: 'pass' | 'html' | 'no-token' | 'crlf' | 'echo' | '404'; revokeAfter?: number } = {}) {
   const seen: Seen[] = [];
   const issued: string[] = [];
   let firstAnswered = 0;
@@ -65,7 +65,13 @@ async function front(upstream: string, opts: { token?: 'pass' | 'html' | 'no-tok
     if (req.url === '/oauth/access_token' && mode !== 'pass') {
       if (mode === 'html') res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html><title>Sign in</title><form></form></html>');
       else if (mode === 'no-token') res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":{"message":"welcome"}}');
-      else if (mode === 'crlf')
+      else if (mode === 'echo') {
+        // The refusal quotes the secret it was sent, past the length a message keeps of a body.
+        const sent = new URLSearchParams(Buffer.concat(chunks).toString()).get('client_secret') ?? '';
+        res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: 'invalid_client', error_description: `${'x'.repeat(60)}${sent}` }));
+      } else if (mode === 'crlf')
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"access_token":"tok\\r\\nX-Injected: 1","token_type":"Bearer"}');
       else res.writeHead(404, { 'content-type': 'application/json' }).end('{"errors":[{"status":404,"title":"Not Found"}]}');
       return;
@@ -162,6 +168,11 @@ describe('a refused login: exit 2, and nothing is sent to the operations', () =>
     ['a login page', 'html', /cannot log in: POST .* answered 200 with text\/html and no access_token: an HTML page titled "Sign in"/],
     ['JSON without access_token', 'no-token', /answered 200 with application\/json and no access_token/],
     ['a token no header can carry (a line break in it)', 'crlf', /answered 200 with an access_token no Authorization header can carry/],
+    [
+      'wrong credentials, the refusal quoting the secret where a message is cut',
+      'echo',
+      /the token endpoint refused the client credentials: .* answered 401: .*x{20}/,
+    ],
     ['no token endpoint (404)', '404', /cannot log in: POST .* answered 404: there is no token endpoint there/],
   ] as const)(
     '%s',
@@ -178,7 +189,9 @@ describe('a refused login: exit 2, and nothing is sent to the operations', () =>
           expect(r.report!.exit.reason).toMatch(/no check ran \(the login failed\)/);
           expect(r.report!.auth).toEqual({ logins: 0 });
           expect(r.report!.results.every((x) => x.errorCode === 'NOT_RUN')).toBe(true);
-          expect([...r.out, ...r.err, JSON.stringify(r.report)].join('\n')).not.toContain(secret);
+          // Not the secret, nor any 8 characters of it (a message cut inside it).
+          const shown = [...r.out, ...r.err, JSON.stringify(r.report)].join('\n');
+          for (let i = 0; i + 8 <= secret.length; i++) expect(shown).not.toContain(secret.slice(i, i + 8));
         } finally {
           await f.close();
         }

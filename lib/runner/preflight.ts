@@ -86,7 +86,7 @@ export async function preflight(http: Pick<HttpClient, 'request'>, base: string,
     if (res.text.length > 0 && (!res.isJson || (type !== undefined && /html/i.test(type)))) {
       return {
         ok: false,
-        line: `the target does not answer JSON: ${describe(res)} with ${type ?? 'no Content-Type'}: ${gist(res.text)}. Is --base-url the API (not a web page or a login page)?`,
+        line: `the target does not answer JSON: ${describe(res)} with ${type ?? 'no Content-Type'}: ${gist(res.exchange.bodyExcerpt)}. Is --base-url the API (not a web page or a login page)?`,
       };
     }
     if (res.status !== 404) return { ok: true, note: `${describe(res)}${isJsonContentType(type) ? '' : ` (Content-Type ${type ?? 'none'})`}` };
@@ -127,7 +127,7 @@ function outage(res: HttpResponse): PreflightResult {
   const attempts = res.exchange.attempts !== undefined && res.exchange.attempts > 1 ? ` (still, after ${res.exchange.attempts} attempts)` : '';
   return {
     ok: false,
-    line: `the target answers its reads with a server error: ${describe(res)}${attempts}: ${gist(res.text)}. It is not serving the API now (an outage), so nothing is judged: try again when it is up.`,
+    line: `the target answers its reads with a server error: ${describe(res)}${attempts}: ${gist(res.exchange.bodyExcerpt)}. It is not serving the API now (an outage), so nothing is judged: try again when it is up.`,
   };
 }
 

@@ -185,7 +185,7 @@ export class Login {
         const text = await res.text();
         if (!LATER.includes(res.status)) return { res, text, at, what };
         wait = retryAfterMs(res.headers.get('retry-after') ?? undefined);
-        why = `answered ${res.status}: ${this.#masked(gist(text))}`;
+        why = `answered ${res.status}: ${gist(this.#masked(text))}`;
       } catch (e) {
         // fetch's TypeError names the socket's error in its cause (an AggregateError of them when several addresses were tried).
         const err = e as { name?: string; code?: string; cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } };
@@ -213,7 +213,7 @@ export class Login {
   /** The token of a final answer, or why there is none. */
   #take({ res, text, at, what }: Answer): string {
     const answered = `${what} answered ${res.status}`;
-    const detail = (): string => this.#masked(gist(text));
+    const detail = (): string => gist(this.#masked(text));
     if (refusal(res.status)) {
       if (asksBearer(res))
         throw new LoginError(
