@@ -27,8 +27,8 @@ it('a token revoked before the cleanup, and a login again refused: said once, an
     expect(report.loginFailed).toMatch(/a new token was needed and the token endpoint refused the client credentials/);
     expect(report.loginFailed).not.toContain('the-secret-4f1c');
     expect(report.leftovers.map((l) => l.reason).sort()).toEqual([
-      'DELETE /v2/x/a not sent: the cleanup could not log in',
-      'DELETE /v2/x/b not sent: the cleanup could not log in',
+      'DELETE /v2/x/a: not deleted, the cleanup could not log in',
+      'DELETE /v2/x/b: not deleted, the cleanup could not log in',
     ]);
     // One login tried for both DELETEs (the form, then HTTP Basic), and none after it failed.
     expect(seen.filter((x) => x === 'POST /oauth/access_token')).toHaveLength(2);

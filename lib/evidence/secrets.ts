@@ -11,7 +11,8 @@
 // named (&lt; &gt; &amp; &quot; &apos;); a Basic credential or a token carries it in base64 at
 // any offset. So a text is read as a reader of each encoding would read it (readings below), the
 // secrets are looked for in those readings, and what they were written as in the text is masked;
-// their base64 forms are looked for as written. Besides values, the value of any `client_secret` member is masked whatever its length.
+// their base64 forms are looked for as written. Besides values, the value of any `client_secret`
+// member is masked whatever its length.
 export const MASK = '***';
 
 /** Shorter secrets are masked only where they stand alone (not inside a longer word or number). */
@@ -19,7 +20,7 @@ const SHORT = 4;
 
 const JSON_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
-/** The named character references HTML escapers write (PHP's htmlspecialchars, Rails' h, Go's html/template, Django's escape). */
+/** The named references HTML escapers write (PHP's htmlspecialchars, Rails' h, Django's escape). */
 const HTML_NAMED = /^&(lt|gt|amp|quot|apos);/;
 const HTML_NAMED_CHARS: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
@@ -79,15 +80,18 @@ const INTRODUCER = /[\\%&]/g;
 const INTRODUCER_OR_PLUS = /[\\%&+]/g;
 const AMPERSAND = /&/g;
 
-/** How a decoder reads: every encoding at once, the same with + as a form's space, or HTML alone (a backslash before a quote in an attribute is no JSON escape). */
+/**
+ * How a decoder reads: every encoding at once, the same with + as a form's space, or HTML alone
+ * (a backslash before an attribute's closing quote is no JSON escape).
+ */
 type Decoder = 'all' | 'form' | 'html';
 const INTRODUCERS: Record<Decoder, RegExp> = { all: INTRODUCER, form: INTRODUCER_OR_PLUS, html: AMPERSAND };
 
 /**
  * `s` read once as a JSON string, a URL and an HTML text would be (a \uXXXX escape in either
- * case, \/ and the other short escapes, %XX runs as UTF-8, character references; the
- * 'form' decoder reads + as a space too, the 'html' one reads only references); undefined when nothing in `s` is an escape. Text between
- * escapes is copied in one piece.
+ * case, \/ and the other short escapes, %XX runs as UTF-8, character references; the 'form'
+ * decoder reads + as a space too, the 'html' one reads only references); undefined when nothing
+ * in `s` is an escape. Text between escapes is copied in one piece.
  */
 function decode(s: string, decoder: Decoder, under?: Reading): Reading | undefined {
   const re = INTRODUCERS[decoder];

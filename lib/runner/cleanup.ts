@@ -28,7 +28,7 @@ export interface CleanupReport {
   postponed?: string;
   /** With postponed: how many resources and unanswered creates the ledger still holds. */
   pending?: number;
-  /** The cleanup needed a new token and could not log in (client credentials): why, said once; what it left says 'could not log in'. */
+  /** The cleanup needed a new token and could not log in (client credentials): why, said once; what it left says so. */
   loginFailed?: string;
   /** The runs (the run's, its replays') whose ledgers are kept for `conformance cleanup --run ID`: something was left. */
   kept?: string[];
@@ -159,7 +159,7 @@ export async function cleanUp(
     } catch (e) {
       if ((e as { code?: string }).code !== 'LOGIN_FAILED') return left(entry, (e as Error).message);
       loginFailed ??= secrets.mask((e as Error).message);
-      left(entry, `DELETE ${entry.deletePath} not sent: the cleanup could not log in`);
+      left(entry, `DELETE ${entry.deletePath}: not deleted, the cleanup could not log in`);
     }
   };
   const unansweredCreate = async (intent: OpenIntent): Promise<void> => {
