@@ -64,7 +64,7 @@ it('a target that stops answering after 40 requests: at most 40 lines, the repor
     const lines = `${r.stdout}${r.stderr}`.trimEnd().split('\n');
     expect(lines.length, lines.join('\n')).toBeLessThanOrEqual(40);
     expect(r.stdout).toMatch(/waiting up to 5 s for the target to answer again, to delete the \d+ thing\(s\) this run created/);
-    const run = /'conformance cleanup --run ([0-9a-f]{8})'/.exec(r.stdout)?.[1];
+    const run = /deleted once the target answers again by: npx conformance cleanup --run ([0-9a-f]{8})$/m.exec(r.stdout)?.[1];
     expect(run, r.stdout).toBeDefined();
     for (const f of ['results.json', 'junit.xml']) expect(existsSync(join(dir, f))).toBe(true);
     expect((JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as { exit: { code: number } }).exit.code).toBe(2);
