@@ -140,12 +140,13 @@ function checkShards(parts: readonly Part[]): void {
 /** The shards' cleanups as one: what each deleted and left over, and any cleanup postponed. */
 function mergeCleanup(reports: readonly RunReport[]): RunReport['cleanup'] {
   const postponed = reports.filter((p) => p.cleanup.postponed);
+  const loginFailed = reports.find((p) => p.cleanup.loginFailed)?.cleanup.loginFailed;
   return {
     deleted: reports.reduce((n, p) => n + p.cleanup.deleted, 0),
     ...(reports.some((p) => p.cleanup.alreadyGone) ? { alreadyGone: reports.reduce((n, p) => n + (p.cleanup.alreadyGone ?? 0), 0) } : {}),
     leftovers: reports.flatMap((p) => p.cleanup.leftovers),
     ...(reports.some((p) => p.cleanup.kept?.length) ? { kept: reports.flatMap((p) => p.cleanup.kept ?? []) } : {}),
-    ...(reports.find((p) => p.cleanup.loginFailed) ? { loginFailed: reports.find((p) => p.cleanup.loginFailed)!.cleanup.loginFailed } : {}),
+    ...(loginFailed ? { loginFailed } : {}),
     ...(postponed.length
       ? {
           postponed: postponed.map((p) => `run ${p.runId}: ${p.cleanup.postponed}`).join('; '),

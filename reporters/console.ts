@@ -9,7 +9,7 @@ import { sumTransport, type LoadReport } from '../lib/transport/index.js';
 import { replayWords } from '../lib/configuration/index.js';
 import type { SuiteErrorCode } from '../lib/evidence/index.js';
 import { gist, isHtml, printable } from '../lib/text/index.js';
-import { failsRun, LEVELS, replayLabel, settingsOf, verdictOf, type ReportedResult, type RunReport, type Verdict } from './model.js';
+import { failsRun, LEVELS, replayClass, replayLabel, settingsOf, verdictOf, type ReportedResult, type RunReport, type Verdict } from './model.js';
 
 export interface ConsoleOptions {
   color: boolean;
@@ -277,7 +277,7 @@ function failureLines({ report, p, strict }: SummaryView, unrun: readonly CheckR
       for (const l of evidenceLines(r)) lines.push(`      ${l}`);
       const replayed = replayLabel(r);
       // Not "replayed": the replay command below is another thing, a line to run by hand.
-      if (replayed) lines.push(`      again:    ${p(r.replays?.reproduced || r.replays?.otherwise ? 'red' : 'yellow', replayed)}`);
+      if (replayed) lines.push(`      again:    ${p(r.replays && ['reproduced', 'otherwise'].includes(replayClass(r.replays)) ? 'red' : 'yellow', replayed)}`);
       lines.push(`      replay:   ${replayCommand(report, r)}`);
       lines.push('');
     }

@@ -4,8 +4,7 @@
 // baselined one) is `other` with its verdict as rawStatus, as is an error of the suite, so that
 // `failed` counts exactly what fails the run.
 import { label, replayCommand } from './console.js';
-import { replayLabel } from './model.js';
-import { settingsOf, verdictOf, type RunReport, type Verdict } from './model.js';
+import { replayClass, replayLabel, settingsOf, verdictOf, type RunReport, type Verdict } from './model.js';
 
 /** The CTRF specification version this file follows. */
 export const CTRF_SPEC_VERSION = '0.0.0';
@@ -37,7 +36,7 @@ export function renderCtrf(report: RunReport): string {
         ...(r.errorCode ? { errorCode: r.errorCode } : {}),
       },
       // A failure run again alone (--replays): CTRF's retries and flaky, and the label as the other reports say it.
-      ...(r.replays ? { retries: r.replays.runs, flaky: r.replays.runs > 0 && r.replays.reproduced === 0 && !r.replays.otherwise } : {}),
+      ...(r.replays ? { retries: r.replays.runs, flaky: replayClass(r.replays) === 'flaky' } : {}),
       ...(r.outcome === 'fail' || r.outcome === 'error'
         ? { extra: { replay: replayCommand(report, r), ...(r.replays ? { replayed: replayLabel(r) } : {}) } }
         : {}),

@@ -83,6 +83,14 @@ export interface ReplaysReport {
   durationMs: number;
 }
 
+/** What a failure's replays found, as the summary counts it: one class each (the label says more). */
+export type ReplayClass = 'reproduced' | 'otherwise' | 'flaky' | 'noVerdict';
+
+/** Reproduced at least once as in the run, else failed again only otherwise, else flaky (every verdict a pass), else no verdict at all. */
+export function replayClass(x: ReplayCount): ReplayClass {
+  return x.reproduced ? 'reproduced' : x.otherwise ? 'otherwise' : x.runs ? 'flaky' : 'noVerdict';
+}
+
 /**
  * A failure's label: `reproduced k of N`, `flaky: did not reproduce` (every replay passed), and
  * the replays that failed otherwise (`failed otherwise m of N (status 500, not 200)`), after
@@ -93,13 +101,18 @@ export function replayLabel(r: { replays?: ReplayCount; evidence?: { status?: nu
   if (!x) return undefined;
   const none = [x.errors ? `${x.errors} replay(s) ended in an error of the suite` : '', x.skipped ? `${x.skipped} skipped` : ''].filter(Boolean);
   const errors = none.length ? ` (${none.join(', ')})` : '';
-  if (x.runs === 0) return `not replayed to a verdict${errors}`;
-  const otherwise = x.otherwise
-    ? `failed otherwise ${x.otherwise} of ${x.runs} (status ${(x.otherStatuses ?? []).join(', ')}, not ${r.evidence?.status ?? '?'})`
-    : '';
-  if (x.reproduced) return `reproduced ${x.reproduced} of ${x.runs}${otherwise ? `; ${otherwise}` : ''}${errors}`;
-  // Failing every time, but not as in the run, is no flakiness: another failure came.
-  return `${otherwise ? `did not reproduce as it was; ${otherwise}` : 'flaky: did not reproduce'}${errors}`;
+  const otherwise = `failed otherwise ${x.otherwise} of ${x.runs} (status ${(x.otherStatuses ?? []).join(', ')}, not ${r.evidence?.status ?? '?'})`;
+  switch (replayClass(x)) {
+    case 'noVerdict':
+      return `not replayed to a verdict${errors}`;
+    case 'reproduced':
+      return `reproduced ${x.reproduced} of ${x.runs}${x.otherwise ? `; ${otherwise}` : ''}${errors}`;
+    // Failing every time, but not as in the run, is no flakiness: another failure came.
+    case 'otherwise':
+      return `did not reproduce as it was; ${otherwise}${errors}`;
+    case 'flaky':
+      return `flaky: did not reproduce${errors}`;
+  }
 }
 
 /** The replays of several reports (shards) as one: passes as the most any made, requests and time added up. */
@@ -251,11 +264,8 @@ export function summarise(results: readonly ReportedResult[]): Summary {
     s.byLevel[r.level][r.outcome]++;
     if (r.replays) {
       s.replayed ??= { reproduced: 0, flaky: 0 };
-      const { runs, reproduced, otherwise } = r.replays;
-      if (reproduced) s.replayed.reproduced++;
-      else if (otherwise) s.replayed.otherwise = (s.replayed.otherwise ?? 0) + 1;
-      else if (runs) s.replayed.flaky++;
-      else s.replayed.noVerdict = (s.replayed.noVerdict ?? 0) + 1;
+      const c = replayClass(r.replays);
+      s.replayed[c] = (s.replayed[c] ?? 0) + 1;
     }
   }
   return s;
