@@ -15,6 +15,7 @@ import { NO_5XX } from '../suites/levels.js';
 import { plainOrder } from '../suites/list/collation.js';
 import type { ListModel } from '../suites/list/model.js';
 import type { Rec } from '../suites/list/pages.js';
+import type { HttpClient } from '../lib/transport/index.js';
 import { sha256, signStatement, type SigningKey, type Statement } from '../reporters/attestation.js';
 
 export const TOKEN = 'test-token-5f2c9a7e1b';
@@ -190,4 +191,14 @@ export function listModelOf(records: readonly Rec[], over: Partial<ListModel> = 
     pages: [],
     ...over,
   };
+}
+
+/**
+ * Fast GETs of `path` in batches as large as the bound (so that it is used, and grows) until it
+ * is `to`, two batches at least (the baselines). Up to 100 batches: the bound follows measured
+ * latency, and on a busy machine a slow moment may lower it again before it climbs.
+ */
+export async function warm(http: HttpClient, to: number, path = '/v2/warm'): Promise<void> {
+  for (let i = 0; i < 100 && (i < 2 || http.concurrency < to); i++)
+    await Promise.all(Array.from({ length: http.concurrency }, () => http.request({ method: 'GET', path })));
 }

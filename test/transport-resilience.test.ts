@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BodyBudget, Breaker, BREAKER_AFTER, HttpClient, type HttpClientOptions } from '../lib/transport/index.js';
 import { SuiteError, Secrets } from '../lib/evidence/index.js';
-import { listening } from './support.js';
+import { listening, warm } from './support.js';
 
 const TOKEN = 'tok-resilience-4c1d';
 
@@ -51,12 +51,6 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 };
-
-/** Fast GETs of `path` in batches as large as the bound (so that it is used, and grows) until it is `to`, two batches at least (the baselines). */
-async function warm(http: HttpClient, to: number, path = '/v2/warm'): Promise<void> {
-  for (let i = 0; i < 100 && (i < 2 || http.concurrency < to); i++)
-    await Promise.all(Array.from({ length: http.concurrency }, () => http.request({ method: 'GET', path })));
-}
 
 /** How many times each request (method and URL) has arrived, the current one included. */
 function repeats(): (req: IncomingMessage) => number {
