@@ -7,7 +7,18 @@
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { cleanUp, Ledger, ledgerPath, newRunId, resultKey, type Check, type CheckResult, type CleanupReport, type RunSettings } from '../lib/runner/index.js';
+import {
+  cleanUp,
+  keepingLedger,
+  Ledger,
+  ledgerPath,
+  newRunId,
+  resultKey,
+  type Check,
+  type CheckResult,
+  type CleanupReport,
+  type RunSettings,
+} from '../lib/runner/index.js';
 import type { Secrets } from '../lib/evidence/index.js';
 import { runSuite } from '../lib/vitest/index.js';
 import { notRun } from '../reporters/console.js';
@@ -114,9 +125,8 @@ function replaySettings(run: RunSettings): RunSettings {
 
 /** A pass's cleanup: its ledger goes once nothing is left in it, else it stays (kept) for `conformance cleanup --run ID`. */
 async function cleanUpPass(settings: RunSettings, secrets: Secrets): Promise<CleanupReport> {
-  const done = await cleanUp(settings, secrets);
-  if (done.leftovers.length || done.pending) return { ...done, kept: [settings.runId] };
-  rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
+  const done = keepingLedger(await cleanUp(settings, secrets), settings.runId);
+  if (!done.kept) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
   return done;
 }
 

@@ -14,6 +14,7 @@ import {
   type RunSettings,
   cleanUp,
   cleanUpAfterOutage,
+  keepingLedger,
   type CleanupReport,
   checkTarget,
   Ledger,
@@ -164,8 +165,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       ? await cleanUpAfterOutage(settings, secrets, 'the target stopped answering during the run', { said: (line) => io.out(line) })
       : await cleanUp(settings, secrets);
     // Kept while it holds something undeleted: `conformance cleanup --run ID` retries from it.
-    const leftSome = cleaned.leftovers.length > 0 || Boolean(cleaned.pending);
-    const cleanup = leftSome ? { ...cleaned, kept: [runId] } : cleaned;
+    const cleanup = keepingLedger(cleaned, runId);
     const { report, extraOperations } = judged(
       about,
       replayed?.results ?? suite.results,
@@ -191,7 +191,7 @@ export async function run(config: Config, definitions: CheckDefinition[], option
       io,
     );
     if (unwritten) io.err('exit 2: the verdict above stands, but what it was to be written to was not (see above)');
-    if (!leftSome) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
+    if (!cleanup.kept) rmSync(dirname(settings.ledgerPath), { recursive: true, force: true });
     // The run's ledger and its replays' (a cleanup put off has said so, with the same command, in the summary).
     const kept = report.cleanup.kept ?? [];
     if (kept.length && !cleanup.pending)

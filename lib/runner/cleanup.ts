@@ -35,6 +35,15 @@ export interface CleanupReport {
 }
 
 /**
+ * `report` of run `runId`, with the run named in `kept` when its ledger still holds something
+ * (a leftover, or a cleanup put off): the ledger stays for `conformance cleanup --run ID`, else
+ * it can go.
+ */
+export function keepingLedger(report: CleanupReport, runId: string): CleanupReport {
+  return report.leftovers.length > 0 || report.pending ? { ...report, kept: [runId] } : report;
+}
+
+/**
  * No cleanup against a target that stopped answering: every DELETE would wait out its timeout
  * and print a line. The ledger keeps everything for `conformance cleanup --run ID`.
  */

@@ -38,7 +38,7 @@ export {
 export { hash32, seededRandom } from './random.js';
 export { astralTag, bmpTag, tracesTo } from './run-names.js';
 export { isRunId, Ledger, ledgerPath, ledgersRoot, newRunId, runInProgress, sameTarget, type LedgerRun, type SettingChange } from './ledger.js';
-export { cleanUp, cleanUpAfterOutage, restoreSetting, type CleanupReport, type Leftover } from './cleanup.js';
+export { cleanUp, cleanUpAfterOutage, keepingLedger, restoreSetting, type CleanupReport, type Leftover } from './cleanup.js';
 export { checkTarget, preflight } from './preflight.js';
 export { refusalLookUp, type Left, type RefusalLookUp } from './refused.js';
 export { learnAnswer, learnRequest, observedResponse, type Observed, type ObservedOperation, type Seen, type SeenBefore } from './observed.js';
