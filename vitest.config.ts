@@ -67,8 +67,8 @@ class SlowFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     sequence: { sequencer: SlowFirst },
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     // Two cores on CI: the slow end-to-end files (CLI runs, npm pack) get one each.
     maxWorkers: 2,
     projects: [

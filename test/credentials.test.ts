@@ -530,4 +530,40 @@ describe('token endpoints that answer as OAuth 2 allows', () => {
       await s.close();
     }
   });
+
+  it('a 401 to a token that never worked stands, unless the token had reached its renewal time by then: one login again, the request sent again', async () => {
+    // The API refuses the first token. Answered well within the token's life (ten seconds), that
+    // refusal is the target's; held past its renewal time (a token of a second, renewed after
+    // half of it; a queue, a busy machine), it may be the token's end.
+    let logins = 0;
+    let holdMs = 0;
+    let lifeS = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.url === '/oauth/access_token') return json(200, { access_token: `tok-${++logins}`, expires_in: lifeS });
+      const first = req.headers.authorization === 'Bearer tok-1';
+      setTimeout(() => (first ? json(401, { errors: [{ status: '401', title: 'Unauthorized' }] }) : json(200, { data: [] })), first ? holdMs : 0);
+    });
+    const s = await listening(server);
+    try {
+      for (const [life, hold, status, logged] of [
+        [10, 0, 401, 1],
+        [1, 700, 200, 2],
+      ] as const) {
+        logins = 0;
+        lifeS = life;
+        holdMs = hold;
+        const http = loggingIn(s.url);
+        try {
+          expect((await http.request({ method: 'GET', path: '/v2/accounts' })).status, `held ${hold} ms`).toBe(status);
+          expect(logins, `held ${hold} ms`).toBe(logged);
+        } finally {
+          await http.close();
+        }
+      }
+    } finally {
+      await s.close();
+    }
+  });
 });

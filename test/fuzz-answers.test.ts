@@ -93,7 +93,7 @@ describe('whatever one answer is, no check errors', () => {
     expect([...dry.values()].every((d) => d.answers.length > 0 && d.answers.every((x) => x.applicable.length > 0))).toBe(true);
   });
 
-  it(`ends every check in pass, fail or skip with one answer mutated (${RUNS} cases, seed ${SEED})`, { timeout: 60_000 + RUNS * 100 }, async () => {
+  it(`ends every check in pass, fail or skip with one answer mutated (${RUNS} cases, seed ${SEED})`, { timeout: 60_000 + RUNS * 300 }, async () => {
     console.log(`fuzz-answers: ${RUNS} cases, seed ${SEED} (FUZZ_RUNS, FUZZ_SEED)`);
     // A case names its check by key, so a counterexample prints as one line.
     const cases = fc

@@ -64,7 +64,7 @@ export interface HttpClientOptions {
   bodyBudget?: BodyBudget;
   /**
    * Client credentials: requests with the token (auth 'token') carry the Login's (Login.shared,
-   * `token` its first), renewed before it expires and once on a 401 to a token that worked.
+   * `token` its first), renewed before it expires and once on a 401 to a token that worked or had lapsed (Login.renew).
    */
   login?: LoginSettings;
 }
@@ -600,8 +600,9 @@ export class HttpClient {
   /**
    * Sends one request; `stats` (a Session's) counts what it took besides the client's own.
    * With a Login, a request with the token gets the Login's, and one answered 401 with a token
-   * that worked before is sent once more with a new one: its answer stands, a 401 too. A request
-   * without the token, or with a wrong one on purpose, never logs in.
+   * that worked before (or had lapsed: Login.renew) is sent once more with a new one: its
+   * answer stands, a 401 too. A request without the token, or with a wrong one on purpose,
+   * never logs in.
    */
   async request(spec: RequestSpec, stats?: TransportStats): Promise<HttpResponse> {
     const login = this.#login;

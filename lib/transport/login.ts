@@ -7,7 +7,7 @@
 //
 // A Login holds the token of one run in one process, shared by every HttpClient given the same
 // LoginSettings (Login.shared): it logs in again before the token expires, and once on a 401 to a
-// token that worked before (HttpClient.request); those who need a new token meanwhile share that
+// token that worked before or had reached its renewal time (HttpClient.request); those who need a new token meanwhile share that
 // one login. Every token it obtains and the secret are registered with the Secrets of each
 // client that uses it, so that they are masked by value wherever evidence goes.
 import { type Secrets, SuiteError } from '../evidence/index.js';
@@ -118,12 +118,15 @@ export class Login {
 
   /**
    * After a 401 to a request sent with `token`: the token to send it again with, or undefined
-   * when `token` never worked (the 401 is the target's answer to it). A token renewed already
-   * (by another request's 401, or on time) is not renewed again.
+   * when the 401 is the target's answer to it: `token` never worked, and had not lapsed when the
+   * 401 came. A token lapses at its renewal time (or when a newer one replaced it): a request
+   * sent with a token of seconds may reach the target after it ended, on a busy machine. A token
+   * renewed already (by another request's 401, or on time) is not renewed again.
    */
   async renew(token: string): Promise<string | undefined> {
-    if (!this.#worked.has(token)) return undefined;
-    if (this.#token !== token && this.#token !== undefined && !this.#pending) return this.#token;
+    const current = this.#token === token;
+    if (!this.#worked.has(token) && current && Date.now() < this.#renewAt) return undefined;
+    if (!current && this.#token !== undefined && !this.#pending) return this.#token;
     return this.#login();
   }
 
