@@ -241,7 +241,7 @@ describe('a store shaped as real ones grow (realistic-store)', () => {
     expect(mustSkips(realistic.results)).toEqual(mustSkips(plain.results));
     expect(mustSkips(few.results)).toEqual(mustSkips(plain.results));
     expect(mustSkips(plain.results).length).toBeGreaterThan(0);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('through the CLI (dist/: npm run build first)', () => {

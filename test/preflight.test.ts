@@ -86,7 +86,9 @@ describe('preflight', () => {
       async (url) => {
         const r = await cli(['--base-url', url, '--timeout', '800'], { env: { CONFORMANCE_TOKEN: TOKEN } });
         expectStopped(r, /^conformance: the target did not answer in time: .*800 ms/);
-        expect(r.ms).toBeLessThan(800 + 8_000);
+        // Not sent again (the first request's timeout says the target is not there): the rest is
+        // the process starting and ending, which a busy machine slows by seconds.
+        expect(r.ms).toBeLessThan(800 + 20_000);
       },
     );
   });
