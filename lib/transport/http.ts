@@ -64,7 +64,8 @@ export interface HttpClientOptions {
   bodyBudget?: BodyBudget;
   /**
    * Client credentials: requests with the token (auth 'token') carry the Login's (Login.shared,
-   * `token` its first), renewed before it expires and once on a 401 to a token that worked or had lapsed (Login.renew).
+   * `token` its first), renewed before it expires and once on a 401 to a token that worked or
+   * had lapsed (Login.renew).
    */
   login?: LoginSettings;
 }

@@ -7,9 +7,10 @@
 //
 // A Login holds the token of one run in one process, shared by every HttpClient given the same
 // LoginSettings (Login.shared): it logs in again before the token expires, and once on a 401 to a
-// token that worked before or had reached its renewal time (HttpClient.request); those who need a new token meanwhile share that
-// one login. Every token it obtains and the secret are registered with the Secrets of each
-// client that uses it, so that they are masked by value wherever evidence goes.
+// token that worked before or had reached its renewal time (HttpClient.request); those who need
+// a new token meanwhile share that one login. Every token it obtains and the secret are
+// registered with the Secrets of each client that uses it, so that they are masked by value
+// wherever evidence goes.
 import { type Secrets, SuiteError } from '../evidence/index.js';
 import { packageVersion } from '../package/index.js';
 import { gist, isHtml } from '../text/index.js';
